@@ -1,0 +1,129 @@
+"""What every agent hook adapter shares: the answer type, the dispatch by agent name, the fail-closed boundary.
+
+A hook adapter module (``claude_code``, ``codex``, ``gemini``, ``cursor``) exposes
+``handle(event: dict, governor) -> HookResult``: it translates the agent's event into a ``ToolCall``, asks the
+Governor, and translates the verdict into the agent's protocol. :func:`run_hook` wraps it so that *any* failure
+(malformed event, missing workspace, a bug) becomes a block — exit code 2 with the reason on stderr — and never
+exit 1, which Claude Code (and others) treat as "let the call through".
+
+Both the in-process path (``orch hook``) and the daemon (``orch serve``) call :func:`run_hook`, so they answer alike.
+This module imports only the stdlib; adapters and the engine are imported when a hook actually runs.
+"""
+from __future__ import annotations
+
+import importlib
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+#: agent name (as in ``orch hook <agent>``) -> adapter module
+ADAPTERS: dict[str, str] = {
+    "claude-code": "orchestrator.adapters.claude_code",
+    "codex": "orchestrator.adapters.codex",
+    "gemini": "orchestrator.adapters.gemini",
+    "cursor": "orchestrator.adapters.cursor",
+}
+
+#: exit code that blocks the call in every supported agent (Claude Code, Codex, Gemini CLI, Cursor)
+BLOCK = 2
+
+#: events where exit 2 does not mean "block a tool" but "keep going" (Claude Code's Stop continues the turn with
+#: stderr as the next instruction, Gemini's AfterAgent retries): a failure there must not loop the agent, so it is
+#: reported on stderr with exit 0. Every other event fails closed.
+NON_GATING_EVENTS = frozenset({"Stop", "SubagentStop", "SessionEnd", "Notification", "PreCompact", "AfterAgent",
+                               "stop", "sessionEnd", "subagentStop"})
+
+
+@dataclass
+class HookResult:
+    """A hook process's whole answer: what to print on stdout and stderr, and the exit code."""
+
+    exit_code: int = 0
+    stdout: str = ""
+    stderr: str = ""
+
+    @classmethod
+    def json(cls, obj: Any) -> "HookResult":
+        return cls(0, json.dumps(obj, ensure_ascii=False))
+
+    @classmethod
+    def block(cls, reason: str) -> "HookResult":
+        return cls(BLOCK, "", reason.rstrip("\n") + "\n")
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def event_cwd(event: Mapping[str, Any]) -> str | None:
+    """The directory an event happened in: ``cwd``, else Cursor's first ``workspace_roots`` entry."""
+    cwd = event.get("cwd")
+    if isinstance(cwd, str) and cwd:
+        return cwd
+    roots = event.get("workspace_roots")
+    if isinstance(roots, list) and roots and isinstance(roots[0], str):
+        return roots[0]
+    return None
+
+
+def find_workspace(start: str | os.PathLike[str] | None) -> Path | None:
+    """Walk up from ``start`` to the first directory holding ``.orchestration/`` (stdlib only, no engine import)."""
+    candidates = [start, os.environ.get("ORCH_ROOT"), os.environ.get("CLAUDE_PROJECT_DIR"), os.getcwd()]
+    for candidate in candidates:
+        if not candidate:
+            continue
+        path = Path(candidate).resolve()
+        for directory in (path, *path.parents):
+            if (directory / ".orchestration").is_dir():
+                return directory
+    return None
+
+
+GovernorFactory = Callable[[Path, "str | None"], Any]
+
+
+def _default_governor(root: Path, approval_channel: str | None) -> Any:
+    from orchestrator.pipeline import Governor
+
+    return Governor(root, approval_channel=approval_channel)
+
+
+def run_hook(agent: str, raw: str | bytes | Mapping[str, Any], *, env: Mapping[str, str] | None = None,
+             governor_factory: GovernorFactory = _default_governor) -> HookResult:
+    """Answer one hook event for ``agent``; the single fail-closed boundary of every hook path.
+
+    ``raw`` is the event as read from stdin (or already parsed). ``env`` carries the hook process's ``ORCH_*``
+    variables (the daemon gets them forwarded by the client); ``governor_factory(root, approval_channel)`` lets the
+    daemon reuse one Governor per workspace and channel.
+    """
+    env = os.environ if env is None else env
+    event: Any = None
+    try:
+        event = dict(raw) if isinstance(raw, Mapping) else json.loads(raw or b"")
+        result = _dispatch(agent, event, env, governor_factory)
+    except ValueError as exc:
+        result = HookResult.block(f"orchestrator: malformed hook input (not JSON: {exc}); call blocked")
+    except Exception as exc:  # noqa: BLE001 - the fail-closed boundary: anything unexpected blocks
+        result = HookResult.block(f"orchestrator: internal error ({type(exc).__name__}: {exc}); call blocked")
+    if not isinstance(result, HookResult) or result.exit_code not in (0, BLOCK):
+        result = HookResult.block(f"orchestrator: adapter {agent} returned an invalid answer; call blocked")
+    if result.exit_code == BLOCK and isinstance(event, dict) and event.get("hook_event_name") in NON_GATING_EVENTS:
+        result.exit_code = 0  # report, but do not make the agent loop (see NON_GATING_EVENTS)
+    return result
+
+
+def _dispatch(agent: str, event: Any, env: Mapping[str, str], governor_factory: GovernorFactory) -> HookResult:
+    module_name = ADAPTERS.get(agent)
+    if module_name is None:
+        return HookResult.block(f"orchestrator: unknown agent {agent!r} (expected one of {sorted(ADAPTERS)})")
+    if not isinstance(event, dict):
+        return HookResult.block("orchestrator: malformed hook input (expected a JSON object); call blocked")
+    root = find_workspace(event_cwd(event))
+    if root is None:
+        return HookResult.block(
+            f"orchestrator: no .orchestration/ workspace above {event_cwd(event) or os.getcwd()!r}; call blocked."
+            " Run `orch init` in the project, or remove the hook.")
+    adapter = importlib.import_module(module_name)
+    governor = governor_factory(root, env.get("ORCH_APPROVAL_CHANNEL") or None)
+    return adapter.handle(event, governor)

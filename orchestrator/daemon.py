@@ -1,0 +1,234 @@
+"""``orch serve``: a resident per-workspace daemon answering hook events over a Unix socket.
+
+Why: a hook process that imports the engine costs ~90 ms per tool call (pydantic + yaml + pathspec imports); the
+stdlib-only client (:mod:`orchestrator.hookclient`) plus this daemon costs one bare interpreter start and a socket
+round trip. The daemon runs the same :func:`orchestrator.adapters.base.run_hook` as the in-process path, so both
+answer identically; it keeps one Governor per approval channel, and the engine reloads intents/policy when their
+files change (it caches by mtime).
+
+Wire protocol (one request per connection): the client sends a JSON header line
+``{"v": 1, "agent": "claude-code", "env": {ORCH_* vars}}`` then the raw event bytes, and half-closes; the daemon
+answers with one JSON object ``{"exit_code", "stdout", "stderr"}`` and closes.
+
+Safety:
+- one daemon per workspace: it holds an exclusive ``flock`` on ``run/orch.lock`` for its whole life; a second
+  ``orch serve`` exits at once;
+- stale sockets: under that lock, a socket file nobody listens on is unlinked before binding;
+- it exits after ``ORCH_DAEMON_IDLE`` seconds without requests (default 900), or when its workspace or socket file
+  disappears (checked every second), so daemons of deleted test workspaces do not linger;
+- the socket is created with mode 0600 (owner only).
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import socket
+import socketserver
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+SOCKET_NAME = "orch.sock"
+LOCK_NAME = "orch.lock"
+PID_NAME = "orch.pid"
+MAX_REQUEST = 16 * 1024 * 1024
+
+
+def run_dir(root: str | os.PathLike[str]) -> Path:
+    return Path(root) / ".orchestration" / "run"
+
+
+def socket_path(root: str | os.PathLike[str]) -> Path:
+    return run_dir(root) / SOCKET_NAME
+
+
+def is_alive(path: str | os.PathLike[str], timeout: float = 0.5) -> bool:
+    """True when something accepts connections on the Unix socket at ``path``."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(str(path))
+        return True
+    except OSError:
+        return False
+    finally:
+        sock.close()
+
+
+class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+    allow_reuse_address = False
+
+
+class Daemon:
+    """The per-workspace hook daemon. ``serve_forever()`` returns when idle, orphaned or ``stop()``-ed."""
+
+    def __init__(self, root: str | os.PathLike[str], *, idle_timeout: float | None = None) -> None:
+        self.root = Path(root).resolve()
+        self.run_dir = run_dir(self.root)
+        self.sock_path = self.run_dir / SOCKET_NAME
+        env_idle = os.environ.get("ORCH_DAEMON_IDLE")
+        self.idle_timeout = idle_timeout if idle_timeout is not None else float(env_idle or 900)
+        self.last_request = time.monotonic()
+        self.requests = 0
+        self._governors: dict[str | None, Any] = {}
+        self._gov_lock = threading.Lock()
+        # Hook evaluations are serialised: the engine's caches and session files are then never raced inside one
+        # process (cross-process safety comes from the engine's flocks). Calls waiting for a human approval hold it.
+        self._eval_lock = threading.Lock()
+        self._server: _Server | None = None
+        self._lock_fd: int | None = None
+        self._stopped = threading.Event()
+
+    # -- governors ------------------------------------------------------------------------------------------------
+    def governor(self, root: Path, approval_channel: str | None) -> Any:
+        """One Governor per approval channel, created on first use (it caches intents/policy by mtime)."""
+        if root.resolve() != self.root:
+            from orchestrator.pipeline import Governor  # an event from another workspace: do not cache
+
+            return Governor(root, approval_channel=approval_channel)
+        with self._gov_lock:
+            gov = self._governors.get(approval_channel)
+            if gov is None:
+                from orchestrator.pipeline import Governor
+
+                gov = self._governors[approval_channel] = Governor(self.root, approval_channel=approval_channel)
+            return gov
+
+    def handle_request(self, data: bytes) -> dict[str, Any]:
+        """Answer one wire request (header line + raw event)."""
+        from orchestrator.adapters.base import HookResult, run_hook
+
+        header_raw, _, raw = data.partition(b"\n")
+        try:
+            header = json.loads(header_raw)
+            agent = str(header["agent"])
+            env = {str(k): str(v) for k, v in dict(header.get("env") or {}).items()}
+        except (ValueError, KeyError, TypeError) as exc:
+            return HookResult.block(f"orchestrator daemon: bad request header ({exc}); call blocked").to_dict()
+        with self._eval_lock:
+            self.last_request = time.monotonic()
+            self.requests += 1
+            return run_hook(agent, raw, env=env, governor_factory=self.governor).to_dict()
+
+    # -- lifecycle ------------------------------------------------------------------------------------------------
+    def acquire(self) -> bool:
+        """Take the per-workspace daemon lock; False when another daemon holds it."""
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.run_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return False
+        self._lock_fd = fd
+        return True
+
+    def bind(self) -> None:
+        """Bind the socket, replacing a stale one (we hold the lock, so nobody else is serving)."""
+        assert self._lock_fd is not None, "acquire() first"
+        if self.sock_path.exists() or self.sock_path.is_symlink():
+            self.sock_path.unlink()
+        daemon = self
+
+        class Handler(socketserver.BaseRequestHandler):
+            def handle(self) -> None:
+                conn: socket.socket = self.request
+                conn.settimeout(30)
+                chunks, size = [], 0
+                try:
+                    while True:
+                        chunk = conn.recv(65536)
+                        if not chunk:
+                            break
+                        chunks.append(chunk)
+                        size += len(chunk)
+                        if size > MAX_REQUEST:
+                            raise ValueError("request too large")
+                except (OSError, ValueError) as exc:
+                    from orchestrator.adapters.base import HookResult
+
+                    answer = HookResult.block(f"orchestrator daemon: bad request ({exc}); call blocked").to_dict()
+                else:
+                    answer = daemon.handle_request(b"".join(chunks))
+                try:
+                    conn.sendall(json.dumps(answer).encode())
+                except OSError:
+                    pass
+
+        old_umask = os.umask(0o177)
+        try:
+            self._server = _Server(str(self.sock_path), Handler)
+        finally:
+            os.umask(old_umask)
+        (self.run_dir / PID_NAME).write_text(f"{os.getpid()}\n")
+
+    def _watchdog(self) -> None:
+        while not self._stopped.wait(1.0):
+            idle = time.monotonic() - self.last_request
+            gone = not self.sock_path.exists() or not (self.root / ".orchestration").is_dir()
+            if gone or idle > self.idle_timeout:
+                self.stop()
+                return
+
+    def serve_forever(self) -> None:
+        assert self._server is not None, "bind() first"
+        threading.Thread(target=self._watchdog, daemon=True, name="orch-daemon-watchdog").start()
+        try:
+            self._server.serve_forever(poll_interval=0.2)
+        finally:
+            self.close()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        if self._server is not None:
+            threading.Thread(target=self._server.shutdown, daemon=True).start()
+
+    def close(self) -> None:
+        self._stopped.set()
+        if self._server is not None:
+            self._server.server_close()
+            self._server = None
+            try:
+                if self.sock_path.exists():
+                    self.sock_path.unlink()
+                (self.run_dir / PID_NAME).unlink(missing_ok=True)
+            except OSError:
+                pass
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
+
+
+def serve(root: str | os.PathLike[str], *, idle_timeout: float | None = None, warm: bool = True) -> int:
+    """Run the daemon for ``root`` in the foreground; returns 0, also when another daemon already serves it."""
+    daemon = Daemon(root, idle_timeout=idle_timeout)
+    if not daemon.acquire():
+        return 0
+    if warm:
+        # Import the engine and build the default Governor before accepting calls: the first hook call is then fast.
+        try:
+            daemon.governor(daemon.root, os.environ.get("ORCH_APPROVAL_CHANNEL") or None)
+            import orchestrator.adapters.claude_code  # noqa: F401
+        except Exception:  # noqa: BLE001 - a broken workspace is reported per call, fail-closed, by run_hook
+            pass
+    daemon.bind()
+    daemon.serve_forever()
+    return 0
+
+
+def stop(root: str | os.PathLike[str], timeout: float = 5.0) -> bool:
+    """Ask the workspace's daemon to exit (by removing its socket, which its watchdog notices); True if it did."""
+    path = socket_path(root)
+    pid_file = run_dir(root) / PID_NAME
+    if not path.exists():
+        return True
+    path.unlink()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not pid_file.exists():
+            return True
+        time.sleep(0.05)
+    return not pid_file.exists()
