@@ -1,0 +1,147 @@
+"""Claude Code adapter: hook events in, Claude Code's hook answers out.
+
+Events (payloads as captured from Claude Code 2.1.328, see tests/adapters/fixtures/claude-code/):
+
+- ``PreToolUse``  → :meth:`Governor.pre`; a refusal answers
+  ``{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny"|"ask",
+  "permissionDecisionReason": <message + hint + the structured error as JSON>}}``. An allowed call prints nothing,
+  so Claude Code's own permission rules still apply (orchestrator restricts, it never grants).
+  ``mcp__orchestrator__select_active_intent`` is the intent handshake: validated and recorded here for the event's
+  ``session_id`` (the MCP server cannot know it), refused with a structured error when invalid.
+- ``PostToolUse`` → :meth:`Governor.post`: read-stamps for ``Read`` (optimistic locking between sessions),
+  a ledger record for mutations (``tool_response`` carries Edit's ``originalFile``/``structuredPatch``).
+- ``SessionStart`` / ``UserPromptSubmit`` → ``additionalContext``: the mandate to select an intent before any
+  mutation, and the IN_PROGRESS intents.
+- ``Stop`` and anything else → nothing to say.
+
+Subagent calls carry ``agent_id``/``agent_type``; they are governed like the main agent's and attributed through
+``ToolCall.agent_id``. Failures are handled by :func:`orchestrator.adapters.base.run_hook` (exit 2, never 1).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from orchestrator.adapters.base import HookResult
+from orchestrator.errors import OrchestratorError
+from orchestrator.models import ToolCall, Verdict
+from orchestrator.tools import to_call
+
+AGENT = "claude-code"
+SELECT_TOOL = "mcp__orchestrator__select_active_intent"
+
+MANDATE = (
+    "This workspace is governed by orchestrator. Before any mutating tool call (Write, Edit, NotebookEdit, or a "
+    "Bash command that changes files) call the MCP tool `mcp__orchestrator__select_active_intent` with the id of "
+    "an IN_PROGRESS intent, then stay inside that intent's owned_scope. Governance files (.orchestration/, "
+    ".claude/settings*.json, .mcp.json, AGENTS.md) are read-only. A refused call comes back with a structured "
+    "error (type, message, hint): read it and correct course instead of retrying the same call."
+)
+
+
+def handle(event: dict[str, Any], governor: Any) -> HookResult:
+    """Answer one Claude Code hook event."""
+    name = event.get("hook_event_name")
+    if name == "PreToolUse":
+        return pre_tool_use(event, governor)
+    if name == "PostToolUse":
+        return post_tool_use(event, governor)
+    if name in ("SessionStart", "UserPromptSubmit"):
+        return context(event, governor)
+    return HookResult()
+
+
+def session_of(event: dict[str, Any]) -> str:
+    session = event.get("session_id")
+    return session if isinstance(session, str) and session else "default"
+
+
+def call_from(event: dict[str, Any], *, agent: str = AGENT) -> ToolCall:
+    """The canonical ToolCall of a tool event (PreToolUse/PostToolUse and their look-alikes in Codex)."""
+    tool = event.get("tool_name")
+    if not isinstance(tool, str) or not tool:
+        raise ValueError("tool event without a tool_name")
+    tool_input = event.get("tool_input")
+    if tool_input is not None and not isinstance(tool_input, dict):
+        raise ValueError(f"tool_input of {tool} is not an object")
+    agent_id = event.get("agent_id")
+    return to_call(tool, tool_input or {}, session_id=session_of(event), agent=agent,
+                   agent_id=agent_id if isinstance(agent_id, str) else None,
+                   cwd=event.get("cwd") if isinstance(event.get("cwd"), str) else None,
+                   tool_use_id=event.get("tool_use_id") if isinstance(event.get("tool_use_id"), str) else None,
+                   model_id=event.get("model") if isinstance(event.get("model"), str) else None)
+
+
+def decision(verdict: Verdict, event_name: str = "PreToolUse") -> HookResult:
+    """A verdict in Claude Code's PreToolUse answer format (nothing at all for allow)."""
+    if verdict.allowed:
+        return HookResult()
+    return HookResult.json({"hookSpecificOutput": {
+        "hookEventName": event_name,
+        "permissionDecision": verdict.decision,
+        "permissionDecisionReason": verdict.reason,
+    }})
+
+
+def error_verdict(exc: OrchestratorError, hook: str) -> Verdict:
+    """An expected engine error (unknown intent, bad config) as a structured deny verdict."""
+    data = exc.to_dict()
+    details = {k: v for k, v in data.items() if k not in ("type", "message", "hint")}
+    return Verdict.deny(data.get("type", "error"), hook, data.get("message", str(exc)),
+                        hint=data.get("hint") or "", **details)
+
+
+def select_intent(event: dict[str, Any], governor: Any, *, agent: str = AGENT) -> Verdict:
+    """The handshake: validate the requested intent and record it for the event's session."""
+    tool_input = event.get("tool_input") if isinstance(event.get("tool_input"), dict) else {}
+    intent_id = tool_input.get("intent_id")
+    if not isinstance(intent_id, str) or not intent_id.strip():
+        available = [i.id for i in governor.intents().in_progress()]
+        return Verdict.deny("intent-invalid", "select", "select_active_intent needs an intent_id",
+                            available=available, hint="call it again with one of the available intent ids")
+    try:
+        governor.select_intent(intent_id.strip(), session_of(event), agent=agent)
+    except OrchestratorError as exc:
+        return error_verdict(exc, "select")
+    return Verdict.allow()
+
+
+def pre_tool_use(event: dict[str, Any], governor: Any) -> HookResult:
+    if event.get("tool_name") == SELECT_TOOL:
+        return decision(select_intent(event, governor))
+    return decision(governor.pre(call_from(event)))
+
+
+def post_tool_use(event: dict[str, Any], governor: Any) -> HookResult:
+    if event.get("tool_name") == SELECT_TOOL:
+        return HookResult()
+    response = event.get("tool_response")
+    result = response if isinstance(response, dict) else {"output": response}
+    governor.post(call_from(event), result)
+    return HookResult()
+
+
+def context_text(governor: Any, session_id: str, *, full: bool = True) -> str:
+    """The mandate plus the IN_PROGRESS intents and this session's selection."""
+    try:
+        intents = governor.intents()
+    except OrchestratorError as exc:
+        return (f"{MANDATE}\nWARNING: the intents file cannot be loaded ({exc}); every mutation will be refused "
+                "until a person fixes it.")
+    selected = governor.sessions.get(session_id).get("intent_id")
+    if not full and selected:
+        return f"orchestrator: this session works on intent {selected}; stay inside its owned_scope."
+    active = intents.in_progress()
+    lines = [MANDATE]
+    if active:
+        lines.append("IN_PROGRESS intents:")
+        lines += [f"- {i.id}: {i.name} (owned_scope: {', '.join(i.owned_scope) or 'none'})" for i in active]
+    else:
+        lines.append("There is no IN_PROGRESS intent: mutations will be refused until a person starts one.")
+    lines.append(f"Selected for this session: {selected}." if selected else "No intent selected yet.")
+    return "\n".join(lines)
+
+
+def context(event: dict[str, Any], governor: Any) -> HookResult:
+    name = event["hook_event_name"]
+    text = context_text(governor, session_of(event), full=name == "SessionStart")
+    return HookResult.json({"hookSpecificOutput": {"hookEventName": name, "additionalContext": text}})
