@@ -1,0 +1,28 @@
+"""orchestrator — governance middleware for AI coding agents.
+
+The public API: a :class:`Governor` per workspace, the canonical :class:`ToolCall` and the
+:class:`Verdict` it returns. Everything else is internal.
+"""
+
+from __future__ import annotations
+
+from orchestrator.errors import ConfigError, IntentError, OrchestratorError, WorkspaceError
+from orchestrator.models import Kind, ToolCall, Verdict
+from orchestrator.pipeline import Denied, Governor
+from orchestrator.tools import to_call
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ConfigError",
+    "Denied",
+    "Governor",
+    "IntentError",
+    "Kind",
+    "OrchestratorError",
+    "ToolCall",
+    "Verdict",
+    "WorkspaceError",
+    "__version__",
+    "to_call",
+]

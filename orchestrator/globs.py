@@ -1,0 +1,99 @@
+"""Glob patterns of ``owned_scope``, compiled to one regular expression per intent.
+
+Semantics (documented in docs/configuration.md): patterns are relative to the workspace root and
+use ``/`` as separator; ``*`` and ``?`` do not cross ``/``; ``**`` matches any number of whole
+directories (``src/**`` is everything below ``src``); ``[abc]`` / ``[!abc]`` are classes; a pattern
+naming a directory (``src`` or ``src/``) also covers everything below it. We translate ourselves
+rather than use ``fnmatch`` (whose ``*`` crosses ``/``) so that the compiled regex can be cached
+and matched with the stdlib alone on the hook's hot path.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+
+class GlobError(ValueError):
+    """A pattern that cannot be a workspace-relative glob."""
+
+
+def translate(pattern: str) -> str:
+    """Translate one glob to a regex source (without anchors). Raises :class:`GlobError`."""
+    if not isinstance(pattern, str) or not pattern.strip():
+        raise GlobError("empty pattern")
+    if "\x00" in pattern or "\n" in pattern:
+        raise GlobError("pattern contains NUL or newline")
+    pat = pattern.strip()
+    if pat.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", pat):
+        raise GlobError("pattern must be relative to the workspace root, not absolute")
+    while pat.startswith("./"):
+        pat = pat[2:]
+    parts = pat.split("/")
+    if ".." in parts:
+        raise GlobError("pattern must not contain '..'")
+    pat = pat.rstrip("/")
+    if pat.endswith("/**") and "*" not in pat[:-3] and "?" not in pat[:-3] and "[" not in pat[:-3]:
+        # `dir/**` owns the directory itself too (deleting `dir` only removes what the intent owns)
+        return re.escape(pat[:-3]) + "(?:/.*)?"
+    out: list[str] = []
+    i, n = 0, len(pat)
+    while i < n:
+        c = pat[i]
+        if c == "*":
+            if pat.startswith("**", i):
+                # '**' must be a whole path segment to mean "any directories"
+                before_ok = i == 0 or pat[i - 1] == "/"
+                after = i + 2
+                if before_ok and (after == n or pat[after] == "/"):
+                    if after == n:
+                        out.append(".*")
+                        i = after
+                    else:
+                        out.append("(?:.*/)?")
+                        i = after + 1
+                    continue
+                raise GlobError("'**' must be a whole path segment (e.g. 'src/**/x.py')")
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[":
+            j = pat.find("]", i + 2 if pat.startswith("[!", i) or pat.startswith("[^", i) else i + 1)
+            if j == -1:
+                raise GlobError("unclosed '[' character class")
+            body = pat[i + 1 : j]
+            if body[:1] in ("!", "^"):
+                body = "^" + body[1:]
+            body = body.replace("\\", "\\\\")
+            out.append(f"(?!/)[{body}]")
+            i = j + 1
+            continue
+        elif c == "\\":
+            if i + 1 < n:
+                out.append(re.escape(pat[i + 1]))
+                i += 2
+                continue
+            raise GlobError("trailing backslash")
+        else:
+            out.append(re.escape(c))
+        i += 1
+    src = "".join(out)
+    # a pattern naming a directory covers what is below it; a file pattern may match a dir too
+    return src + "(?:/.*)?"
+
+
+def compile_many(patterns: Iterable[str], *, ignore_case: bool = False) -> re.Pattern[str]:
+    """Compile patterns into one anchored alternation (one ``fullmatch`` per path)."""
+    sources = [translate(p) for p in patterns]
+    if not sources:
+        return re.compile(r"(?!)")  # matches nothing: an intent with no scope owns nothing
+    flags = re.IGNORECASE if ignore_case else 0
+    return re.compile("(?:" + "|".join(sources) + ")", flags | re.DOTALL)
+
+
+def first_match(patterns: Iterable[str], path: str) -> str | None:
+    """The first pattern that matches ``path`` (for error messages; not on the hot path)."""
+    for p in patterns:
+        if re.fullmatch(translate(p), path, re.DOTALL):
+            return p
+    return None

@@ -1,0 +1,154 @@
+"""Load and validate ``active_intents.yaml``; render the ``<intent_context>`` block.
+
+Loading is cached by (mtime, size): the hook evaluates many calls per second and the file changes
+rarely. The pipeline uses :class:`IntentSet`, a compiled, pydantic-free view (scope regexes built once).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from orchestrator.errors import ConfigError
+
+IN_PROGRESS = "IN_PROGRESS"
+
+
+@dataclass(frozen=True)
+class CompiledIntent:
+    """An intent as the hot path needs it: plain fields and one compiled scope regex."""
+
+    id: str
+    name: str
+    status: str
+    owned_scope: tuple[str, ...]
+    constraints: tuple[str, ...]
+    acceptance_criteria: tuple[str, ...]
+    description: str | None
+    scope_re: re.Pattern[str]
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def owns(self, path: str) -> bool:
+        """True if the workspace-relative ``path`` is inside this intent's scope."""
+        return self.scope_re.fullmatch(path) is not None
+
+
+@dataclass(frozen=True)
+class IntentSet:
+    """All intents of one file, by id, in file order."""
+
+    by_id: dict[str, CompiledIntent]
+
+    def get(self, intent_id: str) -> CompiledIntent | None:
+        return self.by_id.get(intent_id)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.by_id.values())
+
+    def in_progress(self) -> list[CompiledIntent]:
+        return [i for i in self.by_id.values() if i.status == IN_PROGRESS]
+
+
+_cache: dict[str, tuple[tuple[int, int], IntentSet]] = {}
+
+
+def load(path: str | os.PathLike[str], *, ignore_case: bool = False) -> IntentSet:
+    """Load, validate and compile the intents file; cached by mtime and size.
+
+    Raises :class:`ConfigError` naming the file, the line where possible and the offending intent.
+    A missing file is an empty set (no intent can be selected, so every mutation is refused).
+    """
+    p = Path(path)
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        return IntentSet({})
+    key = (st.st_mtime_ns, st.st_size)
+    cache_key = f"{p}|{ignore_case}"
+    hit = _cache.get(cache_key)
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    result = _load_uncached(p, ignore_case)
+    _cache[cache_key] = (key, result)
+    return result
+
+
+def _load_uncached(path: Path, ignore_case: bool) -> IntentSet:
+    from pydantic import ValidationError
+
+    from orchestrator.globs import compile_many
+    from orchestrator.schema import IntentsFile
+    from orchestrator.yamlio import item_lines, load_yaml
+
+    data, text = load_yaml(path)
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"top level must be a mapping with key 'active_intents', got {type(data).__name__}",
+            file=path, line=1, hint="start the file with `active_intents:` followed by a list of intents",
+        )
+    if "active_intents" not in data:
+        raise ConfigError("missing top-level key 'active_intents'", file=path, line=1,
+                          hint="put the intents under `active_intents:`")
+    lines = item_lines(text, "active_intents")
+    raw = data.get("active_intents")
+    try:
+        model = IntentsFile.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = first.get("loc", ())
+        intent_name = line = None
+        if len(loc) >= 2 and loc[0] == "active_intents" and isinstance(loc[1], int):
+            idx = loc[1]
+            line = lines[idx] if idx < len(lines) else None
+            item = raw[idx] if isinstance(raw, list) and idx < len(raw) else None
+            intent_name = str(item.get("id")) if isinstance(item, dict) and item.get("id") is not None else f"#{idx + 1}"
+        field_path = ".".join(str(x) for x in loc[2:]) or ".".join(str(x) for x in loc)
+        msg = first.get("msg", "invalid")
+        if first.get("type") == "enum":
+            msg = f"unknown status {first.get('input')!r} (expected one of {first.get('ctx', {}).get('expected')})"
+        raise ConfigError(f"{field_path}: {msg}", file=path, line=line, intent=intent_name,
+                          hint="see docs/configuration.md for the intent format") from None
+    by_id: dict[str, CompiledIntent] = {}
+    for idx, intent in enumerate(model.active_intents):
+        if intent.id in by_id:
+            raise ConfigError(f"duplicate intent id {intent.id!r}", file=path,
+                              line=lines[idx] if idx < len(lines) else None, intent=intent.id,
+                              hint="every intent id must be unique")
+        extra = dict(intent.model_extra or {})
+        by_id[intent.id] = CompiledIntent(
+            id=intent.id, name=intent.name, status=intent.status.value,
+            owned_scope=tuple(intent.owned_scope), constraints=tuple(intent.constraints),
+            acceptance_criteria=tuple(intent.acceptance_criteria), description=intent.description,
+            scope_re=compile_many(intent.owned_scope, ignore_case=ignore_case), extra=extra,
+        )
+    return IntentSet(by_id)
+
+
+def render_context(intent: CompiledIntent, lessons: list[str] | None = None) -> str:
+    """The ``<intent_context>`` block handed to the agent after a successful selection."""
+    def items(tag: str, values: tuple[str, ...] | list[str]) -> str:
+        inner = "".join(f"\n    <item>{escape(str(v))}</item>" for v in values)
+        return f"  <{tag}>{inner}\n  </{tag}>" if values else f"  <{tag}/>"
+
+    parts = [
+        f'<intent_context id="{escape(intent.id)}" status="{intent.status}">',
+        f"  <name>{escape(intent.name)}</name>",
+    ]
+    if intent.description:
+        parts.append(f"  <description>{escape(intent.description)}</description>")
+    parts += [
+        items("owned_scope", intent.owned_scope),
+        items("constraints", intent.constraints),
+        items("acceptance_criteria", intent.acceptance_criteria),
+        items("lessons", lessons or []),
+        "  <rules>Write only inside owned_scope. Governance files are read-only. A denial is structured "
+        "data: read its type and hint, then correct course.</rules>",
+        "</intent_context>",
+    ]
+    return "\n".join(parts)

@@ -1,0 +1,22 @@
+"""All user-facing output goes through here, so tests can capture it and adapters can silence it."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+
+def out(text: str = "") -> None:
+    """Print a line to stdout."""
+    sys.stdout.write(text + "\n")
+
+
+def err(text: str) -> None:
+    """Print a line to stderr."""
+    sys.stderr.write(text + "\n")
+
+
+def json_out(obj: Any, *, indent: int | None = 2) -> None:
+    """Print ``obj`` as JSON to stdout."""
+    sys.stdout.write(json.dumps(obj, indent=indent, sort_keys=False, default=str) + "\n")

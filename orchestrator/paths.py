@@ -1,0 +1,73 @@
+"""One path canonicalisation for every hook.
+
+A target is turned into a workspace-relative POSIX path the way the kernel would resolve it:
+relative to the call's cwd, ``~`` expanded, duplicate slashes and ``..`` handled *physically* (by
+``realpath``, so ``link/..`` follows the link like ``open()`` does), symlinks resolved — including
+a not-yet-existing file under a symlinked directory. A path that resolves outside the workspace is
+refused, whatever the lexical spelling. Names with NUL or newline are refused outright: NUL cannot
+reach the kernel, and a newline is a classic way to forge log lines and confuse line-based tools.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+
+from orchestrator.errors import OrchestratorError
+
+
+class PathError(OrchestratorError):
+    """A target path that cannot be governed (outside the workspace, or malformed)."""
+
+    type = "path-invalid"
+
+
+class OutsideWorkspace(PathError):
+    type = "path-outside-workspace"
+
+
+def canonical(raw: str, root: str, cwd: str | None = None, *, ignore_case: bool = False) -> str:
+    """Resolve ``raw`` to a workspace-relative POSIX path (``"."`` for the root itself).
+
+    ``root`` must already be absolute and symlink-resolved. Raises :class:`PathError`.
+    """
+    if not isinstance(raw, str) or raw == "":
+        raise PathError("empty path", hint="give the file path the tool should act on", path=raw)
+    if "\x00" in raw or "\n" in raw or "\r" in raw:
+        raise PathError("path contains NUL or a line break", hint="use a plain file name",
+                        path=raw.replace("\x00", "\\0").replace("\n", "\\n").replace("\r", "\\r"))
+    expanded = os.path.expanduser(raw) if raw.startswith("~") else raw
+    base = cwd if cwd else root
+    joined = expanded if os.path.isabs(expanded) else os.path.join(base, expanded)
+    real = os.path.realpath(joined)
+    if real == root:
+        return "."
+    prefix = root if root.endswith(os.sep) else root + os.sep
+    if not real.startswith(prefix):
+        if ignore_case and real.lower().startswith(prefix.lower()):
+            real = root + real[len(root):]
+        else:
+            raise OutsideWorkspace(
+                f"{raw} resolves outside the workspace ({real})",
+                hint="only files inside the repository can be changed; use a path under the workspace root",
+                path=raw, resolved=real,
+            )
+    rel = real[len(prefix):]
+    if os.sep != "/":
+        rel = rel.replace(os.sep, "/")
+    return rel.lower() if ignore_case else rel
+
+
+@lru_cache(maxsize=64)
+def is_case_insensitive(root: str) -> bool:
+    """True if the filesystem holding ``root`` folds case (macOS/Windows defaults)."""
+    probe_dir = root
+    upper, lower = probe_dir.upper(), probe_dir.lower()
+    if upper == lower:
+        return False
+    try:
+        a = os.stat(probe_dir)
+        b = os.stat(upper if probe_dir != upper else lower)
+    except OSError:
+        return False
+    return os.path.samestat(a, b)

@@ -1,0 +1,298 @@
+"""The Governor: runs the pre-hooks around every tool call, then the post-hooks. Fail-closed.
+
+This module is the engine's single entry point; adapters (Claude Code, Codex, the reference loop,
+LangChain...) translate their payloads into :class:`ToolCall` and call :meth:`Governor.pre` and
+:meth:`Governor.post`. It imports no adapter, CLI or TUI.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from orchestrator import intents as _intents
+from orchestrator import policy as _policy
+from orchestrator.errors import ConfigError, IntentError, OrchestratorError
+from orchestrator.fsutil import file_hash
+from orchestrator.models import Kind, ToolCall, Verdict
+from orchestrator.paths import PathError, canonical, is_case_insensitive
+from orchestrator.pre import approval, gatekeeper, intentignore, scope, selfguard, stale
+from orchestrator.sessions import SessionStore, stamp
+from orchestrator.workspace import Workspace
+
+if TYPE_CHECKING:
+    from orchestrator.intents import CompiledIntent, IntentSet
+    from orchestrator.schema import Policy
+
+#: The pre-hooks, in order; the first refusal wins.
+#:  selfguard    first: governance files are refused even with a valid intent, before anything else
+#:  gatekeeper   before scope: scope needs the selected intent
+#:  scope        the intent's owned_scope
+#:  intentignore protected paths, whatever the scope says
+#:  approval     late: it may block on a person, so ask only after every cheap refusal has passed
+#:  stale        last, right before the tool runs, to keep the race window with other writers small
+HOOKS = (selfguard, gatekeeper, scope, intentignore, approval, stale)
+
+
+@dataclass
+class Context:
+    """What a pre-hook sees: the call, the governor, loaded config and the session's state."""
+
+    gov: Governor
+    call: ToolCall
+    intents: IntentSet
+    policy: Policy
+    session: dict[str, Any]
+    intent: CompiledIntent | None = None
+
+
+class Denied(OrchestratorError):
+    """Raised by governed Python functions when the pipeline refuses (or asks about) a call."""
+
+    type = "denied"
+
+    def __init__(self, verdict: Verdict) -> None:
+        self.verdict = verdict
+        super().__init__((verdict.error or {}).get("message", verdict.decision),
+                         hint=(verdict.error or {}).get("hint"))
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.verdict.error or {"type": self.verdict.decision})
+
+
+class Governor:
+    """Governs the tool calls of agents working in one workspace.
+
+    >>> gov = Governor("path/to/repo")                       # doctest: +SKIP
+    >>> gov.select_intent("INT-001", session_id="s1")         # doctest: +SKIP
+    >>> verdict = gov.pre(call)                               # doctest: +SKIP
+    """
+
+    def __init__(self, workspace: str | os.PathLike[str] | Workspace, *,
+                 approval_channel: str | None = None) -> None:
+        self.workspace = workspace if isinstance(workspace, Workspace) else Workspace.at(workspace)
+        self.root = str(self.workspace.root)
+        self.ignore_case = is_case_insensitive(self.root)
+        self.sessions = SessionStore(self.workspace.run_dir)
+        self.approval_channel = approval_channel
+        self._policy_override: tuple[Policy, Policy] | None = None
+
+    # ------------------------------------------------------------------ configuration
+    @property
+    def policy(self) -> Policy:
+        """The current policy (reloaded when the file changes); an override channel applies."""
+        pol = _policy.load(self.workspace.policy_file)
+        if self.approval_channel and pol.approval.channel != self.approval_channel:
+            cached = self._policy_override
+            if cached is None or cached[0] is not pol:
+                over = pol.model_copy(update={"approval": pol.approval.model_copy(
+                    update={"channel": self.approval_channel})})
+                cached = self._policy_override = (pol, over)
+            return cached[1]
+        return pol
+
+    def intents(self) -> IntentSet:
+        """The current intents (reloaded when the file changes)."""
+        return _intents.load(self.workspace.intents_file, ignore_case=self.ignore_case)
+
+    # ------------------------------------------------------------------ preparation
+    def prepare(self, call: ToolCall, policy: Policy | None = None) -> None:
+        """Classify the call (shell analysis, unknown tools) and canonicalise its targets. Idempotent.
+
+        Raises :class:`PathError` for a target that cannot be governed.
+        """
+        if call.prepared:
+            return
+        pol = policy or self.policy
+        if call.kind is Kind.UNKNOWN and call.tool in pol.tools:
+            call.kind = Kind(pol.tools[call.tool])
+        if call.kind is Kind.EXEC:
+            from orchestrator.shell import analyze
+
+            sh = analyze(call.command or "")
+            call.shell = sh
+            call.paths = [*sh.writes, *sh.deletes]
+            if sh.kind == "destructive":
+                call.destructive = True
+                call.reasons.extend(sh.reasons or ("destructive command",))
+        elif call.kind is Kind.DELETE and pol.delete_is_destructive:
+            call.destructive = True
+            call.reasons.append("deletes a file")
+        cwd = call.cwd if call.cwd else self.root
+        if cwd != self.root:
+            cwd = os.path.realpath(cwd)
+        resolved = [canonical(p, self.root, cwd, ignore_case=self.ignore_case) for p in call.paths]
+        call.resolved = list(dict.fromkeys(resolved))
+        call.prepared = True
+
+    def is_mutating(self, call: ToolCall, policy: Policy) -> bool:
+        """Whether the pipeline must govern this (prepared) call."""
+        if call.kind is Kind.EXEC:
+            return call.shell is None or call.shell.kind != "read_only"
+        if call.kind is Kind.UNKNOWN:
+            return policy.unknown_tools != "read"
+        return call.kind.mutating
+
+    # ------------------------------------------------------------------ pre
+    def pre(self, call: ToolCall) -> Verdict:
+        """Run the pre-hooks. Never raises: any failure is a structured ``deny`` (fail-closed)."""
+        hook_name = "prepare"
+        try:
+            pol = self.policy
+            try:
+                self.prepare(call, pol)
+            except PathError as exc:
+                return Verdict.deny(exc.type, "paths", exc.message, hint=exc.hint or "", **exc.details)
+            if not self.is_mutating(call, pol):
+                return Verdict.allow()
+            if call.kind is Kind.UNKNOWN and pol.unknown_tools == "deny":
+                return Verdict.deny("unknown-tool", "registry", f"tool {call.tool!r} is not known to orchestrator",
+                                    tool=call.tool, hint="use a known tool, or ask a person to declare it in policy.yaml")
+            ctx = Context(self, call, self.intents(), pol, self.sessions.get(call.session_id))
+            for hook in HOOKS:
+                hook_name = hook.NAME
+                verdict = hook.check(ctx)
+                if verdict is not None:
+                    return verdict
+            hook_name = "trace"
+            from orchestrator.post import trace
+
+            trace.capture(self, call)
+            return Verdict.allow()
+        except ConfigError as exc:
+            return Verdict.deny("config-error", hook_name, exc.message, hint=(exc.hint or "") +
+                                " (governance files are fixed by a person; agents cannot edit them)",
+                                file=exc.file, line=exc.line, intent=exc.intent)
+        except Exception as exc:  # noqa: BLE001 — the fail-closed boundary of the pre-hooks
+            self._log_internal(hook_name, call, exc)
+            return Verdict.deny(
+                "internal-error", hook_name, f"orchestrator failed while checking this call: {exc!r}",
+                hint="this is a bug or a broken setup, not your fault; the call was refused to stay safe. "
+                     "Retry once; if it persists, report it to a person",
+            )
+
+    # ------------------------------------------------------------------ post
+    def post(self, call: ToolCall, result: dict[str, Any] | None = None) -> dict[str, Any] | None:
+        """After the tool ran: stamp reads, trace mutations. Returns the ledger record, if any.
+
+        ``result`` is the tool's response (Claude Code's ``tool_response``); a result with
+        ``error``/``is_error``/``success: false`` is not traced.
+        """
+        pol = self.policy
+        self.prepare(call, pol)
+        if _failed(result):
+            return None
+        if call.kind is Kind.READ:
+            if call.resolved:
+                digests = {p: file_hash(os.path.join(self.root, p)) for p in call.resolved}
+                self.sessions.update(call.session_id, lambda s: [stamp(s, p, d) for p, d in digests.items()])
+            return None
+        if not self.is_mutating(call, pol):
+            return None
+        if not call.intent_id:
+            call.intent_id = self.sessions.get(call.session_id).get("intent_id")
+        from orchestrator.post import trace
+
+        record = trace.record(self, call, result)
+        if call.resolved:
+            digests = {p: file_hash(os.path.join(self.root, p)) for p in call.resolved}
+            self.sessions.update(call.session_id, lambda s: [stamp(s, p, d) for p, d in digests.items()])
+        return record
+
+    # ------------------------------------------------------------------ handshake, lessons
+    def select_intent(self, intent_id: str, session_id: str = "default", *, agent: str | None = None) -> str:
+        """Select ``intent_id`` for the session; return its ``<intent_context>``.
+
+        Raises :class:`IntentError` (structured: ``available`` lists the IN_PROGRESS ids).
+        """
+        intents = self.intents()
+        intent = intents.get(str(intent_id))
+        available = [i.id for i in intents.in_progress()]
+        if intent is None:
+            raise IntentError(f"unknown intent {intent_id!r}", intent=intent_id, available=available,
+                              hint="pick one of the available IN_PROGRESS intents")
+        if intent.status != _intents.IN_PROGRESS:
+            raise IntentError(f"intent {intent_id!r} is {intent.status}, not IN_PROGRESS", intent=intent_id,
+                              status=intent.status, available=available,
+                              hint="pick an IN_PROGRESS intent, or ask a person to start this one")
+
+        def _select(state: dict[str, Any]) -> None:
+            state["intent_id"] = intent.id
+            state["selected_at"] = time.time()
+            if agent:
+                state["agent"] = agent
+
+        self.sessions.update(session_id, _select)
+        from orchestrator.post import lessons
+
+        return _intents.render_context(intent, lessons.relevant(self.workspace.agents_md, intent.id))
+
+    def record_lesson(self, text: str, intent_id: str | None = None, *, session_id: str | None = None) -> bool:
+        """Append a lesson to AGENTS.md (skipping exact duplicates). True if it was added."""
+        from orchestrator.post import lessons
+
+        if intent_id is None and session_id is not None:
+            intent_id = self.sessions.get(session_id).get("intent_id")
+        return lessons.record(self.workspace.agents_md, text, intent_id, lock_dir=self.workspace.ensure_run_dir())
+
+    # ------------------------------------------------------------------ decorator
+    def govern(self, fn: Callable[..., Any] | None = None, *, tool: str | None = None, kind: Kind | str | None = None,
+               path_arg: str = "path", session_id: str = "default", agent: str = "python") -> Any:
+        """Decorate a plain Python tool function so every call goes through :meth:`pre` and :meth:`post`.
+
+        The function's arguments become the call's input; ``path_arg`` names the target path argument.
+        A refusal raises :class:`Denied` carrying the structured verdict.
+        """
+        def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+            sig = inspect.signature(func)
+            name = tool or func.__name__
+
+            @functools.wraps(func)
+            def wrapper(*args: Any, **kwargs: Any) -> Any:
+                from orchestrator.tools import to_call
+
+                bound = sig.bind(*args, **kwargs)
+                bound.apply_defaults()
+                arguments = dict(bound.arguments)
+                call = to_call(name, arguments, session_id=session_id, agent=agent, cwd=self.root)
+                if kind is not None:
+                    call.kind = Kind(kind)
+                if call.kind is not Kind.EXEC and path_arg in arguments and isinstance(arguments[path_arg], str):
+                    call.paths = [arguments[path_arg]]
+                verdict = self.pre(call)
+                if not verdict.allowed:
+                    raise Denied(verdict)
+                value = func(*args, **kwargs)
+                self.post(call, {"ok": True})
+                return value
+
+            return wrapper
+
+        return decorate(fn) if fn is not None else decorate
+
+    # ------------------------------------------------------------------ internals
+    def _log_internal(self, hook: str, call: ToolCall, exc: BaseException) -> None:
+        try:
+            log = self.workspace.ensure_run_dir() / "errors.log"
+            with log.open("a", encoding="utf-8") as fh:
+                fh.write(f"--- {time.strftime('%Y-%m-%dT%H:%M:%S')} hook={hook} tool={call.tool} "
+                         f"session={call.session_id}\n{''.join(traceback.format_exception(exc))}")
+        except OSError:
+            pass  # logging must never turn a deny into a crash
+
+
+def _failed(result: dict[str, Any] | None) -> bool:
+    if not isinstance(result, dict):
+        return False
+    if result.get("is_error") or result.get("error") or result.get("success") is False:
+        return True
+    return bool(result.get("interrupted")) and not result.get("stdout")
+
+
+__all__ = ["Governor", "Context", "Denied", "HOOKS"]

@@ -1,0 +1,1 @@
+"""Post-hooks: the trace (changed ranges → ledger) and lessons (AGENTS.md)."""

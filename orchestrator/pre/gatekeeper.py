@@ -1,0 +1,52 @@
+"""Gatekeeper: a mutating call needs a selected intent whose status is IN_PROGRESS."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from orchestrator.intents import IN_PROGRESS
+from orchestrator.models import Verdict
+
+if TYPE_CHECKING:
+    from orchestrator.pipeline import Context
+
+NAME = "gatekeeper"
+
+
+def check(ctx: Context) -> Verdict | None:
+    call = ctx.call
+    selected = ctx.session.get("intent_id")
+    declared = call.intent_id
+    if declared and selected and declared != selected:
+        return Verdict.deny(
+            "intent-mismatch", NAME,
+            f"the call declares intent {declared!r} but this session selected {selected!r}",
+            intent=declared, selected=selected,
+            hint=f"call select_active_intent({declared!r}) first, or drop the declared intent",
+        )
+    intent_id = selected or declared
+    available = [i.id for i in ctx.intents.in_progress()]
+    if not intent_id:
+        return Verdict.deny(
+            "intent-required", NAME,
+            f"{call.tool} changes files, but no intent is selected for this session",
+            tool=call.tool, available=available,
+            hint="call select_active_intent(intent_id) with one of the IN_PROGRESS intents, then retry",
+        )
+    intent = ctx.intents.get(intent_id)
+    if intent is None:
+        return Verdict.deny(
+            "intent-required", NAME, f"intent {intent_id!r} does not exist (any more)",
+            intent=intent_id, available=available,
+            hint="select one of the available IN_PROGRESS intents",
+        )
+    if intent.status != IN_PROGRESS:
+        return Verdict.deny(
+            "intent-required", NAME, f"intent {intent_id!r} is {intent.status}, not IN_PROGRESS",
+            intent=intent_id, status=intent.status, available=available,
+            hint="select an IN_PROGRESS intent, or ask a person to change the intent's status",
+        )
+    ctx.intent = intent
+    # the ledger attributes the change to the effective intent
+    call.intent_id = intent.id
+    return None

@@ -1,0 +1,123 @@
+"""Schemas of the versioned governance files, validated with pydantic v2.
+
+Loaded rarely (on change) and imported lazily: nothing on the per-call hot path imports this module
+once the compiled form is cached. Extra keys are accepted, as real ``active_intents.yaml`` files in
+the wild carry ``description``, ``created_at``, ``related_specs`` and more.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class Status(str, Enum):
+    """Lifecycle of an intent. Only IN_PROGRESS intents can authorise mutations."""
+
+    PENDING = "PENDING"
+    IN_PROGRESS = "IN_PROGRESS"
+    BLOCKED = "BLOCKED"
+    ON_HOLD = "ON_HOLD"
+    COMPLETED = "COMPLETED"
+    CANCELLED = "CANCELLED"
+    ABANDONED = "ABANDONED"
+
+
+class Intent(BaseModel):
+    """One business intent: what an agent may work on, and where."""
+
+    model_config = ConfigDict(extra="allow", str_strip_whitespace=True)
+
+    id: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    status: Status
+    owned_scope: list[str] = Field(default_factory=list)
+    constraints: list[str] = Field(default_factory=list)
+    acceptance_criteria: list[str] = Field(default_factory=list)
+    description: str | None = None
+
+    @field_validator("id", "name", mode="before")
+    @classmethod
+    def _scalar_to_str(cls, v: Any) -> Any:
+        # YAML turns `id: 001` into an int; an id is a name, keep it textual
+        return str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+
+    @field_validator("status", mode="before")
+    @classmethod
+    def _status_upper(cls, v: Any) -> Any:
+        return v.strip().upper().replace("-", "_").replace(" ", "_") if isinstance(v, str) else v
+
+    @field_validator("owned_scope", "constraints", "acceptance_criteria", mode="before")
+    @classmethod
+    def _must_be_list(cls, v: Any) -> Any:
+        if v is None:
+            return []
+        if not isinstance(v, list):
+            raise ValueError(f"must be a list, got {type(v).__name__}")
+        return v
+
+    @field_validator("owned_scope")
+    @classmethod
+    def _globs_valid(cls, v: list[str]) -> list[str]:
+        from orchestrator.globs import GlobError, translate
+
+        for pattern in v:
+            try:
+                translate(pattern)
+            except GlobError as exc:
+                raise ValueError(f"invalid glob {pattern!r}: {exc}") from None
+        return v
+
+
+class IntentsFile(BaseModel):
+    """The whole ``active_intents.yaml``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    active_intents: list[Intent] = Field(default_factory=list)
+
+    @field_validator("active_intents", mode="before")
+    @classmethod
+    def _list(cls, v: Any) -> Any:
+        if v is None:
+            return []
+        if not isinstance(v, list):
+            raise ValueError(f"must be a list of intents, got {type(v).__name__}")
+        return v
+
+
+Channel = Literal["tui", "agent-ask", "deny", "allow"]
+
+
+class ApprovalPolicy(BaseModel):
+    """How destructive calls are decided."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    channel: Channel = "agent-ask"
+    timeout_seconds: float = Field(default=300, gt=0)
+    on_timeout: Literal["deny"] = "deny"
+    # grants a reviewer may remember ("for this session/intent"); these classes are always asked again
+    forbid_remember: list[str] = Field(default_factory=lambda: ["force-push", "recursive-delete", "history-rewrite"])
+    grant_ttl_seconds: float = Field(default=3600, gt=0)
+
+
+class Policy(BaseModel):
+    """``.orchestration/policy.yaml``: every knob, with safe defaults."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = 1
+    # how tools that no registry knows are treated: as possible mutations (default), refused, or reads
+    unknown_tools: Literal["mutating", "deny", "read"] = "mutating"
+    # explicit kinds for tool names (e.g. an MCP tool known to be read-only)
+    tools: dict[str, Literal["read", "write", "edit", "delete", "exec", "meta", "unknown"]] = Field(
+        default_factory=dict
+    )
+    # a plain file delete through a delete tool counts as destructive (needs approval)
+    delete_is_destructive: bool = True
+    stale_check: bool = True
+    approval: ApprovalPolicy = Field(default_factory=ApprovalPolicy)
+    ledger_fsync: bool = True

@@ -1,0 +1,103 @@
+"""Per-session state, shared by every process of one agent session.
+
+A Claude Code session runs one hook process per event, so the selected intent and the read-stamps
+(hash of each file as this session last saw it) live in ``.orchestration/run/sessions/<id>.json``.
+Updates are read-modify-write under a per-session ``flock`` and land by atomic rename; reads are
+cached by mtime so the hot path costs one ``stat``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from orchestrator.fsutil import atomic_write_json, locked
+
+_SAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def _empty() -> dict[str, Any]:
+    return {"intent_id": None, "selected_at": None, "reads": {}, "agent": None, "last_seen": None}
+
+
+class SessionStore:
+    """Session state files under ``run_dir/sessions/``."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.dir = run_dir / "sessions"
+        self._cache: dict[str, tuple[int, dict[str, Any]]] = {}
+
+    def _path(self, session_id: str) -> Path:
+        # session ids come from agents: never let one become a path traversal
+        safe = _SAFE.sub("_", session_id)[:128] or "default"
+        return self.dir / f"{safe}.json"
+
+    def get(self, session_id: str) -> dict[str, Any]:
+        """The session's state (a fresh empty state if none). Treat the result as read-only."""
+        path = self._path(session_id)
+        try:
+            mtime = path.stat().st_mtime_ns
+        except FileNotFoundError:
+            return _empty()
+        hit = self._cache.get(session_id)
+        if hit is not None and hit[0] == mtime:
+            return hit[1]
+        try:
+            state = json.loads(path.read_bytes())
+        except (OSError, ValueError):
+            # a corrupt state file must not grant anything: behave as a new session
+            state = _empty()
+        if not isinstance(state, dict):
+            state = _empty()
+        self._cache[session_id] = (mtime, state)
+        return state
+
+    def update(self, session_id: str, fn: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+        """Apply ``fn`` to the state under the session lock and persist it atomically."""
+        path = self._path(session_id)
+        with locked(path.with_suffix(".lock")):
+            try:
+                state = json.loads(path.read_bytes())
+                if not isinstance(state, dict):
+                    state = _empty()
+            except (OSError, ValueError):
+                state = _empty()
+            state.setdefault("reads", {})
+            fn(state)
+            state["last_seen"] = time.time()
+            atomic_write_json(path, state)
+        self._cache.pop(session_id, None)
+        return state
+
+    def list(self) -> list[tuple[str, dict[str, Any]]]:
+        """All sessions (id, state), most recently seen first."""
+        out = []
+        if not self.dir.is_dir():
+            return out
+        for p in self.dir.glob("*.json"):
+            try:
+                state = json.loads(p.read_bytes())
+            except (OSError, ValueError):
+                continue
+            if isinstance(state, dict):
+                out.append((p.stem, state))
+        out.sort(key=lambda kv: kv[1].get("last_seen") or 0, reverse=True)
+        return out
+
+
+def stamp(state: dict[str, Any], path: str, digest: str | None) -> None:
+    """Record (or forget, for a deleted file) the hash this session last saw for ``path``."""
+    reads = state.setdefault("reads", {})
+    if digest is None:
+        reads.pop(path, None)
+    else:
+        reads[path] = digest
+    # keep state bounded for very long sessions
+    if len(reads) > 5000:
+        for k in list(reads)[: len(reads) - 5000]:
+            reads.pop(k, None)
+

@@ -1,0 +1,132 @@
+"""The workspace: where ``.orchestration/`` lives, its paths, and ``orch init`` scaffolding."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from orchestrator.errors import WorkspaceError
+
+ORCH_DIR = ".orchestration"
+GITATTRIBUTES_LINE = ".orchestration/agent_trace.jsonl merge=union"
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """Paths of one governed repository. ``root`` is absolute and symlink-resolved."""
+
+    root: Path
+
+    @property
+    def orch_dir(self) -> Path:
+        return self.root / ORCH_DIR
+
+    @property
+    def intents_file(self) -> Path:
+        return self.orch_dir / "active_intents.yaml"
+
+    @property
+    def intentignore_file(self) -> Path:
+        return self.orch_dir / ".intentignore"
+
+    @property
+    def policy_file(self) -> Path:
+        return self.orch_dir / "policy.yaml"
+
+    @property
+    def ledger_file(self) -> Path:
+        return self.orch_dir / "agent_trace.jsonl"
+
+    @property
+    def run_dir(self) -> Path:
+        """Runtime state (sessions, approvals, socket); gitignored."""
+        return self.orch_dir / "run"
+
+    @property
+    def agents_md(self) -> Path:
+        return self.root / "AGENTS.md"
+
+    def ensure_run_dir(self) -> Path:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        return self.run_dir
+
+    @classmethod
+    def at(cls, root: str | os.PathLike[str]) -> Workspace:
+        """The workspace rooted exactly at ``root`` (must contain ``.orchestration/``)."""
+        path = Path(os.path.realpath(os.path.expanduser(os.fspath(root))))
+        if not (path / ORCH_DIR).is_dir():
+            raise WorkspaceError(
+                f"no {ORCH_DIR}/ in {path}",
+                hint="run `orch init` in the repository root first",
+                path=str(path),
+            )
+        return cls(path)
+
+
+def find_root(start: str | os.PathLike[str] | None = None) -> Path:
+    """Walk up from ``start`` (default: cwd) to the nearest directory holding ``.orchestration/``."""
+    here = Path(os.path.realpath(os.fspath(start) if start is not None else os.getcwd()))
+    for candidate in (here, *here.parents):
+        if (candidate / ORCH_DIR).is_dir():
+            return candidate
+    raise WorkspaceError(
+        f"no {ORCH_DIR}/ found in {here} or any parent",
+        hint="run `orch init` in the repository root, or pass the workspace explicitly",
+        path=str(here),
+    )
+
+
+def find_workspace(start: str | os.PathLike[str] | None = None) -> Workspace:
+    """:func:`find_root` wrapped in a :class:`Workspace`."""
+    return Workspace(find_root(start))
+
+
+def _template(name: str) -> str:
+    return resources.files("orchestrator.data").joinpath("templates", name).read_text(encoding="utf-8")
+
+
+def init(directory: str | os.PathLike[str] = ".") -> list[Path]:
+    """Create the governance files in ``directory``; never overwrite; return what was created.
+
+    Idempotent: a second run creates nothing. Lines are appended to an existing ``.gitignore`` or
+    ``.gitattributes`` only when missing.
+    """
+    root = Path(os.path.realpath(os.fspath(directory)))
+    if not root.is_dir():
+        raise WorkspaceError(f"{root} is not a directory", hint="create it first", path=str(root))
+    ws = Workspace(root)
+    created: list[Path] = []
+    ws.orch_dir.mkdir(exist_ok=True)
+    for path, template in (
+        (ws.intents_file, "active_intents.yaml"),
+        (ws.intentignore_file, "intentignore"),
+        (ws.policy_file, "policy.yaml"),
+    ):
+        if not path.exists():
+            path.write_text(_template(template), encoding="utf-8")
+            created.append(path)
+    if not ws.ledger_file.exists():
+        ws.ledger_file.touch()
+        created.append(ws.ledger_file)
+    ws.run_dir.mkdir(exist_ok=True)
+    # runtime state never enters git: a .gitignore inside .orchestration/ keeps it local to us
+    if _ensure_line(ws.orch_dir / ".gitignore", "run/"):
+        created.append(ws.orch_dir / ".gitignore")
+    # ledgers of two branches merge by concatenation; verification accepts the union (docs/ledger.md)
+    if _ensure_line(root / ".gitattributes", GITATTRIBUTES_LINE):
+        created.append(root / ".gitattributes")
+    return created
+
+
+def _ensure_line(path: Path, line: str) -> bool:
+    """Append ``line`` to ``path`` unless present. True if the file changed."""
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if line in text.splitlines():
+        return False
+    with path.open("a", encoding="utf-8") as fh:
+        if text and not text.endswith("\n"):
+            fh.write("\n")
+        fh.write(line + "\n")
+    return True
