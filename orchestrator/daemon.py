@@ -6,9 +6,9 @@ round trip. The daemon runs the same :func:`orchestrator.adapters.base.run_hook`
 answer identically; it keeps one Governor per approval channel, and the engine reloads intents/policy when their
 files change (it caches by mtime).
 
-Wire protocol (one request per connection): the client sends a JSON header line
-``{"v": 1, "agent": "claude-code", "env": {ORCH_* vars}}`` then the raw event bytes, and half-closes; the daemon
-answers with one JSON object ``{"exit_code", "stdout", "stderr"}`` and closes.
+Wire protocol (one request per connection, no JSON on the client side: importing json costs the client ~10 ms):
+the client sends ``ORCH1 <agent>\n``, its ``ORCH_*`` variables as ``KEY=VALUE`` lines, an empty line, then the raw
+event bytes, and half-closes; the daemon answers ``<exit> <len stdout> <len stderr>\n`` + both bodies, and closes.
 
 Safety:
 - one daemon per workspace: it holds an exclusive ``flock`` on ``run/orch.lock`` for its whole life; a second
@@ -21,7 +21,6 @@ Safety:
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 import socket
 import socketserver
@@ -30,10 +29,17 @@ import time
 from pathlib import Path
 from typing import Any
 
+PROTOCOL = b"ORCH1"
 SOCKET_NAME = "orch.sock"
 LOCK_NAME = "orch.lock"
 PID_NAME = "orch.pid"
 MAX_REQUEST = 16 * 1024 * 1024
+
+
+def encode_answer(result: Any) -> bytes:
+    """``<exit> <len stdout> <len stderr>`` then both bodies: the client decodes it without importing json."""
+    out, err = result.stdout.encode(), result.stderr.encode()
+    return f"{result.exit_code} {len(out)} {len(err)}\n".encode() + out + err
 
 
 def run_dir(root: str | os.PathLike[str]) -> Path:
@@ -97,21 +103,26 @@ class Daemon:
                 gov = self._governors[approval_channel] = Governor(self.root, approval_channel=approval_channel)
             return gov
 
-    def handle_request(self, data: bytes) -> dict[str, Any]:
-        """Answer one wire request (header line + raw event)."""
+    def handle_request(self, data: bytes) -> bytes:
+        """Answer one wire request (see :func:`orchestrator.hookclient.encode_request`) with a framed answer."""
         from orchestrator.adapters.base import HookResult, run_hook
 
-        header_raw, _, raw = data.partition(b"\n")
-        try:
-            header = json.loads(header_raw)
-            agent = str(header["agent"])
-            env = {str(k): str(v) for k, v in dict(header.get("env") or {}).items()}
-        except (ValueError, KeyError, TypeError) as exc:
-            return HookResult.block(f"orchestrator daemon: bad request header ({exc}); call blocked").to_dict()
+        head, sep, rest = data.partition(b"\n\n")
+        lines = head.split(b"\n")
+        first = lines[0].split()
+        if not sep or len(first) != 2 or first[0] != PROTOCOL:
+            return encode_answer(HookResult.block("orchestrator daemon: bad request header; call blocked"))
+        agent = first[1].decode("utf-8", "replace")
+        env = {}
+        for line in lines[1:]:
+            key, eq, value = line.decode("utf-8", "replace").partition("=")
+            if eq and key.startswith("ORCH_"):
+                env[key] = value
         with self._eval_lock:
             self.last_request = time.monotonic()
             self.requests += 1
-            return run_hook(agent, raw, env=env, governor_factory=self.governor).to_dict()
+            result = run_hook(agent, rest, env=env, governor_factory=self.governor)
+        return encode_answer(result)
 
     # -- lifecycle ------------------------------------------------------------------------------------------------
     def acquire(self) -> bool:
@@ -150,11 +161,11 @@ class Daemon:
                 except (OSError, ValueError) as exc:
                     from orchestrator.adapters.base import HookResult
 
-                    answer = HookResult.block(f"orchestrator daemon: bad request ({exc}); call blocked").to_dict()
+                    answer = encode_answer(HookResult.block(f"orchestrator daemon: bad request ({exc}); call blocked"))
                 else:
                     answer = daemon.handle_request(b"".join(chunks))
                 try:
-                    conn.sendall(json.dumps(answer).encode())
+                    conn.sendall(answer)
                 except OSError:
                     pass
 
@@ -204,13 +215,16 @@ class Daemon:
 
 def serve(root: str | os.PathLike[str], *, idle_timeout: float | None = None, warm: bool = True) -> int:
     """Run the daemon for ``root`` in the foreground; returns 0, also when another daemon already serves it."""
+    # The approval channel comes with each request (the hook client forwards its ORCH_* variables); the daemon's own
+    # environment, inherited from whichever hook started it, must not override later callers' choice.
+    os.environ.pop("ORCH_APPROVAL_CHANNEL", None)
     daemon = Daemon(root, idle_timeout=idle_timeout)
     if not daemon.acquire():
         return 0
     if warm:
         # Import the engine and build the default Governor before accepting calls: the first hook call is then fast.
         try:
-            daemon.governor(daemon.root, os.environ.get("ORCH_APPROVAL_CHANNEL") or None)
+            daemon.governor(daemon.root, None).intents()
             import orchestrator.adapters.claude_code  # noqa: F401
         except Exception:  # noqa: BLE001 - a broken workspace is reported per call, fail-closed, by run_hook
             pass

@@ -19,25 +19,25 @@ if __name__ == "__main__" and not __package__ and sys.path:
     # Run as a file, sys.path[0] is orchestrator/ itself: its modules must not shadow the stdlib (json, socket...).
     del sys.path[0]
 
-import json  # noqa: E402
 import os  # noqa: E402
-import socket  # noqa: E402
 
-PROTOCOL = 1
+import _socket  # noqa: E402 - the C module: `socket` would import enum, selectors... (~4 ms)
+
+PROTOCOL = b"ORCH1"
 SOCKET_NAME = "orch.sock"
-#: the daemon answers a normal call in a few ms; a human approval through the TUI may take minutes
+#: the daemon answers a normal call in about a millisecond; a human approval through the TUI may take minutes
 CONNECT_TIMEOUT = 0.5
 ANSWER_TIMEOUT = float(os.environ.get("ORCH_HOOK_TIMEOUT", "600"))
+#: where agents say their project is (the event's own ``cwd`` is checked by whoever evaluates the call)
+PROJECT_VARS = ("ORCH_ROOT", "CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR")
 
 
-def _find_root(event: dict) -> str | None:
-    starts = [event.get("cwd")]
-    roots = event.get("workspace_roots")
-    if isinstance(roots, list) and roots:
-        starts.append(roots[0])
-    starts += [os.environ.get("ORCH_ROOT"), os.environ.get("CLAUDE_PROJECT_DIR"), os.getcwd()]
+def _find_root() -> str | None:
+    """The workspace to ask, from the environment or the cwd — without parsing the event (json costs ~10 ms)."""
+    starts = [os.environ.get(name) for name in PROJECT_VARS]
+    starts.append(os.getcwd())
     for start in starts:
-        if not isinstance(start, str) or not start:
+        if not start:
             continue
         path = os.path.realpath(start)
         while True:
@@ -50,26 +50,44 @@ def _find_root(event: dict) -> str | None:
     return None
 
 
-def _ask_daemon(sock_path: str, request: bytes) -> dict | None:
+def encode_request(agent: str, env: dict, raw: bytes) -> bytes:
+    """``ORCH1 <agent>`` line, ``KEY=VALUE`` lines (ORCH_* variables), an empty line, then the raw event."""
+    lines = [PROTOCOL + b" " + agent.encode()]
+    for key, value in env.items():
+        if key.startswith("ORCH_") and "\n" not in value and "=" not in key:
+            lines.append(f"{key}={value}".encode())
+    return b"\n".join(lines) + b"\n\n" + raw
+
+
+def decode_answer(data: bytes) -> tuple[int, bytes, bytes] | None:
+    """``<exit> <len stdout> <len stderr>`` line, then both bodies; None if malformed."""
+    head, sep, body = data.partition(b"\n")
+    parts = head.split()
+    if not sep or len(parts) != 3 or not all(p.isdigit() for p in parts):
+        return None
+    code, n_out, n_err = (int(p) for p in parts)
+    if code not in (0, 2) or len(body) != n_out + n_err:
+        return None
+    return code, body[:n_out], body[n_out:]
+
+
+def _ask_daemon(sock_path: str, request: bytes) -> tuple[int, bytes, bytes] | None:
     """One request/response over the Unix socket; ``None`` when there is no usable daemon."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.settimeout(CONNECT_TIMEOUT)
         sock.connect(sock_path)
         sock.settimeout(ANSWER_TIMEOUT)
         sock.sendall(request)
-        sock.shutdown(socket.SHUT_WR)
+        sock.shutdown(_socket.SHUT_WR)
         chunks = []
         while True:
             chunk = sock.recv(65536)
             if not chunk:
                 break
             chunks.append(chunk)
-        answer = json.loads(b"".join(chunks))
-        if not isinstance(answer, dict) or answer.get("exit_code") not in (0, 2):
-            return None
-        return answer
-    except (OSError, ValueError):
+        return decode_answer(b"".join(chunks))
+    except OSError:
         return None
     finally:
         sock.close()
@@ -95,7 +113,7 @@ def _start_daemon(root: str) -> None:
         pass  # the in-process evaluation below still answers this call
 
 
-def _in_process(agent: str, raw: bytes) -> dict:
+def _in_process(agent: str, raw: bytes) -> tuple[int, bytes, bytes]:
     if sys.flags.no_site:
         import site
 
@@ -105,7 +123,8 @@ def _in_process(agent: str, raw: bytes) -> dict:
         sys.path.insert(0, parent)
     from orchestrator.adapters.base import run_hook
 
-    return run_hook(agent, raw).to_dict()
+    result = run_hook(agent, raw)
+    return result.exit_code, result.stdout.encode(), result.stderr.encode()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -113,28 +132,24 @@ def main(argv: list[str] | None = None) -> int:
     agent = argv[0] if argv else "claude-code"
     try:
         raw = sys.stdin.buffer.read()
-        try:
-            event = json.loads(raw)
-        except ValueError:
-            event = None
         answer = None
-        root = _find_root(event) if isinstance(event, dict) else None
+        root = _find_root()
         if root is not None:
             sock_path = os.path.join(root, ".orchestration", "run", SOCKET_NAME)
-            env = {k: v for k, v in os.environ.items() if k.startswith("ORCH_")}
-            request = json.dumps({"v": PROTOCOL, "agent": agent, "env": env}).encode() + b"\n" + raw
-            answer = _ask_daemon(sock_path, request)
+            answer = _ask_daemon(sock_path, encode_request(agent, dict(os.environ), raw))
             if answer is None:
                 _start_daemon(root)
         if answer is None:
-            # No daemon (or no workspace / bad input, which run_hook turns into a block with a clear reason).
+            # No daemon: evaluate here (run_hook also blocks bad input or a missing workspace, with a reason).
             answer = _in_process(agent, raw)
-        if answer.get("stdout"):
-            sys.stdout.write(answer["stdout"])
+        code, out, err = answer
+        if out:
+            sys.stdout.buffer.write(out)
             sys.stdout.flush()
-        if answer.get("stderr"):
-            sys.stderr.write(answer["stderr"])
-        return 2 if answer.get("exit_code") == 2 else 0
+        if err:
+            sys.stderr.buffer.write(err)
+            sys.stderr.flush()
+        return 2 if code == 2 else 0
     except BaseException as exc:  # noqa: BLE001 - fail closed, and never with exit 1
         try:
             sys.stderr.write(f"orchestrator hook client failed ({type(exc).__name__}: {exc}); call blocked\n")

@@ -53,14 +53,29 @@ class McpBackend:
     def select_active_intent(self, intent_id: str) -> str:
         """Validate ``intent_id`` and return its ``<intent_context>``; records the selection unless hooked."""
         if self.hooked:
-            return self.governor.intent_context(intent_id)
-        return self.governor.select_intent(intent_id, self.session_id)
+            return self.intent_context(intent_id)
+        return self.governor.select_intent(intent_id, self.session_id, agent="mcp")
+
+    def intent_context(self, intent_id: str) -> str:
+        """The ``<intent_context>`` of an IN_PROGRESS intent, without recording a selection (the hook did)."""
+        from orchestrator import intents as _intents
+        from orchestrator.errors import IntentError
+        from orchestrator.post import lessons
+
+        gov = self.governor
+        intents = gov.intents()
+        intent = intents.get(str(intent_id))
+        available = [i.id for i in intents.in_progress()]
+        if intent is None or intent.status != _intents.IN_PROGRESS:
+            what = "unknown intent" if intent is None else f"intent is {intent.status}, not IN_PROGRESS:"
+            raise IntentError(f"{what} {intent_id!r}", intent=intent_id, available=available,
+                              hint="pick one of the available IN_PROGRESS intents")
+        return _intents.render_context(intent, lessons.relevant(gov.workspace.agents_md, intent.id))
 
     def list_intents(self) -> str:
         """The workspace's intents as JSON (id, name, status, owned_scope)."""
-        intents = self.governor.list_intents()
-        rows = [{"id": i.id, "name": i.name, "status": str(getattr(i.status, "value", i.status)),
-                 "owned_scope": list(i.owned_scope)} for i in intents]
+        rows = [{"id": i.id, "name": i.name, "status": i.status, "owned_scope": list(i.owned_scope)}
+                for i in self.governor.intents()]
         return json.dumps(rows, indent=1)
 
     def record_lesson(self, text: str, intent_id: str | None = None) -> str:

@@ -1,0 +1,24 @@
+"""``orch uninstall <agent>``: remove exactly what ``orch install`` added."""
+
+from __future__ import annotations
+
+import argparse
+
+from orchestrator.adapters.installer import SPECS, uninstall
+from orchestrator.commands import add_workspace_arg, workspace_of
+from orchestrator.output import out
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    add_workspace_arg(parser)
+    parser.add_argument("agent", choices=sorted(SPECS))
+
+
+def run(args: argparse.Namespace) -> int:
+    ws = workspace_of(args)
+    changed = uninstall(args.agent, ws.root)
+    for path in changed:
+        out(f"updated {path.relative_to(ws.root)}" if path.exists() else f"removed {path.relative_to(ws.root)}")
+    if not changed:
+        out("nothing to remove")
+    return 0
