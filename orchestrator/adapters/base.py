@@ -100,10 +100,14 @@ def run_hook(agent: str, raw: str | bytes | Mapping[str, Any], *, env: Mapping[s
     env = os.environ if env is None else env
     event: Any = None
     try:
-        event = dict(raw) if isinstance(raw, Mapping) else json.loads(raw or b"")
-        result = _dispatch(agent, event, env, governor_factory)
-    except ValueError as exc:
-        result = HookResult.block(f"orchestrator: malformed hook input (not JSON: {exc}); call blocked")
+        try:
+            event = dict(raw) if isinstance(raw, Mapping) else json.loads(raw or b"")
+        except ValueError as exc:
+            result = HookResult.block(f"orchestrator: malformed hook input (not JSON: {exc}); call blocked")
+        else:
+            result = _dispatch(agent, event, env, governor_factory)
+    except ValueError as exc:  # adapters raise ValueError for events missing what they need
+        result = HookResult.block(f"orchestrator: malformed hook event ({exc}); call blocked")
     except Exception as exc:  # noqa: BLE001 - the fail-closed boundary: anything unexpected blocks
         result = HookResult.block(f"orchestrator: internal error ({type(exc).__name__}: {exc}); call blocked")
     if not isinstance(result, HookResult) or result.exit_code not in (0, BLOCK):

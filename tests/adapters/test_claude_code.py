@@ -1,0 +1,159 @@
+"""The Claude Code adapter on real captured payloads, in a real workspace, through the fail-closed boundary."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from orchestrator.adapters.base import run_hook
+from orchestrator.adapters.claude_code import call_from
+from orchestrator.pipeline import Governor
+
+SESSION = "ff186b18-6b37-4f8d-9234-24fb54551cf0"
+
+
+def hook(event: dict, **env: str):
+    return run_hook("claude-code", json.dumps(event), env=env)
+
+
+def decision_of(result) -> tuple[str, dict]:
+    """(permissionDecision, structured error) of a PreToolUse answer; ("allow", {}) for an empty answer."""
+    assert result.exit_code == 0, result.stderr
+    if not result.stdout:
+        return "allow", {}
+    out = json.loads(result.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "PreToolUse"
+    reason = out["permissionDecisionReason"]
+    return out["permissionDecision"], json.loads(reason[reason.index("{"):])
+
+
+def select(payload, intent: str = "INT-1", session: str = SESSION):
+    event = payload("claude-code", "PreToolUse-mcp-select_active_intent", session_id=session,
+                    tool_input={"intent_id": intent})
+    return hook(event)
+
+
+def test_session_start_gives_mandate_and_in_progress_intents(payload) -> None:
+    result = hook(payload("claude-code", "SessionStart"))
+    ctx = json.loads(result.stdout)["hookSpecificOutput"]
+    assert ctx["hookEventName"] == "SessionStart"
+    assert "mcp__orchestrator__select_active_intent" in ctx["additionalContext"]
+    assert "INT-1: app work (owned_scope: src/**)" in ctx["additionalContext"]
+    assert "INT-2" not in ctx["additionalContext"]  # PENDING intents are not offered
+
+
+def test_user_prompt_submit_reminds_of_the_selection(payload) -> None:
+    before = json.loads(hook(payload("claude-code", "UserPromptSubmit")).stdout)["hookSpecificOutput"]
+    assert "No intent selected yet" in before["additionalContext"]
+    select(payload)
+    after = json.loads(hook(payload("claude-code", "UserPromptSubmit")).stdout)["hookSpecificOutput"]
+    assert after["additionalContext"].startswith("orchestrator: this session works on intent INT-1")
+
+
+def test_write_before_selection_is_denied_with_structured_error(payload, ws: Path) -> None:
+    decision, error = decision_of(hook(payload("claude-code", "PreToolUse-Write")))
+    assert decision == "deny"
+    assert error["type"] == "intent-required" and error["available"] == ["INT-1"]
+    assert error["hint"]
+
+
+def test_selection_handshake_validates_and_records_per_session(payload, ws: Path) -> None:
+    decision, error = decision_of(select(payload, "INT-404"))
+    assert decision == "deny" and error["type"] == "intent-invalid" and error["available"] == ["INT-1"]
+    decision, error = decision_of(select(payload, "INT-2"))
+    assert decision == "deny" and error["status"] == "PENDING"
+    assert decision_of(select(payload, "INT-1")) == ("allow", {})
+    assert Governor(ws).sessions.get(SESSION)["intent_id"] == "INT-1"
+    assert Governor(ws).sessions.get("another-session")["intent_id"] is None
+    # the other session is still refused
+    other = payload("claude-code", "PreToolUse-Write", session_id="another-session")
+    assert decision_of(hook(other))[1]["type"] == "intent-required"
+
+
+def test_scope_and_governance_files_after_selection(payload, ws: Path) -> None:
+    select(payload)
+    assert decision_of(hook(payload("claude-code", "PreToolUse-Write"))) == ("allow", {})
+    out_of_scope = payload("claude-code", "PreToolUse-Write",
+                           tool_input={"file_path": str(ws / "README.md"), "content": "x"})
+    decision, error = decision_of(hook(out_of_scope))
+    assert decision == "deny" and error["type"] == "scope-violation" and error["path"] == "README.md"
+    governance = payload("claude-code", "PreToolUse-Write",
+                         tool_input={"file_path": str(ws / ".orchestration/active_intents.yaml"), "content": "x"})
+    decision, error = decision_of(hook(governance))
+    assert decision == "deny" and error["hook"] == "selfguard"
+
+
+def test_read_stamp_makes_a_later_edit_stale(payload, ws: Path) -> None:
+    select(payload)
+    assert hook(payload("claude-code", "PostToolUse-Read")).exit_code == 0
+    stamps = Governor(ws).sessions.get(SESSION)["reads"]
+    assert list(stamps) == ["src/app.py"]
+    assert decision_of(hook(payload("claude-code", "PreToolUse-Edit"))) == ("allow", {})
+    (ws / "src/app.py").write_text("x = 5\nprint(x)\n")  # another writer
+    decision, error = decision_of(hook(payload("claude-code", "PreToolUse-Edit")))
+    assert decision == "deny" and error["type"] == "stale-file" and error["path"] == "src/app.py"
+
+
+@pytest.mark.parametrize("channel,expected", [("agent-ask", "ask"), ("deny", "deny")])
+def test_destructive_bash_needs_approval(payload, channel: str, expected: str) -> None:
+    select(payload)
+    event = payload("claude-code", "PreToolUse-Bash", tool_input={"command": "rm -rf src"})
+    decision, error = decision_of(hook(event, ORCH_APPROVAL_CHANNEL=channel))
+    assert decision == expected and error["hook"] == "approval"
+
+
+def test_read_only_bash_and_meta_tools_pass_without_intent(payload) -> None:
+    for name in ("PreToolUse-Glob", "PreToolUse-Grep", "PreToolUse-Read"):
+        assert decision_of(hook(payload("claude-code", name))) == ("allow", {})
+    ls = payload("claude-code", "PreToolUse-Bash", tool_input={"command": "ls src"})
+    assert decision_of(hook(ls)) == ("allow", {})
+
+
+def test_subagent_calls_are_governed_and_attributed(payload) -> None:
+    event = payload("claude-code", "PreToolUse-Write", agent_id="agent-7", agent_type="general-purpose")
+    assert call_from(event).agent_id == "agent-7"
+    assert decision_of(hook(event))[1]["type"] == "intent-required"
+
+
+@pytest.mark.parametrize("raw", ["", "not json", "[1, 2]", json.dumps({"hook_event_name": "PreToolUse"})])
+def test_malformed_input_blocks_with_exit_2(raw: str, ws: Path, monkeypatch) -> None:
+    monkeypatch.chdir(ws)
+    result = run_hook("claude-code", raw)
+    assert result.exit_code == 2 and "blocked" in result.stderr
+
+
+def test_missing_workspace_blocks_but_stop_does_not_loop(payload, tmp_path: Path, monkeypatch) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    for var in ("ORCH_ROOT", "CLAUDE_PROJECT_DIR"):
+        monkeypatch.delenv(var, raising=False)
+    event = payload("claude-code", "PreToolUse-Write", cwd=str(elsewhere))
+    result = run_hook("claude-code", json.dumps(event))
+    assert result.exit_code == 2 and "no .orchestration/ workspace" in result.stderr
+    stop = run_hook("claude-code", json.dumps(payload("claude-code", "Stop", cwd=str(elsewhere))))
+    assert stop.exit_code == 0 and "workspace" in stop.stderr  # reported, but exit 2 would make Claude continue
+
+
+def test_broken_intents_file_denies_mutations(payload, ws: Path) -> None:
+    (ws / ".orchestration/active_intents.yaml").write_text("active_intents: [oops")
+    select_result = select(payload)
+    assert decision_of(select_result)[0] == "deny"
+    decision, error = decision_of(hook(payload("claude-code", "PreToolUse-Write")))
+    assert decision == "deny" and error["type"] == "config-error"
+
+
+def test_orch_hook_process_end_to_end(payload, ws: Path) -> None:
+    """The real `orch hook claude-code` process: JSON in, JSON out, exit 0; garbage in, exit 2 (never 1)."""
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    cmd = [sys.executable, "-m", "orchestrator", "hook", "claude-code"]
+    proc = subprocess.run(cmd, input=json.dumps(payload("claude-code", "PreToolUse-Write")), capture_output=True,
+                          text=True, env=env, cwd=ws, timeout=60)
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
+    bad = subprocess.run(cmd, input="{", capture_output=True, text=True, env=env, cwd=ws, timeout=60)
+    assert bad.returncode == 2 and bad.stdout == ""
