@@ -104,16 +104,20 @@ def build_server(root: str | Path, *, session_id: str | None = None, hooked: boo
         except OrchestratorError as exc:
             raise ToolError(json.dumps(exc.to_dict())) from exc
 
-    @server.tool(description="Select the intent you are working on (required before any mutation). "
+    # structured_output=False: the model gets the plain text block, not {"result": "..."}
+    @server.tool(structured_output=False,
+                 description="Select the intent you are working on (required before any mutation). "
                              "Returns its <intent_context>: scope, constraints, acceptance criteria.")
     def select_active_intent(intent_id: str) -> str:
         return guarded(backend.select_active_intent, intent_id)
 
-    @server.tool(description="List the workspace's intents (id, name, status, owned_scope).")
+    @server.tool(structured_output=False,
+                 description="List the workspace's intents (id, name, status, owned_scope).")
     def list_intents() -> str:
         return guarded(backend.list_intents)
 
-    @server.tool(description="Record a lesson learned (appended to AGENTS.md) so later sessions benefit.")
+    @server.tool(structured_output=False,
+                 description="Record a lesson learned (appended to AGENTS.md) so later sessions benefit.")
     def record_lesson(text: str, intent_id: str | None = None) -> str:
         return guarded(backend.record_lesson, text, intent_id)
 

@@ -70,14 +70,12 @@ class CliRun:
 CLI_TIMINGS: list[tuple[str, float]] = []
 
 
-@pytest.fixture
-def run_claude(claude_bin: Path, tmp_path: Path):
+def make_runner(claude_bin: Path, home: Path):
     """Return ``run(cwd, base_url, *extra_args, prompt="go", env=None) -> CliRun`` for offline print-mode runs.
 
     Uses a throw-away HOME (no user config, no credentials), a dummy API key and no telemetry.
     """
-    home = tmp_path / "home"
-    home.mkdir(exist_ok=True)
+    home.mkdir(parents=True, exist_ok=True)
 
     def run(cwd: Path, base_url: str, *extra: str, prompt: str = "go", env: dict[str, str] | None = None,
             tools: str = "Bash Write Edit Read Glob Grep", timeout: float = 120) -> CliRun:
@@ -98,6 +96,12 @@ def run_claude(claude_bin: Path, tmp_path: Path):
         return CliRun(proc.returncode, proc.stdout, proc.stderr, seconds, result)
 
     return run
+
+
+@pytest.fixture
+def run_claude(claude_bin: Path, tmp_path: Path):
+    """A print-mode runner with its own throw-away HOME (see :func:`make_runner`)."""
+    return make_runner(claude_bin, tmp_path / "home")
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
