@@ -15,7 +15,7 @@ Safety:
   ``orch serve`` exits at once;
 - stale sockets: under that lock, a socket file nobody listens on is unlinked before binding;
 - it exits after ``ORCH_DAEMON_IDLE`` seconds without requests (default 900), or when its workspace or socket file
-  disappears (checked every second), so daemons of deleted test workspaces do not linger;
+  disappears (checked four times a second), so daemons of deleted test workspaces do not linger;
 - the socket is created with mode 0600 (owner only).
 """
 from __future__ import annotations
@@ -177,7 +177,7 @@ class Daemon:
         (self.run_dir / PID_NAME).write_text(f"{os.getpid()}\n")
 
     def _watchdog(self) -> None:
-        while not self._stopped.wait(1.0):
+        while not self._stopped.wait(0.25):
             idle = time.monotonic() - self.last_request
             gone = not self.sock_path.exists() or not (self.root / ".orchestration").is_dir()
             if gone or idle > self.idle_timeout:

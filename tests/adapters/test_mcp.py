@@ -1,0 +1,78 @@
+"""The `orchestrator` MCP server, driven by the official MCP client (in-process and over real stdio)."""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from orchestrator.adapters.mcp import McpBackend, build_server
+from orchestrator.pipeline import Governor
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _text(result) -> str:
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
+def _call(server, name: str, args: dict) -> tuple[bool, str]:
+    async def go():
+        async with Client(server) as client:
+            tools = {t.name for t in (await client.list_tools()).tools}
+            assert tools == {"select_active_intent", "list_intents", "record_lesson"}
+            result = await client.call_tool(name, args)
+            return bool(result.is_error), _text(result)
+
+    return asyncio.run(go())
+
+
+def test_unhooked_selection_records_for_env_session(ws: Path, monkeypatch) -> None:
+    monkeypatch.setenv("ORCH_SESSION_ID", "mcp-client-1")
+    monkeypatch.delenv("ORCH_MCP_HOOKED", raising=False)
+    is_error, text = _call(build_server(ws), "select_active_intent", {"intent_id": "INT-1"})
+    assert not is_error and text.startswith('<intent_context id="INT-1"')
+    assert Governor(ws).sessions.get("mcp-client-1")["intent_id"] == "INT-1"
+
+
+def test_hooked_selection_only_renders(ws: Path) -> None:
+    is_error, text = _call(build_server(ws, hooked=True, session_id="s"), "select_active_intent",
+                           {"intent_id": "INT-1"})
+    assert not is_error and "src/**" in text
+    assert Governor(ws).sessions.get("s")["intent_id"] is None  # the PreToolUse hook records, not the server
+
+
+def test_invalid_intent_is_a_structured_tool_error(ws: Path) -> None:
+    for hooked in (True, False):
+        is_error, text = _call(build_server(ws, hooked=hooked), "select_active_intent", {"intent_id": "INT-2"})
+        assert is_error
+        error = json.loads(text[text.index("{"):])
+        assert error["type"] == "intent-invalid" and error["available"] == ["INT-1"]
+
+
+def test_list_intents_and_record_lesson(ws: Path) -> None:
+    is_error, text = _call(build_server(ws), "list_intents", {})
+    assert not is_error
+    assert [(i["id"], i["status"]) for i in json.loads(text)] == [("INT-1", "IN_PROGRESS"), ("INT-2", "PENDING")]
+    is_error, text = _call(build_server(ws), "record_lesson", {"text": "run the tests first", "intent_id": "INT-1"})
+    assert not is_error and text == "lesson recorded"
+    assert "run the tests first" in (ws / "AGENTS.md").read_text()
+    assert McpBackend(ws).record_lesson("run the tests first", "INT-1") == "lesson already recorded"
+
+
+def test_orch_mcp_over_stdio(ws: Path) -> None:
+    """`orch mcp` as a real subprocess speaking MCP on stdio, as Claude Code starts it from .mcp.json."""
+    params = StdioServerParameters(command=sys.executable, args=["-m", "orchestrator", "mcp"], cwd=str(ws),
+                                   env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "ORCH_MCP_HOOKED": "1"})
+
+    async def go():
+        async with Client(params) as client:
+            result = await client.call_tool("select_active_intent", {"intent_id": "INT-1"})
+            return result
+
+    result = asyncio.run(go())
+    assert not result.is_error and '<intent_context id="INT-1"' in _text(result)
