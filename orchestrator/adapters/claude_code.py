@@ -38,13 +38,17 @@ MANDATE = (
 )
 
 
-def handle(event: dict[str, Any], governor: Any) -> HookResult:
-    """Answer one Claude Code hook event."""
+def handle(event: dict[str, Any], governor: Any, *, agent: str = AGENT, ask: bool = True) -> HookResult:
+    """Answer one Claude Code hook event.
+
+    Codex CLI speaks the same protocol (:mod:`orchestrator.adapters.codex` calls this with ``agent="codex"`` and
+    ``ask=False``: where the agent cannot ask a person, an "ask" verdict is answered as a deny).
+    """
     name = event.get("hook_event_name")
     if name == "PreToolUse":
-        return pre_tool_use(event, governor)
+        return pre_tool_use(event, governor, agent=agent, ask=ask)
     if name == "PostToolUse":
-        return post_tool_use(event, governor)
+        return post_tool_use(event, governor, agent=agent)
     if name in ("SessionStart", "UserPromptSubmit"):
         return context(event, governor)
     return HookResult()
@@ -71,13 +75,14 @@ def call_from(event: dict[str, Any], *, agent: str = AGENT) -> ToolCall:
                    model_id=event.get("model") if isinstance(event.get("model"), str) else None)
 
 
-def decision(verdict: Verdict, event_name: str = "PreToolUse") -> HookResult:
+def decision(verdict: Verdict, *, ask: bool = True) -> HookResult:
     """A verdict in Claude Code's PreToolUse answer format (nothing at all for allow)."""
     if verdict.allowed:
         return HookResult()
+    answer = verdict.decision if ask or verdict.decision == "deny" else "deny"
     return HookResult.json({"hookSpecificOutput": {
-        "hookEventName": event_name,
-        "permissionDecision": verdict.decision,
+        "hookEventName": "PreToolUse",
+        "permissionDecision": answer,
         "permissionDecisionReason": verdict.reason,
     }})
 
@@ -105,18 +110,18 @@ def select_intent(event: dict[str, Any], governor: Any, *, agent: str = AGENT) -
     return Verdict.allow()
 
 
-def pre_tool_use(event: dict[str, Any], governor: Any) -> HookResult:
+def pre_tool_use(event: dict[str, Any], governor: Any, *, agent: str = AGENT, ask: bool = True) -> HookResult:
     if event.get("tool_name") == SELECT_TOOL:
-        return decision(select_intent(event, governor))
-    return decision(governor.pre(call_from(event)))
+        return decision(select_intent(event, governor, agent=agent), ask=ask)
+    return decision(governor.pre(call_from(event, agent=agent)), ask=ask)
 
 
-def post_tool_use(event: dict[str, Any], governor: Any) -> HookResult:
+def post_tool_use(event: dict[str, Any], governor: Any, *, agent: str = AGENT) -> HookResult:
     if event.get("tool_name") == SELECT_TOOL:
         return HookResult()
     response = event.get("tool_response")
     result = response if isinstance(response, dict) else {"output": response}
-    governor.post(call_from(event), result)
+    governor.post(call_from(event, agent=agent), result)
     return HookResult()
 
 
