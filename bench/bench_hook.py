@@ -1,0 +1,115 @@
+"""Per-call latency of the Claude Code hook as a whole process, as Claude Code runs it (one process per event).
+
+Measured in one run, on one machine, against a tmp workspace:
+- baseline: ``python -S -c pass`` and ``python -c pass`` (the floor of any Python hook);
+- cold: the installed hook command with no daemon (``ORCH_NO_DAEMON=1``: the client evaluates in-process);
+- ``python -m orchestrator hook claude-code`` (the plain in-process CLI path, for reference);
+- daemon: the installed hook command with ``orch serve`` running (the normal case after the first call).
+
+Each on three events: a Write refused before any intent, an allowed in-scope Write (pre-image captured), a Read.
+Prints min / median / max in ms and the median's ratio to ``python -S -c pass``.
+Targets (issue 4): daemon <= 3x the baseline, cold <= 80 ms.
+
+Usage: PYTHONPATH=. python bench/bench_hook.py [-n 30]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from orchestrator import daemon, workspace  # noqa: E402
+from orchestrator.adapters.installer import hook_command  # noqa: E402
+
+INTENTS = """\
+active_intents:
+  - id: INT-1
+    name: bench
+    status: IN_PROGRESS
+    owned_scope: ["src/**"]
+"""
+
+
+def measure(cmd: list[str] | str, stdin: bytes, n: int, env: dict[str, str], cwd: Path) -> list[float]:
+    times = []
+    for _ in range(n):
+        start = time.perf_counter()
+        proc = subprocess.run(cmd, input=stdin, capture_output=True, env=env, cwd=cwd, shell=isinstance(cmd, str))
+        times.append((time.perf_counter() - start) * 1000)
+        if proc.returncode not in (0, 2):
+            raise SystemExit(f"{cmd} failed: {proc.stderr.decode()}")
+    return times
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("-n", type=int, default=30, help="runs per measurement")
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="orch-bench-"))
+    root = tmp / "repo"
+    root.mkdir()
+    workspace.init(root)
+    (root / ".orchestration/active_intents.yaml").write_text(INTENTS)
+    (root / "src").mkdir()
+    (root / "src/app.py").write_text("x = 1\n" * 200)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "ORCH_DAEMON_IDLE": "120"}
+    env.pop("CLAUDE_PROJECT_DIR", None)
+
+    def ev(session: str, tool: str, tool_input: dict) -> bytes:
+        return json.dumps({"session_id": session, "cwd": str(root), "hook_event_name": "PreToolUse",
+                           "tool_name": tool, "tool_input": tool_input, "tool_use_id": "toolu_bench"}).encode()
+
+    from orchestrator.pipeline import Governor
+
+    Governor(root).select_intent("INT-1", "bench-selected")
+    events = {
+        "Write, no intent (deny)": ev("bench-none", "Write", {"file_path": str(root / "src/new.py"), "content": "x"}),
+        "Write in scope (allow)": ev("bench-selected", "Edit", {"file_path": str(root / "src/app.py"),
+                                                                 "old_string": "x = 1", "new_string": "x = 2"}),
+        "Read (allow)": ev("bench-selected", "Read", {"file_path": str(root / "src/app.py")}),
+    }
+    py = sys.executable
+    fast = hook_command("claude-code", python=py)
+    rows: list[tuple[str, str, list[float]]] = []
+    base_s = measure([py, "-S", "-c", "pass"], b"", args.n, env, root)
+    rows.append(("baseline", "python -S -c pass", base_s))
+    rows.append(("baseline", "python -c pass", measure([py, "-c", "pass"], b"", args.n, env, root)))
+    daemon.stop(root)
+    for name, raw in events.items():
+        rows.append(("cold (no daemon)", name, measure(fast, raw, args.n, {**env, "ORCH_NO_DAEMON": "1"}, root)))
+    for name, raw in events.items():
+        rows.append(("python -m orchestrator hook", name,
+                     measure([py, "-m", "orchestrator", "hook", "claude-code"], raw, max(5, args.n // 3), env, root)))
+    proc = subprocess.Popen([py, "-m", "orchestrator", "serve", "--root", str(root)], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 20
+    while not daemon.is_alive(daemon.socket_path(root)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    for name, raw in events.items():
+        measure(fast, raw, 2, env, root)  # warm the daemon's caches
+        rows.append(("daemon", name, measure(fast, raw, args.n, env, root)))
+    base_s_again = measure([py, "-S", "-c", "pass"], b"", args.n, env, root)
+    rows.append(("baseline", "python -S -c pass (again)", base_s_again))
+    daemon.stop(root)
+    proc.wait(timeout=10)
+
+    base = statistics.median(base_s + base_s_again)
+    print(f"hook latency per call, whole process, n={args.n} (python {sys.version.split()[0]}, {os.cpu_count()} cpus)")
+    print(f"{'mode':<28} {'event':<26} {'min':>7} {'median':>7} {'max':>7}  {'x python -S':>11}")
+    for mode, name, times in rows:
+        med = statistics.median(times)
+        print(f"{mode:<28} {name:<26} {min(times):7.1f} {med:7.1f} {max(times):7.1f}  {med / base:10.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
