@@ -7,7 +7,8 @@ Measured in one run, on one machine, against a tmp workspace:
 - daemon: the installed hook command with ``orch serve`` running (the normal case after the first call).
 
 Each on three events: a Write refused before any intent, an allowed in-scope Write (pre-image captured), a Read.
-Prints min / median / max in ms and the median's ratio to ``python -S -c pass``.
+Prints min / median / max in ms and the median's ratio to the median of ``python -S -c pass``, which is run
+once before every timed run (paired), so machine load drifts into both.
 Targets (issue 4): daemon <= 3x the baseline, cold <= 80 ms.
 
 Usage: PYTHONPATH=. python bench/bench_hook.py [-n 30]
@@ -39,14 +40,24 @@ active_intents:
 """
 
 
+BASELINE: list[float] = []
+
+
+def _once(cmd: list[str] | str, stdin: bytes, env: dict[str, str], cwd: Path) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, input=stdin, capture_output=True, env=env, cwd=cwd, shell=isinstance(cmd, str))
+    elapsed = (time.perf_counter() - start) * 1000
+    if proc.returncode not in (0, 2):
+        raise SystemExit(f"{cmd} failed: {proc.stderr.decode()}")
+    return elapsed
+
+
 def measure(cmd: list[str] | str, stdin: bytes, n: int, env: dict[str, str], cwd: Path) -> list[float]:
+    """n timed runs, each paired with a run of `python -S -c pass` (so load drift hits both alike)."""
     times = []
     for _ in range(n):
-        start = time.perf_counter()
-        proc = subprocess.run(cmd, input=stdin, capture_output=True, env=env, cwd=cwd, shell=isinstance(cmd, str))
-        times.append((time.perf_counter() - start) * 1000)
-        if proc.returncode not in (0, 2):
-            raise SystemExit(f"{cmd} failed: {proc.stderr.decode()}")
+        BASELINE.append(_once([sys.executable, "-S", "-c", "pass"], b"", env, cwd))
+        times.append(_once(cmd, stdin, env, cwd))
     return times
 
 
@@ -80,8 +91,6 @@ def main() -> int:
     py = sys.executable
     fast = hook_command("claude-code", python=py)
     rows: list[tuple[str, str, list[float]]] = []
-    base_s = measure([py, "-S", "-c", "pass"], b"", args.n, env, root)
-    rows.append(("baseline", "python -S -c pass", base_s))
     rows.append(("baseline", "python -c pass", measure([py, "-c", "pass"], b"", args.n, env, root)))
     daemon.stop(root)
     for name, raw in events.items():
@@ -97,12 +106,11 @@ def main() -> int:
     for name, raw in events.items():
         measure(fast, raw, 2, env, root)  # warm the daemon's caches
         rows.append(("daemon", name, measure(fast, raw, args.n, env, root)))
-    base_s_again = measure([py, "-S", "-c", "pass"], b"", args.n, env, root)
-    rows.append(("baseline", "python -S -c pass (again)", base_s_again))
     daemon.stop(root)
     proc.wait(timeout=10)
 
-    base = statistics.median(base_s + base_s_again)
+    rows.append(("baseline", "python -S -c pass (paired)", BASELINE))
+    base = statistics.median(BASELINE)
     print(f"hook latency per call, whole process, n={args.n} (python {sys.version.split()[0]}, {os.cpu_count()} cpus)")
     print(f"{'mode':<28} {'event':<26} {'min':>7} {'median':>7} {'max':>7}  {'x python -S':>11}")
     for mode, name, times in rows:
