@@ -110,7 +110,7 @@ class Governor:
         if call.prepared:
             return
         pol = policy or self.policy
-        if call.kind is Kind.UNKNOWN and call.tool in pol.tools:
+        if call.tool in pol.tools:
             call.kind = Kind(pol.tools[call.tool])
         if call.kind is Kind.EXEC:
             from orchestrator.shell import analyze
@@ -127,7 +127,15 @@ class Governor:
         cwd = call.cwd if call.cwd else self.root
         if cwd != self.root:
             cwd = os.path.realpath(cwd)
-        resolved = [canonical(p, self.root, cwd, ignore_case=self.ignore_case) for p in call.paths]
+        resolved: list[str] = []
+        for raw in call.paths:
+            try:
+                resolved.append(canonical(raw, self.root, cwd, ignore_case=self.ignore_case))
+            except PathError:
+                # reading outside the workspace is not governed; only mutations must stay inside
+                if call.kind in (Kind.READ, Kind.META):
+                    continue
+                raise
         call.resolved = list(dict.fromkeys(resolved))
         call.prepared = True
 
@@ -151,6 +159,9 @@ class Governor:
                 return Verdict.deny(exc.type, "paths", exc.message, hint=exc.hint or "", **exc.details)
             if not self.is_mutating(call, pol):
                 return Verdict.allow()
+            if call.kind in (Kind.WRITE, Kind.EDIT, Kind.DELETE) and not call.resolved:
+                return Verdict.deny("malformed-call", "registry", f"{call.tool} names no target file",
+                                    tool=call.tool, hint="pass the file path argument the tool expects")
             if call.kind is Kind.UNKNOWN and pol.unknown_tools == "deny":
                 return Verdict.deny("unknown-tool", "registry", f"tool {call.tool!r} is not known to orchestrator",
                                     tool=call.tool, hint="use a known tool, or ask a person to declare it in policy.yaml")
