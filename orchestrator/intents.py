@@ -53,7 +53,8 @@ class IntentSet:
         return [i for i in self.by_id.values() if i.status == IN_PROGRESS]
 
 
-_cache: dict[str, tuple[tuple[int, int], IntentSet]] = {}
+_cache: dict[str, tuple[tuple[int, int], bool, IntentSet]] = {}
+_EMPTY = IntentSet({})
 
 
 def load(path: str | os.PathLike[str], *, ignore_case: bool = False) -> IntentSet:
@@ -62,18 +63,17 @@ def load(path: str | os.PathLike[str], *, ignore_case: bool = False) -> IntentSe
     Raises :class:`ConfigError` naming the file, the line where possible and the offending intent.
     A missing file is an empty set (no intent can be selected, so every mutation is refused).
     """
-    p = Path(path)
+    key_path = os.fspath(path)
     try:
-        st = p.stat()
+        st = os.stat(key_path)
     except FileNotFoundError:
-        return IntentSet({})
+        return _EMPTY
     key = (st.st_mtime_ns, st.st_size)
-    cache_key = f"{p}|{ignore_case}"
-    hit = _cache.get(cache_key)
-    if hit is not None and hit[0] == key:
-        return hit[1]
-    result = _load_uncached(p, ignore_case)
-    _cache[cache_key] = (key, result)
+    hit = _cache.get(key_path)
+    if hit is not None and hit[0] == key and hit[1] == ignore_case:
+        return hit[2]
+    result = _load_uncached(Path(key_path), ignore_case)
+    _cache[key_path] = (key, ignore_case, result)
     return result
 
 

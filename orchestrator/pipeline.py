@@ -87,7 +87,7 @@ class Governor:
     @property
     def policy(self) -> Policy:
         """The current policy (reloaded when the file changes); an override channel applies."""
-        pol = _policy.load(self.workspace.policy_file)
+        pol = _policy.load(self.workspace.policy_path)
         if self.approval_channel and pol.approval.channel != self.approval_channel:
             cached = self._policy_override
             if cached is None or cached[0] is not pol:
@@ -99,7 +99,7 @@ class Governor:
 
     def intents(self) -> IntentSet:
         """The current intents (reloaded when the file changes)."""
-        return _intents.load(self.workspace.intents_file, ignore_case=self.ignore_case)
+        return _intents.load(self.workspace.intents_path, ignore_case=self.ignore_case)
 
     # ------------------------------------------------------------------ preparation
     def prepare(self, call: ToolCall, policy: Policy | None = None) -> None:

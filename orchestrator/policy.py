@@ -16,17 +16,17 @@ _cache: dict[str, tuple[tuple[int, int], Policy]] = {}
 
 def load(path: str | os.PathLike[str]) -> Policy:
     """The validated policy. Raises :class:`ConfigError` naming the file, line and key."""
-    p = Path(path)
+    key_path = os.fspath(path)
     try:
-        st = p.stat()
+        st = os.stat(key_path)
         key = (st.st_mtime_ns, st.st_size)
     except FileNotFoundError:
         key = (0, -1)
-    hit = _cache.get(str(p))
+    hit = _cache.get(key_path)
     if hit is not None and hit[0] == key:
         return hit[1]
-    policy = _load_uncached(p, exists=key[1] != -1)
-    _cache[str(p)] = (key, policy)
+    policy = _load_uncached(Path(key_path), exists=key[1] != -1)
+    _cache[key_path] = (key, policy)
     return policy
 
 

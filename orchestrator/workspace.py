@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
 from importlib import resources
@@ -47,6 +48,20 @@ class Workspace:
     @property
     def agents_md(self) -> Path:
         return self.root / "AGENTS.md"
+
+    # string forms, computed once: the hot path stats these on every call and pathlib's
+    # object construction costs more than the stat itself
+    @functools.cached_property
+    def intents_path(self) -> str:
+        return str(self.intents_file)
+
+    @functools.cached_property
+    def intentignore_path(self) -> str:
+        return str(self.intentignore_file)
+
+    @functools.cached_property
+    def policy_path(self) -> str:
+        return str(self.policy_file)
 
     def ensure_run_dir(self) -> Path:
         self.run_dir.mkdir(parents=True, exist_ok=True)
