@@ -7,11 +7,8 @@ LangChain...) translate their payloads into :class:`ToolCall` and call :meth:`Go
 
 from __future__ import annotations
 
-import functools
-import inspect
 import os
 import time
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -28,7 +25,7 @@ from orchestrator.workspace import Workspace
 
 if TYPE_CHECKING:
     from orchestrator.intents import CompiledIntent, IntentSet
-    from orchestrator.schema import Policy
+    from orchestrator.policy import PolicyView as Policy
 
 #: The pre-hooks, in order; the first refusal wins.
 #:  selfguard    first: governance files are refused even with a valid intent, before anything else
@@ -82,24 +79,24 @@ class Governor:
         self.sessions = SessionStore(self.workspace.run_dir)
         self.approval_channel = approval_channel
         self._policy_override: tuple[Policy, Policy] | None = None
+        #: compiled-config cache, so cold hook processes skip yaml and pydantic
+        self.cache_dir = os.path.join(self.workspace.run_dir, "cache")
 
     # ------------------------------------------------------------------ configuration
     @property
     def policy(self) -> Policy:
         """The current policy (reloaded when the file changes); an override channel applies."""
-        pol = _policy.load(self.workspace.policy_path)
+        pol = _policy.load(self.workspace.policy_path, cache_dir=self.cache_dir)
         if self.approval_channel and pol.approval.channel != self.approval_channel:
             cached = self._policy_override
             if cached is None or cached[0] is not pol:
-                over = pol.model_copy(update={"approval": pol.approval.model_copy(
-                    update={"channel": self.approval_channel})})
-                cached = self._policy_override = (pol, over)
+                cached = self._policy_override = (pol, pol.replace("approval.channel", self.approval_channel))
             return cached[1]
         return pol
 
     def intents(self) -> IntentSet:
         """The current intents (reloaded when the file changes)."""
-        return _intents.load(self.workspace.intents_path, ignore_case=self.ignore_case)
+        return _intents.load(self.workspace.intents_path, ignore_case=self.ignore_case, cache_dir=self.cache_dir)
 
     # ------------------------------------------------------------------ preparation
     def prepare(self, call: ToolCall, policy: Policy | None = None) -> None:
@@ -260,6 +257,9 @@ class Governor:
         The function's arguments become the call's input; ``path_arg`` names the target path argument.
         A refusal raises :class:`Denied` carrying the structured verdict.
         """
+        import functools
+        import inspect
+
         def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
             sig = inspect.signature(func)
             name = tool or func.__name__
@@ -289,6 +289,8 @@ class Governor:
 
     # ------------------------------------------------------------------ internals
     def _log_internal(self, hook: str, call: ToolCall, exc: BaseException) -> None:
+        import traceback
+
         try:
             log = self.workspace.ensure_run_dir() / "errors.log"
             with log.open("a", encoding="utf-8") as fh:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 from orchestrator.errors import WorkspaceError
@@ -99,6 +98,8 @@ def find_workspace(start: str | os.PathLike[str] | None = None) -> Workspace:
 
 
 def _template(name: str) -> str:
+    from importlib import resources
+
     return resources.files("orchestrator.data").joinpath("templates", name).read_text(encoding="utf-8")
 
 

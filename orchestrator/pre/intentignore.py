@@ -1,7 +1,9 @@
 """``.intentignore``: protected paths (gitignore syntax) that no agent may write.
 
-Compiled with pathspec's ``GitIgnoreSpec`` (lazily, cached by mtime); ``check_file`` tells *which*
-pattern matched, and the denial names it.
+Patterns are compiled by pathspec's ``GitIgnoreSpec`` when the file changes; the hot path evaluates
+the compiled regexes itself (:class:`IgnoreRules`, the same last-match-wins and directory-priority
+rules as pathspec's default gitignore backend, cross-checked against pathspec in the tests), so a cold hook
+process does not import pathspec. A denial names the pattern that matched.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from orchestrator import confcache
 from orchestrator.errors import ConfigError
 from orchestrator.models import Verdict
 
@@ -18,92 +21,86 @@ if TYPE_CHECKING:
     from orchestrator.pipeline import Context
 
 NAME = "intentignore"
-
-_cache: dict[str, tuple[tuple[int, int], Any, re.Pattern[str] | None]] = {}
+_DIR_MARK = "ps_d"  # pathspec's named group for "matched as a directory"
 _NAMED_GROUP = re.compile(r"\(\?P<[^>]+>")
 
 
-def load(path: Path | str) -> tuple[Any, re.Pattern[str] | None] | None:
-    """(compiled spec, prefilter) for ``path``, or None if the file is absent.
+class IgnoreRules:
+    """Compiled ``.intentignore`` patterns: ``(regex, include, text)`` in file order."""
 
-    The prefilter is one regex alternating every *include* pattern: if it does not match, no
-    pattern protects the path (negations can only un-protect), so the common case costs one regex
-    search instead of a walk over every pattern.
-    """
-    key_path = str(path)
-    try:
-        st = os.stat(key_path)
-    except FileNotFoundError:
-        return None
-    key = (st.st_mtime_ns, st.st_size)
-    hit = _cache.get(key_path)
-    if hit is not None and hit[0] == key:
-        return hit[1], hit[2]
+    def __init__(self, patterns: list[list[Any]]) -> None:
+        self.patterns = [(re.compile(src), bool(include), text) for src, include, text in patterns]
+        sources = [_NAMED_GROUP.sub("(?:", src) for src, include, _t in patterns if include]
+        # one alternation of every include pattern: if it does not match, nothing protects the path
+        # (negations only un-protect), so the common case costs one regex search
+        self.prefilter = re.compile("|".join(f"(?:{s})" for s in sources)) if sources else None
+        self._memo: dict[str, str | None] = {}
+
+    def match(self, path: str) -> tuple[bool | None, int | None]:
+        """(include, index of the deciding pattern) for ``path`` — pathspec's gitignore rule as
+        its default backend applies it: patterns are scanned from last to first; a file-pattern
+        match (priority 2) decides at once, a directory-pattern match (priority 1) holds unless a
+        file-pattern match comes before it."""
+        out_include: bool | None = None
+        out_index: int | None = None
+        out_priority = 0
+        for index in range(len(self.patterns) - 1, -1, -1):
+            rx, include, _text = self.patterns[index]
+            m = rx.match(path)
+            if m is None:
+                continue
+            priority = 1 if m.groupdict().get(_DIR_MARK) else 2
+            if priority > out_priority:
+                out_include, out_index, out_priority = include, index, priority
+            if priority == 2:
+                break
+        return out_include, out_index
+
+    def protected_by(self, path: str) -> str | None:
+        """The pattern protecting ``path`` (also tried as a directory, as ``rm -r`` targets one)."""
+        if path in self._memo:
+            return self._memo[path]
+        result = None
+        if self.prefilter is not None and (self.prefilter.search(path) or self.prefilter.search(path + "/")):
+            for candidate in (path, path + "/"):
+                include, index = self.match(candidate)
+                if include and index is not None:
+                    result = self.patterns[index][2]
+                    break
+        if len(self._memo) > 4096:  # agents touch the same files again and again; keep it bounded
+            self._memo.clear()
+        self._memo[path] = result
+        return result
+
+
+_NONE = IgnoreRules([])
+
+
+def _validate(path: Path, text: str) -> list[list[Any]]:
     from pathspec import GitIgnoreSpec
 
-    lines = Path(key_path).read_text(encoding="utf-8").splitlines()
     try:
-        spec = GitIgnoreSpec.from_lines(lines)
+        spec = GitIgnoreSpec.from_lines(text.splitlines())
     except Exception as exc:  # pathspec raises several types for bad patterns
-        raise ConfigError(f"invalid pattern: {exc}", file=key_path, hint="fix the gitignore-style pattern") from None
-    sources = [_NAMED_GROUP.sub("(?:", p.regex.pattern) for p in spec.patterns
-               if p.include and getattr(p, "regex", None) is not None]
-    try:
-        prefilter = re.compile("|".join(f"(?:{src})" for src in sources)) if sources else None
-    except re.error:
-        prefilter = re.compile("")  # cannot combine: always take the exact (slower) path
-    _cache[key_path] = (key, spec, prefilter)
-    return spec, prefilter
+        raise ConfigError(f"invalid pattern: {exc}", file=path, hint="fix the gitignore-style pattern") from None
+    out = []
+    for p in spec.patterns:
+        if p.include is None or getattr(p, "regex", None) is None:
+            continue  # comments and blank lines
+        out.append([p.regex.pattern, p.include, getattr(p, "pattern", None) or str(p)])
+    return out
 
 
-def matching_pattern(spec: Any, path: str) -> str | None:
-    """The pattern protecting ``path``, or None. pathspec applies directory patterns to what is
-    below them; the path is also tried as a directory, since a shell ``rm -r`` targets one."""
-    for candidate in (path, path + "/"):
-        result = spec.check_file(candidate)
-        if result.include:
-            return _pattern_text(spec, result.index)
-    return None
-
-
-def _pattern_text(spec: Any, index: int | None) -> str:
-    if index is None:
-        return "?"
-    pattern = spec.patterns[index]
-    return getattr(pattern, "pattern", None) or str(pattern)
-
-
-_memo: dict[int, dict[str, str | None]] = {}
-
-
-def protected_by(spec: Any, prefilter: re.Pattern[str], path: str) -> str | None:
-    """The pattern protecting ``path`` under ``spec``; memoised per compiled spec, since agents
-    touch the same files again and again and 50 alternated gitignore regexes cost ~5 us a search."""
-    memo = _memo.get(id(spec))
-    if memo is None:
-        _memo.clear()  # one spec is live at a time; drop results of replaced ones
-        memo = _memo[id(spec)] = {}
-    if path in memo:
-        return memo[path]
-    if prefilter.search(path) is None and prefilter.search(path + "/") is None:
-        result = None
-    else:
-        result = matching_pattern(spec, path)
-    if len(memo) > 4096:
-        memo.clear()
-    memo[path] = result
-    return result
+def load(path: str | os.PathLike[str], *, cache_dir: str | None = None) -> IgnoreRules:
+    """The compiled rules of ``path`` (no rules if the file is absent)."""
+    return confcache.load(os.fspath(path), "intentignore", validate=_validate, materialise=IgnoreRules,
+                          missing=lambda: _NONE, cache_dir=cache_dir)
 
 
 def check(ctx: Context) -> Verdict | None:
-    loaded = load(ctx.gov.workspace.intentignore_path)
-    if loaded is None:
-        return None
-    spec, prefilter = loaded
-    if prefilter is None:
-        return None
+    rules = load(ctx.gov.workspace.intentignore_path, cache_dir=ctx.gov.cache_dir)
     for path in ctx.call.resolved:
-        pattern = protected_by(spec, prefilter, path)
+        pattern = rules.protected_by(path)
         if pattern is not None:
             return Verdict.deny(
                 "protected-path", NAME, f"{path} is protected by .intentignore pattern {pattern!r}",
