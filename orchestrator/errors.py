@@ -7,7 +7,7 @@ one-line message and exit code 1. Anything else is a bug (exit 3).
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 from typing import Any
 
 
@@ -50,12 +50,12 @@ class ConfigError(OrchestratorError):
         self,
         message: str,
         *,
-        file: str | Path | None = None,
+        file: str | os.PathLike[str] | None = None,
         line: int | None = None,
         intent: str | None = None,
         hint: str | None = None,
     ) -> None:
-        self.file = str(file) if file is not None else None
+        self.file = os.fspath(file) if file is not None else None
         self.line = line
         self.intent = intent
         where = ""

@@ -7,7 +7,6 @@ import fcntl
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,8 @@ from typing import Any
 
 def atomic_write(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` so readers see the old or the new file, never a partial one."""
+    import tempfile  # not on the pre-hook's path: only writers need it
+
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

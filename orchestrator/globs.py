@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 
 
 class GlobError(ValueError):
@@ -82,13 +83,23 @@ def translate(pattern: str) -> str:
     return src + "(?:/.*)?"
 
 
-def compile_many(patterns: Iterable[str], *, ignore_case: bool = False) -> re.Pattern[str]:
-    """Compile patterns into one anchored alternation (one ``fullmatch`` per path)."""
+def source_many(patterns: Iterable[str]) -> str:
+    """One regex source alternating all ``patterns`` (use with ``fullmatch``)."""
     sources = [translate(p) for p in patterns]
     if not sources:
-        return re.compile(r"(?!)")  # matches nothing: an intent with no scope owns nothing
-    flags = re.IGNORECASE if ignore_case else 0
-    return re.compile("(?:" + "|".join(sources) + ")", flags | re.DOTALL)
+        return r"(?!)"  # matches nothing: an intent with no scope owns nothing
+    return "(?:" + "|".join(sources) + ")"
+
+
+def compile_many(patterns: Iterable[str], *, ignore_case: bool = False) -> re.Pattern[str]:
+    """Compile patterns into one alternation (one ``fullmatch`` per path)."""
+    return compile_source(source_many(patterns), ignore_case)
+
+
+@lru_cache(maxsize=1024)
+def compile_source(source: str, ignore_case: bool = False) -> re.Pattern[str]:
+    """Compile a :func:`source_many` result (cached: compiling a big alternation costs ~0.1 ms)."""
+    return re.compile(source, (re.IGNORECASE if ignore_case else 0) | re.DOTALL)
 
 
 def first_match(patterns: Iterable[str], path: str) -> str | None:

@@ -6,21 +6,24 @@ rarely. The pipeline uses :class:`IntentSet`, a compiled, pydantic-free view (sc
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass, field
-from html import escape
 from pathlib import Path
 from typing import Any
 
+from orchestrator import confcache
 from orchestrator.errors import ConfigError
+from orchestrator.globs import compile_source, source_many
 
 IN_PROGRESS = "IN_PROGRESS"
 
 
 @dataclass(frozen=True)
 class CompiledIntent:
-    """An intent as the hot path needs it: plain fields and one compiled scope regex."""
+    """An intent as the hot path needs it: plain fields and one scope regex, compiled on first use
+    (a cold hook process usually needs only the selected intent's)."""
 
     id: str
     name: str
@@ -29,12 +32,17 @@ class CompiledIntent:
     constraints: tuple[str, ...]
     acceptance_criteria: tuple[str, ...]
     description: str | None
-    scope_re: re.Pattern[str]
+    scope_src: str
+    ignore_case: bool = False
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def scope_re(self) -> re.Pattern[str]:
+        return compile_source(self.scope_src, self.ignore_case)
 
     def owns(self, path: str) -> bool:
         """True if the workspace-relative ``path`` is inside this intent's scope."""
-        return self.scope_re.fullmatch(path) is not None
+        return compile_source(self.scope_src, self.ignore_case).fullmatch(path) is not None
 
 
 @dataclass(frozen=True)
@@ -53,38 +61,47 @@ class IntentSet:
         return [i for i in self.by_id.values() if i.status == IN_PROGRESS]
 
 
-_cache: dict[str, tuple[tuple[int, int], IntentSet]] = {}
+_EMPTY = IntentSet({})
 
 
-def load(path: str | os.PathLike[str], *, ignore_case: bool = False) -> IntentSet:
-    """Load, validate and compile the intents file; cached by mtime and size.
+def load(path: str | os.PathLike[str], *, ignore_case: bool = False, cache_dir: str | None = None) -> IntentSet:
+    """Load, validate and compile the intents file; cached by mtime and size (and on disk in
+    ``cache_dir``, see :mod:`orchestrator.confcache`).
 
     Raises :class:`ConfigError` naming the file, the line where possible and the offending intent.
     A missing file is an empty set (no intent can be selected, so every mutation is refused).
     """
-    p = Path(path)
-    try:
-        st = p.stat()
-    except FileNotFoundError:
-        return IntentSet({})
-    key = (st.st_mtime_ns, st.st_size)
-    cache_key = f"{p}|{ignore_case}"
-    hit = _cache.get(cache_key)
-    if hit is not None and hit[0] == key:
-        return hit[1]
-    result = _load_uncached(p, ignore_case)
-    _cache[cache_key] = (key, result)
-    return result
+    return confcache.load(
+        os.fspath(path), "intents-ci" if ignore_case else "intents",
+        validate=_validate, materialise=_materialise_ci if ignore_case else _materialise,
+        missing=lambda: _EMPTY, cache_dir=cache_dir,
+    )
 
 
-def _load_uncached(path: Path, ignore_case: bool) -> IntentSet:
+def _materialise(data: list[dict[str, Any]], ignore_case: bool = False) -> IntentSet:
+    by_id: dict[str, CompiledIntent] = {}
+    for d in data:
+        by_id[d["id"]] = CompiledIntent(
+            id=d["id"], name=d["name"], status=d["status"], owned_scope=tuple(d["owned_scope"]),
+            constraints=tuple(d["constraints"]), acceptance_criteria=tuple(d["acceptance_criteria"]),
+            description=d.get("description"), scope_src=d["scope_src"], ignore_case=ignore_case,
+            extra=d.get("extra") or {},
+        )
+    return IntentSet(by_id)
+
+
+def _materialise_ci(data: list[dict[str, Any]]) -> IntentSet:
+    return _materialise(data, ignore_case=True)
+
+
+def _validate(path: Path, text: str) -> list[dict[str, Any]]:
+    """Parse and validate with yaml + pydantic; return JSON-able intents (the slow path)."""
     from pydantic import ValidationError
 
-    from orchestrator.globs import compile_many
     from orchestrator.schema import IntentsFile
     from orchestrator.yamlio import item_lines, load_yaml
 
-    data, text = load_yaml(path)
+    data, text = load_yaml(path, text)
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -114,24 +131,29 @@ def _load_uncached(path: Path, ignore_case: bool) -> IntentSet:
             msg = f"unknown status {first.get('input')!r} (expected one of {first.get('ctx', {}).get('expected')})"
         raise ConfigError(f"{field_path}: {msg}", file=path, line=line, intent=intent_name,
                           hint="see docs/configuration.md for the intent format") from None
-    by_id: dict[str, CompiledIntent] = {}
+    out: list[dict[str, Any]] = []
+    seen: set[str] = set()
     for idx, intent in enumerate(model.active_intents):
-        if intent.id in by_id:
+        if intent.id in seen:
             raise ConfigError(f"duplicate intent id {intent.id!r}", file=path,
                               line=lines[idx] if idx < len(lines) else None, intent=intent.id,
                               hint="every intent id must be unique")
-        extra = dict(intent.model_extra or {})
-        by_id[intent.id] = CompiledIntent(
-            id=intent.id, name=intent.name, status=intent.status.value,
-            owned_scope=tuple(intent.owned_scope), constraints=tuple(intent.constraints),
-            acceptance_criteria=tuple(intent.acceptance_criteria), description=intent.description,
-            scope_re=compile_many(intent.owned_scope, ignore_case=ignore_case), extra=extra,
-        )
-    return IntentSet(by_id)
+        seen.add(intent.id)
+        out.append({
+            "id": intent.id, "name": intent.name, "status": intent.status.value,
+            "owned_scope": list(intent.owned_scope), "constraints": list(intent.constraints),
+            "acceptance_criteria": list(intent.acceptance_criteria), "description": intent.description,
+            "scope_src": source_many(intent.owned_scope),
+            # dates and other YAML scalars become text so the cache is JSON
+            "extra": json.loads(json.dumps(dict(intent.model_extra or {}), default=str)),
+        })
+    return out
 
 
 def render_context(intent: CompiledIntent, lessons: list[str] | None = None) -> str:
     """The ``<intent_context>`` block handed to the agent after a successful selection."""
+    from html import escape
+
     def items(tag: str, values: tuple[str, ...] | list[str]) -> str:
         inner = "".join(f"\n    <item>{escape(str(v))}</item>" for v in values)
         return f"  <{tag}>{inner}\n  </{tag}>" if values else f"  <{tag}/>"

@@ -11,6 +11,7 @@ reach the kernel, and a newline is a classic way to forge log lines and confuse 
 from __future__ import annotations
 
 import os
+import stat
 from functools import lru_cache
 
 from orchestrator.errors import OrchestratorError
@@ -39,7 +40,7 @@ def canonical(raw: str, root: str, cwd: str | None = None, *, ignore_case: bool 
     expanded = os.path.expanduser(raw) if raw.startswith("~") else raw
     base = cwd if cwd else root
     joined = expanded if os.path.isabs(expanded) else os.path.join(base, expanded)
-    real = os.path.realpath(joined)
+    real = _resolve_below(root, joined)
     if real == root:
         return "."
     prefix = root if root.endswith(os.sep) else root + os.sep
@@ -56,6 +57,31 @@ def canonical(raw: str, root: str, cwd: str | None = None, *, ignore_case: bool 
     if os.sep != "/":
         rel = rel.replace(os.sep, "/")
     return rel.lower() if ignore_case else rel
+
+
+def _resolve_below(root: str, joined: str) -> str:
+    """``os.path.realpath(joined)``, cheaper when ``joined`` lies lexically below ``root``.
+
+    ``root`` is already resolved, so only the components below it need an ``lstat``; symlinks
+    among them (and any ``..``) fall back to the full ``realpath``, which is exact.
+    """
+    prefix = root + os.sep
+    if not joined.startswith(prefix):
+        return os.path.realpath(joined)
+    rest = [part for part in joined[len(prefix):].split(os.sep) if part and part != "."]
+    if ".." in rest:
+        return os.path.realpath(joined)
+    current = root
+    for i, part in enumerate(rest):
+        current = current + os.sep + part
+        try:
+            st = os.lstat(current)
+        except (FileNotFoundError, NotADirectoryError):
+            # the rest does not exist yet: nothing below can be a symlink
+            return os.sep.join([current, *rest[i + 1:]])
+        if stat.S_ISLNK(st.st_mode):
+            return os.path.realpath(joined)
+    return current
 
 
 @lru_cache(maxsize=64)

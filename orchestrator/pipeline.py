@@ -7,11 +7,8 @@ LangChain...) translate their payloads into :class:`ToolCall` and call :meth:`Go
 
 from __future__ import annotations
 
-import functools
-import inspect
 import os
 import time
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -28,7 +25,7 @@ from orchestrator.workspace import Workspace
 
 if TYPE_CHECKING:
     from orchestrator.intents import CompiledIntent, IntentSet
-    from orchestrator.schema import Policy
+    from orchestrator.policy import PolicyView as Policy
 
 #: The pre-hooks, in order; the first refusal wins.
 #:  selfguard    first: governance files are refused even with a valid intent, before anything else
@@ -82,24 +79,24 @@ class Governor:
         self.sessions = SessionStore(self.workspace.run_dir)
         self.approval_channel = approval_channel
         self._policy_override: tuple[Policy, Policy] | None = None
+        #: compiled-config cache, so cold hook processes skip yaml and pydantic
+        self.cache_dir = os.path.join(self.workspace.run_dir, "cache")
 
     # ------------------------------------------------------------------ configuration
     @property
     def policy(self) -> Policy:
         """The current policy (reloaded when the file changes); an override channel applies."""
-        pol = _policy.load(self.workspace.policy_file)
+        pol = _policy.load(self.workspace.policy_path, cache_dir=self.cache_dir)
         if self.approval_channel and pol.approval.channel != self.approval_channel:
             cached = self._policy_override
             if cached is None or cached[0] is not pol:
-                over = pol.model_copy(update={"approval": pol.approval.model_copy(
-                    update={"channel": self.approval_channel})})
-                cached = self._policy_override = (pol, over)
+                cached = self._policy_override = (pol, pol.replace("approval.channel", self.approval_channel))
             return cached[1]
         return pol
 
     def intents(self) -> IntentSet:
         """The current intents (reloaded when the file changes)."""
-        return _intents.load(self.workspace.intents_file, ignore_case=self.ignore_case)
+        return _intents.load(self.workspace.intents_path, ignore_case=self.ignore_case, cache_dir=self.cache_dir)
 
     # ------------------------------------------------------------------ preparation
     def prepare(self, call: ToolCall, policy: Policy | None = None) -> None:
@@ -110,7 +107,7 @@ class Governor:
         if call.prepared:
             return
         pol = policy or self.policy
-        if call.kind is Kind.UNKNOWN and call.tool in pol.tools:
+        if call.tool in pol.tools:
             call.kind = Kind(pol.tools[call.tool])
         if call.kind is Kind.EXEC:
             from orchestrator.shell import analyze
@@ -127,7 +124,15 @@ class Governor:
         cwd = call.cwd if call.cwd else self.root
         if cwd != self.root:
             cwd = os.path.realpath(cwd)
-        resolved = [canonical(p, self.root, cwd, ignore_case=self.ignore_case) for p in call.paths]
+        resolved: list[str] = []
+        for raw in call.paths:
+            try:
+                resolved.append(canonical(raw, self.root, cwd, ignore_case=self.ignore_case))
+            except PathError:
+                # reading outside the workspace is not governed; only mutations must stay inside
+                if call.kind in (Kind.READ, Kind.META):
+                    continue
+                raise
         call.resolved = list(dict.fromkeys(resolved))
         call.prepared = True
 
@@ -151,6 +156,9 @@ class Governor:
                 return Verdict.deny(exc.type, "paths", exc.message, hint=exc.hint or "", **exc.details)
             if not self.is_mutating(call, pol):
                 return Verdict.allow()
+            if call.kind in (Kind.WRITE, Kind.EDIT, Kind.DELETE) and not call.resolved:
+                return Verdict.deny("malformed-call", "registry", f"{call.tool} names no target file",
+                                    tool=call.tool, hint="pass the file path argument the tool expects")
             if call.kind is Kind.UNKNOWN and pol.unknown_tools == "deny":
                 return Verdict.deny("unknown-tool", "registry", f"tool {call.tool!r} is not known to orchestrator",
                                     tool=call.tool, hint="use a known tool, or ask a person to declare it in policy.yaml")
@@ -249,6 +257,9 @@ class Governor:
         The function's arguments become the call's input; ``path_arg`` names the target path argument.
         A refusal raises :class:`Denied` carrying the structured verdict.
         """
+        import functools
+        import inspect
+
         def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
             sig = inspect.signature(func)
             name = tool or func.__name__
@@ -278,6 +289,8 @@ class Governor:
 
     # ------------------------------------------------------------------ internals
     def _log_internal(self, hook: str, call: ToolCall, exc: BaseException) -> None:
+        import traceback
+
         try:
             log = self.workspace.ensure_run_dir() / "errors.log"
             with log.open("a", encoding="utf-8") as fh:

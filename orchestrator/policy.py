@@ -1,50 +1,87 @@
-"""Load ``.orchestration/policy.yaml`` (cached by mtime); a missing file means the defaults."""
+"""Load ``.orchestration/policy.yaml``; a missing file means the defaults.
+
+Validated with pydantic (:class:`orchestrator.schema.Policy`) when the file changes; what the hot
+path gets is a :class:`PolicyView` — read-only attribute access over the validated data, built
+from the compiled cache without importing pydantic (see :mod:`orchestrator.confcache`).
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
+from orchestrator import confcache
 from orchestrator.errors import ConfigError
 
-if TYPE_CHECKING:
-    from orchestrator.schema import Policy
 
-_cache: dict[str, tuple[tuple[int, int], Policy]] = {}
+class PolicyView:
+    """Read-only attributes over validated policy data (nested mappings become views too)."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        object.__setattr__(self, "_data", {k: PolicyView(v) if isinstance(v, dict) and k != "tools" else v
+                                           for k, v in data.items()})
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._data[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("PolicyView is read-only")
+
+    def replace(self, path: str, value: Any) -> PolicyView:
+        """A copy with the dotted key ``path`` (e.g. ``approval.channel``) set to ``value``."""
+        data = self.to_dict()
+        node = data
+        *parents, leaf = path.split(".")
+        for part in parents:
+            node = node[part]
+        node[leaf] = value
+        return PolicyView(data)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v.to_dict() if isinstance(v, PolicyView) else v for k, v in self._data.items()}
+
+    def __repr__(self) -> str:
+        return f"PolicyView({self.to_dict()!r})"
 
 
-def load(path: str | os.PathLike[str]) -> Policy:
+_defaults: PolicyView | None = None
+
+
+def defaults() -> PolicyView:
+    """The policy when no file exists."""
+    global _defaults
+    if _defaults is None:
+        from orchestrator.schema import Policy
+
+        _defaults = PolicyView(Policy().model_dump(mode="json"))
+    return _defaults
+
+
+def load(path: str | os.PathLike[str], *, cache_dir: str | None = None) -> PolicyView:
     """The validated policy. Raises :class:`ConfigError` naming the file, line and key."""
-    p = Path(path)
-    try:
-        st = p.stat()
-        key = (st.st_mtime_ns, st.st_size)
-    except FileNotFoundError:
-        key = (0, -1)
-    hit = _cache.get(str(p))
-    if hit is not None and hit[0] == key:
-        return hit[1]
-    policy = _load_uncached(p, exists=key[1] != -1)
-    _cache[str(p)] = (key, policy)
-    return policy
+    return confcache.load(os.fspath(path), "policy", validate=_validate, materialise=PolicyView,
+                          missing=defaults, cache_dir=cache_dir)
 
 
-def _load_uncached(path: Path, *, exists: bool) -> Policy:
+def _validate(path: Path, text: str) -> dict[str, Any]:
     from pydantic import ValidationError
 
     from orchestrator.schema import Policy
     from orchestrator.yamlio import load_yaml
 
-    if not exists:
-        return Policy()
-    data, _text = load_yaml(path)
+    data, _text = load_yaml(path, text)
     if data is None:
-        return Policy()
+        data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"top level must be a mapping, got {type(data).__name__}", file=path, line=1)
     try:
-        return Policy.model_validate(data)
+        return Policy.model_validate(data).model_dump(mode="json")
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(x) for x in first.get("loc", ()))

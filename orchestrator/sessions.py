@@ -9,6 +9,7 @@ cached by mtime so the hot path costs one ``stat``.
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from collections.abc import Callable
@@ -30,24 +31,32 @@ class SessionStore:
     def __init__(self, run_dir: Path) -> None:
         self.dir = run_dir / "sessions"
         self._cache: dict[str, tuple[int, dict[str, Any]]] = {}
+        self._paths: dict[str, str] = {}
 
     def _path(self, session_id: str) -> Path:
-        # session ids come from agents: never let one become a path traversal
-        safe = _SAFE.sub("_", session_id)[:128] or "default"
-        return self.dir / f"{safe}.json"
+        return Path(self._path_str(session_id))
+
+    def _path_str(self, session_id: str) -> str:
+        path = self._paths.get(session_id)
+        if path is None:
+            # session ids come from agents: never let one become a path traversal
+            safe = _SAFE.sub("_", session_id)[:128] or "default"
+            path = self._paths[session_id] = os.path.join(self.dir, f"{safe}.json")
+        return path
 
     def get(self, session_id: str) -> dict[str, Any]:
         """The session's state (a fresh empty state if none). Treat the result as read-only."""
-        path = self._path(session_id)
+        path = self._path_str(session_id)
         try:
-            mtime = path.stat().st_mtime_ns
+            mtime = os.stat(path).st_mtime_ns
         except FileNotFoundError:
             return _empty()
         hit = self._cache.get(session_id)
         if hit is not None and hit[0] == mtime:
             return hit[1]
         try:
-            state = json.loads(path.read_bytes())
+            with open(path, "rb") as fh:
+                state = json.loads(fh.read())
         except (OSError, ValueError):
             # a corrupt state file must not grant anything: behave as a new session
             state = _empty()

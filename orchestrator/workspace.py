@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 from orchestrator.errors import WorkspaceError
@@ -48,6 +48,20 @@ class Workspace:
     def agents_md(self) -> Path:
         return self.root / "AGENTS.md"
 
+    # string forms, computed once: the hot path stats these on every call and pathlib's
+    # object construction costs more than the stat itself
+    @functools.cached_property
+    def intents_path(self) -> str:
+        return str(self.intents_file)
+
+    @functools.cached_property
+    def intentignore_path(self) -> str:
+        return str(self.intentignore_file)
+
+    @functools.cached_property
+    def policy_path(self) -> str:
+        return str(self.policy_file)
+
     def ensure_run_dir(self) -> Path:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         return self.run_dir
@@ -84,6 +98,8 @@ def find_workspace(start: str | os.PathLike[str] | None = None) -> Workspace:
 
 
 def _template(name: str) -> str:
+    from importlib import resources
+
     return resources.files("orchestrator.data").joinpath("templates", name).read_text(encoding="utf-8")
 
 

@@ -8,15 +8,19 @@ from typing import Any
 from orchestrator.errors import ConfigError
 
 
-def load_yaml(path: Path) -> tuple[Any, str]:
-    """Parse ``path``; return (data, text). Syntax errors become :class:`ConfigError` with the line."""
+def load_yaml(path: Path, text: str | None = None) -> tuple[Any, str]:
+    """Parse ``path`` (or ``text`` read from it); return (data, text).
+
+    Syntax errors become :class:`ConfigError` with the line.
+    """
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"not UTF-8 text ({exc.reason})", file=path) from None
+    if text is None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"not UTF-8 text ({exc.reason})", file=path) from None
     try:
         return yaml.load(text, Loader=loader), text
     except yaml.YAMLError as exc:

@@ -25,8 +25,8 @@ def check(ctx: Context) -> Verdict | None:
             hint=f"call select_active_intent({declared!r}) first, or drop the declared intent",
         )
     intent_id = selected or declared
-    available = [i.id for i in ctx.intents.in_progress()]
     if not intent_id:
+        available = [i.id for i in ctx.intents.in_progress()]
         return Verdict.deny(
             "intent-required", NAME,
             f"{call.tool} changes files, but no intent is selected for this session",
@@ -34,6 +34,8 @@ def check(ctx: Context) -> Verdict | None:
             hint="call select_active_intent(intent_id) with one of the IN_PROGRESS intents, then retry",
         )
     intent = ctx.intents.get(intent_id)
+    if intent is None or intent.status != IN_PROGRESS:
+        available = [i.id for i in ctx.intents.in_progress()]
     if intent is None:
         return Verdict.deny(
             "intent-required", NAME, f"intent {intent_id!r} does not exist (any more)",

@@ -29,15 +29,17 @@ GOVERNANCE = (
     # git internals: hooks and config would run code or rewrite history outside any governance
     (".git/**", r"\.git(?:/.*)?"),
 )
-_RE = [(shown, re.compile(rx, re.IGNORECASE | re.DOTALL)) for shown, rx in GOVERNANCE]
+# one alternation, one named group per pattern: a single fullmatch answers for all of them
+_RE = re.compile("|".join(f"(?P<g{i}>{rx})" for i, (_shown, rx) in enumerate(GOVERNANCE)),
+                 re.IGNORECASE | re.DOTALL)
 
 
 def protected_by(path: str) -> str | None:
     """The governance pattern ``path`` falls under, or None."""
-    for shown, rx in _RE:
-        if rx.fullmatch(path):
-            return shown
-    return None
+    m = _RE.fullmatch(path)
+    if m is None:
+        return None
+    return GOVERNANCE[int(m.lastgroup[1:])][0]  # type: ignore[index]
 
 
 def check(ctx: Context) -> Verdict | None:

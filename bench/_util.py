@@ -1,0 +1,31 @@
+"""Shared helpers for the benchmark scripts: timing statistics and printing."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+
+
+def measure(fn: Callable[[], object], *, n: int = 2000, warmup: int = 200) -> list[float]:
+    """Run ``fn`` ``n`` times after ``warmup`` runs; per-call seconds."""
+    for _ in range(warmup):
+        fn()
+    out = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+def report(label: str, samples: list[float], *, unit: str = "us", target: str = "") -> dict[str, float]:
+    """Print min/median/max (and p90) of ``samples`` in ``unit``; return them."""
+    scale = {"us": 1e6, "ms": 1e3, "s": 1.0}[unit]
+    s = sorted(samples)
+    fig = {"min": s[0] * scale, "p50": statistics.median(s) * scale,
+           "p90": s[int(len(s) * 0.9)] * scale, "max": s[-1] * scale}
+    extra = f"   target {target}" if target else ""
+    print(f"{label:<48} min {fig['min']:9.2f}  p50 {fig['p50']:9.2f}  p90 {fig['p90']:9.2f}  "
+          f"max {fig['max']:9.2f} {unit}{extra}")
+    return fig

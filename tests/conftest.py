@@ -1,0 +1,58 @@
+"""Shared fixtures: real workspaces in tmp dirs (real files, real git where needed)."""
+
+from __future__ import annotations
+
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from orchestrator import workspace
+from orchestrator.pipeline import Governor
+
+INTENTS = textwrap.dedent(
+    """\
+    # test intents
+    active_intents:
+      - id: INT-001
+        name: Build the API
+        status: IN_PROGRESS
+        owned_scope: ["src/**", "tests/*.py"]
+        constraints: ["keep it small"]
+        acceptance_criteria: ["tests pass"]
+        created_at: 2026-01-01
+        related_specs: [spec.md]
+      - id: INT-002
+        name: Docs
+        status: PENDING
+        owned_scope: ["docs/**"]
+      - id: INT-003
+        name: Docs now
+        status: in_progress
+        owned_scope: ["docs/**", "README.md"]
+    """
+)
+
+
+def make_workspace(root: Path, intents: str = INTENTS, *, git: bool = False) -> Path:
+    """A real governed workspace at ``root`` with the test intents."""
+    root.mkdir(parents=True, exist_ok=True)
+    if git:
+        subprocess.run(["git", "init", "-q", str(root)], check=True)
+    workspace.init(root)
+    (root / ".orchestration" / "active_intents.yaml").write_text(intents, encoding="utf-8")
+    (root / "src").mkdir(exist_ok=True)
+    (root / "src" / "app.py").write_text("x = 1\nprint(x)\n", encoding="utf-8")
+    (root / "docs").mkdir(exist_ok=True)
+    return root
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    return make_workspace(tmp_path / "repo")
+
+
+@pytest.fixture
+def gov(ws: Path) -> Governor:
+    return Governor(ws, approval_channel="deny")

@@ -1,0 +1,51 @@
+"""Structural guard of the hot path: what a cold hook process imports (not a timing)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+HEAVY = ("textual", "watchdog", "git", "rich", "pydantic", "yaml", "pathspec", "mcp", "langchain")
+
+SCRIPT = """
+import json, sys
+from orchestrator.pipeline import Governor
+from orchestrator.tools import to_call
+gov = Governor(sys.argv[1], approval_channel="deny")
+verdicts = [gov.pre(to_call(t, i, session_id="s")).decision for t, i in (
+    ("Write", {"file_path": "src/new.py", "content": "x"}),
+    ("Write", {"file_path": "docs/x.md", "content": "x"}),
+    ("Write", {"file_path": ".env", "content": "x"}),
+    ("Read", {"file_path": "src/app.py"}),
+)]
+print(json.dumps({"verdicts": verdicts, "modules": sorted(m for m in sys.modules if m.split(".")[0] in %r)}))
+""" % (HEAVY,)
+
+
+def run(ws: Path) -> dict:
+    out = subprocess.run([sys.executable, "-c", SCRIPT, str(ws)], capture_output=True, text=True, check=True,
+                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    return json.loads(out.stdout)
+
+
+def test_cold_process_with_compiled_cache_imports_nothing_heavy(ws: Path) -> None:
+    from orchestrator.pipeline import Governor
+
+    Governor(ws).select_intent("INT-001", "s")
+    first = run(ws)  # may validate (yaml, pydantic, pathspec) and fill the compiled cache
+    assert first["verdicts"] == ["allow", "deny", "deny", "allow"]
+    second = run(ws)
+    assert second["verdicts"] == first["verdicts"]
+    assert second["modules"] == [], f"hot path imported {second['modules']}"
+
+
+def test_cache_follows_edits(ws: Path) -> None:
+    from orchestrator.pipeline import Governor
+
+    Governor(ws).select_intent("INT-001", "s")
+    run(ws)
+    (ws / ".orchestration" / ".intentignore").write_text("src/new.py\n")
+    assert run(ws)["verdicts"][0] == "deny"
