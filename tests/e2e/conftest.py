@@ -10,16 +10,14 @@ import json
 import os
 import shutil
 import subprocess
-import sys
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.e2e.claude_cli import CLI_TIMINGS, make_runner
+
 E2E_DIR = Path(__file__).resolve().parent
-sys.path.insert(0, str(E2E_DIR))  # fake_anthropic is a helper module next to this file, not a package
 
 CLAUDE_VERSION = json.loads((E2E_DIR / "package.json").read_text())["dependencies"]["@anthropic-ai/claude-code"]
 
@@ -49,53 +47,6 @@ def claude_bin() -> Path:
     if CLAUDE_VERSION not in version:
         _unavailable(f"expected Claude Code {CLAUDE_VERSION}, found {version.strip()!r}")
     return binary
-
-
-@dataclass
-class CliRun:
-    """One finished ``claude -p`` process: its parsed JSON result, raw output and wall time."""
-
-    returncode: int
-    stdout: str
-    stderr: str
-    seconds: float
-    result: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def denied_ids(self) -> set[str]:
-        """tool_use_ids the hooks refused, from the result's ``permission_denials``."""
-        return {d.get("tool_use_id") for d in self.result.get("permission_denials", [])}
-
-
-CLI_TIMINGS: list[tuple[str, float]] = []
-
-
-def make_runner(claude_bin: Path, home: Path):
-    """Return ``run(cwd, base_url, *extra_args, prompt="go", env=None) -> CliRun`` for offline print-mode runs.
-
-    Uses a throw-away HOME (no user config, no credentials), a dummy API key and no telemetry.
-    """
-    home.mkdir(parents=True, exist_ok=True)
-
-    def run(cwd: Path, base_url: str, *extra: str, prompt: str = "go", env: dict[str, str] | None = None,
-            tools: str = "Bash Write Edit Read Glob Grep", timeout: float = 120) -> CliRun:
-        full_env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE"))}
-        full_env.update(HOME=str(home), ANTHROPIC_BASE_URL=base_url, ANTHROPIC_API_KEY="dummy",
-                        DISABLE_TELEMETRY="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-                        DISABLE_AUTOUPDATER="1")
-        full_env.update(env or {})
-        cmd = [str(claude_bin), "-p", prompt, "--allowedTools", tools, "--output-format", "json", *extra]
-        start = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=cwd, env=full_env, capture_output=True, text=True, timeout=timeout)
-        seconds = time.perf_counter() - start
-        CLI_TIMINGS.append((" ".join(extra) or "claude -p", seconds))
-        try:
-            result = json.loads(proc.stdout)
-        except ValueError:
-            result = {}
-        return CliRun(proc.returncode, proc.stdout, proc.stderr, seconds, result)
-
-    return run
 
 
 @pytest.fixture

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from conftest import CliRun, make_runner
-from fake_anthropic import FakeAnthropic, ToolUse
+from tests.e2e.claude_cli import CliRun, make_runner
+from tests.e2e.fake_anthropic import FakeAnthropic, ToolUse
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TOOLS = "Bash Write Edit Read Glob Grep mcp__orchestrator"

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fake_anthropic import FakeAnthropic, ToolUse
+from tests.e2e.fake_anthropic import FakeAnthropic, ToolUse
 
 DENY_HOOK = """\
 import json, sys
