@@ -212,3 +212,15 @@ def test_daemon_exits_when_its_workspace_is_deleted(tmp_path: Path) -> None:
     shutil.rmtree(root / ".orchestration")
     proc.wait(timeout=10)
     assert proc.returncode == 0
+
+
+def test_client_hot_path_imports_neither_json_nor_the_engine(ws: Path) -> None:
+    """Structural guard of the fast path (not a timing): with a daemon up, the client imports no json, no socket
+    wrapper and nothing of orchestrator; the answer comes from the daemon."""
+    start_daemon(ws)
+    proc = subprocess.run([sys.executable, "-S", "-X", "importtime", str(CLIENT), "claude-code"],
+                          input=json.dumps(event(ws)), capture_output=True, text=True, cwd=ws, env=ENV, timeout=60)
+    assert proc.returncode == 0 and "deny" in proc.stdout
+    modules = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time")}
+    assert "_socket" in modules
+    assert not {m for m in modules if m.split(".")[0] in ("json", "socket", "orchestrator", "site", "re", "enum")}
