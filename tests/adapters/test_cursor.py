@@ -39,7 +39,8 @@ def test_pre_tool_use_write_needs_intent_then_scope(payload, ws: Path) -> None:
 
 def test_before_shell_execution_asks_for_rm_rf(payload) -> None:
     select(payload)
-    answer = hook(payload("cursor", "beforeShellExecution", command="rm -rf src/old"), ORCH_APPROVAL_CHANNEL="agent-ask")
+    rm = payload("cursor", "beforeShellExecution", command="rm -rf src/old")
+    answer = hook(rm, ORCH_APPROVAL_CHANNEL="agent-ask")
     assert answer["permission"] == "ask" and error_of(answer)["hook"] == "approval"
     ls = payload("cursor", "beforeShellExecution", command="ls -la")
     assert hook(ls)["permission"] == "allow"
