@@ -19,6 +19,7 @@ Subagent calls carry ``agent_id``/``agent_type``; they are governed like the mai
 """
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from orchestrator.adapters.base import HookResult
@@ -121,8 +122,42 @@ def post_tool_use(event: dict[str, Any], governor: Any, *, agent: str = AGENT) -
         return HookResult()
     response = event.get("tool_response")
     result = response if isinstance(response, dict) else {"output": response}
-    governor.post(call_from(event, agent=agent), result)
+    call = call_from(event, agent=agent)
+    if call.model_id is None and call.kind.mutating:
+        # Claude Code's hook payload names no model; its transcript does, per assistant message.
+        call.model_id = model_from_transcript(event.get("transcript_path"), call.tool_use_id)
+    governor.post(call, result)
     return HookResult()
+
+
+def model_from_transcript(path: Any, tool_use_id: str | None, *, max_bytes: int = 256 * 1024) -> str | None:
+    """The model that issued ``tool_use_id``, from the tail of a Claude Code transcript (JSONL); else the last
+    model seen there; None when unreadable. Reads at most ``max_bytes`` from the end of the file."""
+    if not isinstance(path, str) or not path:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, 2)
+            fh.seek(max(0, fh.tell() - max_bytes))
+            data = fh.read()
+    except OSError:
+        return None
+    fallback = None
+    for line in reversed(data.splitlines()):
+        if b'"assistant"' not in line:
+            continue
+        try:
+            message = json.loads(line).get("message")
+        except (ValueError, AttributeError):
+            continue
+        model = message.get("model") if isinstance(message, dict) else None
+        if not isinstance(model, str) or not model or model.startswith("<"):  # "<synthetic>" messages
+            continue
+        if tool_use_id and any(isinstance(b, dict) and b.get("id") == tool_use_id
+                               for b in message.get("content") or []):
+            return model
+        fallback = fallback or model
+    return fallback
 
 
 def context_text(governor: Any, session_id: str, *, full: bool = True) -> str:

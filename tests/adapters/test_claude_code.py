@@ -157,3 +157,21 @@ def test_orch_hook_process_end_to_end(payload, ws: Path) -> None:
     assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
     bad = subprocess.run(cmd, input="{", capture_output=True, text=True, env=env, cwd=ws, timeout=60)
     assert bad.returncode == 2 and bad.stdout == ""
+
+
+def test_model_is_read_from_the_transcript(tmp_path: Path) -> None:
+    from orchestrator.adapters.claude_code import model_from_transcript
+
+    transcript = tmp_path / "t.jsonl"
+    lines = [
+        {"type": "assistant", "message": {"model": "claude-a", "content": [{"type": "tool_use", "id": "t1"}]}},
+        {"type": "user", "message": {"content": "x"}},
+        {"type": "assistant", "message": {"model": "<synthetic>", "content": []}},
+        {"type": "assistant", "message": {"model": "claude-b", "content": [{"type": "tool_use", "id": "t2"}]}},
+    ]
+    transcript.write_text("\n".join(json.dumps(x) for x in lines) + "\nnot json\n")
+    assert model_from_transcript(str(transcript), "t1") == "claude-a"
+    assert model_from_transcript(str(transcript), "t2") == "claude-b"
+    assert model_from_transcript(str(transcript), "unknown") == "claude-b"
+    assert model_from_transcript(str(tmp_path / "missing.jsonl"), "t1") is None
+    assert model_from_transcript(None, "t1") is None

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.claude_cli import CliRun, make_runner
-from tests.e2e.fake_anthropic import FakeAnthropic, ToolUse
+from tests.e2e.fake_anthropic import MODEL, FakeAnthropic, ToolUse
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TOOLS = "Bash Write Edit Read Glob Grep mcp__orchestrator"
@@ -184,6 +184,8 @@ def test_ledger_records_the_mutations_with_ranges_and_intent(scenario: Scenario)
         for entry in entries:
             assert entry["meta"]["intent_id"] == "INT-1"
             assert entry["meta"]["session_id"] in sessions
+            assert entry["meta"]["agent"] == "claude-code"
+            assert entry["meta"]["model_id"] == MODEL  # from the transcript: the payload names no model
     new_ranges = [r for e in by_file["src/new.py"] for c in e["file"]["conversations"] for r in c["ranges"]]
     assert [(r["start_line"], r["end_line"]) for r in new_ranges] == [(1, 2)]
     app_ranges = [(r["start_line"], r["end_line"])
