@@ -54,6 +54,7 @@ class Scenario:
     api_b: FakeAnthropic
     results: dict[str, dict]
     b_results: dict[str, dict]
+    daemon_was_up: bool
 
     def ledger(self) -> list[dict[str, Any]]:
         text = (self.root / ".orchestration" / "agent_trace.jsonl").read_text()
@@ -109,18 +110,26 @@ def scenario(claude_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Scen
     try:
         with api_a:
             a = run(root, api_a.base_url, *extra, env=env, tools=TOOLS)
+        from orchestrator import daemon
+
+        daemon_was_up = daemon.is_alive(daemon.socket_path(root))
     finally:
         subprocess.run([sys.executable, "-m", "orchestrator", "serve", "--stop", "-C", str(root)],
                        env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)), capture_output=True, timeout=30)
     assert a.returncode == 0, a.stderr
     assert b_runs and b_runs[0].returncode == 0, b_runs and b_runs[0].stderr
-    return Scenario(root, a, b_runs[0], api_a, api_b, api_a.tool_results(), api_b.tool_results())
+    return Scenario(root, a, b_runs[0], api_a, api_b, api_a.tool_results(), api_b.tool_results(), daemon_was_up)
 
 
 def test_sessions_ran_their_whole_scripts(scenario: Scenario) -> None:
     assert scenario.a.result["result"] == "A done"
     assert scenario.b.result["result"] == "B done"
     assert scenario.api_a.turns_used == 10 and scenario.api_b.turns_used == 4
+
+
+def test_installed_hooks_used_the_daemon(scenario: Scenario) -> None:
+    """The first hook call (SessionStart) found no daemon, answered in-process and started one for the rest."""
+    assert scenario.daemon_was_up
 
 
 def test_write_before_intent_is_denied(scenario: Scenario) -> None:
