@@ -16,6 +16,8 @@ Safety:
 - stale sockets: under that lock, a socket file nobody listens on is unlinked before binding;
 - it exits after ``ORCH_DAEMON_IDLE`` seconds without requests (default 900), or when its workspace or socket file
   disappears (checked four times a second), so daemons of deleted test workspaces do not linger;
+- it exits when orchestrator's own code changes (an upgrade, or a developer's edit; checked every second), so a
+  resident daemon never keeps answering with old code: the next call falls back in-process and starts a new one;
 - the socket is created with mode 0600 (owner only).
 """
 from __future__ import annotations
@@ -40,6 +42,18 @@ def encode_answer(result: Any) -> bytes:
     """``<exit> <len stdout> <len stderr>`` then both bodies: the client decodes it without importing json."""
     out, err = result.stdout.encode(), result.stderr.encode()
     return f"{result.exit_code} {len(out)} {len(err)}\n".encode() + out + err
+
+
+def _code_stamp() -> dict[str, int]:
+    """mtime of every module of the orchestrator package (a few dozen stats)."""
+    package = Path(__file__).resolve().parent
+    stamp = {}
+    for path in package.rglob("*.py"):
+        try:
+            stamp[str(path)] = path.stat().st_mtime_ns
+        except OSError:
+            pass
+    return stamp
 
 
 def run_dir(root: str | os.PathLike[str]) -> Path:
@@ -87,6 +101,7 @@ class Daemon:
         self._server: _Server | None = None
         self._lock_fd: int | None = None
         self._stopped = threading.Event()
+        self._code = _code_stamp()
 
     # -- governors ------------------------------------------------------------------------------------------------
     def governor(self, root: Path, approval_channel: str | None) -> Any:
@@ -177,10 +192,13 @@ class Daemon:
         (self.run_dir / PID_NAME).write_text(f"{os.getpid()}\n")
 
     def _watchdog(self) -> None:
+        ticks = 0
         while not self._stopped.wait(0.25):
+            ticks += 1
             idle = time.monotonic() - self.last_request
             gone = not self.sock_path.exists() or not (self.root / ".orchestration").is_dir()
-            if gone or idle > self.idle_timeout:
+            upgraded = ticks % 4 == 0 and _code_stamp() != self._code
+            if gone or upgraded or idle > self.idle_timeout:
                 self.stop()
                 return
 

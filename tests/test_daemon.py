@@ -224,3 +224,16 @@ def test_client_hot_path_imports_neither_json_nor_the_engine(ws: Path) -> None:
     modules = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time")}
     assert "_socket" in modules
     assert not {m for m in modules if m.split(".")[0] in ("json", "socket", "orchestrator", "site", "re", "enum")}
+
+
+def test_daemon_exits_when_orchestrator_code_changes(ws: Path) -> None:
+    """In-process: a daemon whose recorded code stamp no longer matches the package stops by itself."""
+    d = daemon.Daemon(ws, idle_timeout=60)
+    assert d.acquire()
+    d.bind()
+    d._code = {"pretend": 0}  # as if a module had changed since start
+    thread = threading.Thread(target=d.serve_forever, daemon=True)
+    thread.start()
+    thread.join(timeout=5)
+    assert not thread.is_alive()
+    assert not daemon.socket_path(ws).exists()
