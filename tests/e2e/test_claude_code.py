@@ -132,6 +132,12 @@ def test_installed_hooks_used_the_daemon(scenario: Scenario) -> None:
     assert scenario.daemon_was_up
 
 
+def test_session_context_reaches_the_model(scenario: Scenario) -> None:
+    """SessionStart/UserPromptSubmit additionalContext (mandate + IN_PROGRESS intents) is in the model's input."""
+    first = json.dumps(scenario.api_a.main_requests[0])
+    assert "governed by orchestrator" in first and "INT-1: app work" in first
+
+
 def test_write_before_intent_is_denied(scenario: Scenario) -> None:
     res = scenario.results["a_write_no_intent"]
     assert res["is_error"] and "intent-required" in res["content"]
