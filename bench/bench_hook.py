@@ -108,6 +108,9 @@ def main() -> int:
         rows.append(("daemon", name, measure(fast, raw, args.n, env, root)))
     daemon.stop(root)
     proc.wait(timeout=10)
+    import shutil
+
+    shutil.rmtree(tmp, ignore_errors=True)
 
     rows.append(("baseline", "python -S -c pass (paired)", BASELINE))
     base = statistics.median(BASELINE)
