@@ -248,5 +248,7 @@ def uninstall(agent: str, root: str | os.PathLike[str]) -> list[Path]:
             _save(path, data)
         else:
             path.unlink()
+            if path.parent != root and not any(path.parent.iterdir()):
+                path.parent.rmdir()  # e.g. the .claude/ or .cursor/ that install created
         changed.append(path)
     return changed

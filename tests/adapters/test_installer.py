@@ -72,7 +72,7 @@ def test_install_merges_with_user_settings_and_is_idempotent(tmp_path: Path) -> 
 def test_uninstall_deletes_files_it_alone_filled(tmp_path: Path) -> None:
     installer.install("claude-code", tmp_path)
     installer.uninstall("claude-code", tmp_path)
-    assert not (tmp_path / ".claude/settings.json").exists()
+    assert not (tmp_path / ".claude").exists()
     assert not (tmp_path / ".mcp.json").exists()
     assert installer.uninstall("claude-code", tmp_path) == []
 
