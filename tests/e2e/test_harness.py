@@ -48,3 +48,38 @@ def test_cli_runs_scripted_write_and_obeys_deny_hook(run_claude, tmp_path: Path)
     seen = [json.loads(line) for line in events.read_text().splitlines()]
     assert [e["tool_use_id"] for e in seen] == ["toolu_good", "toolu_bad"]
     assert all(e["session_id"] == run.result["session_id"] for e in seen)
+
+
+def test_missing_cli_skips_locally_but_fails_in_ci(monkeypatch) -> None:
+    import pytest
+
+    from tests.e2e.conftest import _unavailable
+
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="unavailable in CI: no npm"):
+        _unavailable("no npm")
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception, match="no npm"):
+        _unavailable("no npm")
+
+
+def test_fake_api_answers_side_requests_and_non_streaming(tmp_path: Path) -> None:
+    """Side requests (no tools) do not consume the script; non-stream requests get a whole message."""
+    import urllib.request
+
+    def post(url: str, body: dict) -> bytes:
+        req = urllib.request.Request(url + "/v1/messages", data=json.dumps(body).encode(),
+                                     headers={"content-type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            return resp.read()
+
+    with FakeAnthropic([[ToolUse("Read", {"file_path": "a"}, id="t1")], "end"]) as api:
+        side = json.loads(post(api.base_url, {"messages": [], "stream": False}))
+        assert side["content"][0]["type"] == "text" and api.turns_used == 0
+        whole = json.loads(post(api.base_url, {"tools": [{"name": "Read"}], "messages": [], "stream": False}))
+        assert whole["stop_reason"] == "tool_use" and whole["content"][0]["id"] == "t1"
+        sse = post(api.base_url, {"tools": [{"name": "Read"}], "messages": [], "stream": True}).decode()
+        events = [line[len("event: "):] for line in sse.splitlines() if line.startswith("event: ")]
+        assert events == ["message_start", "content_block_start", "content_block_delta", "content_block_stop",
+                          "message_delta", "message_stop"]
+        assert '"stop_reason": "end_turn"' in sse and api.turns_used == 2
