@@ -3,8 +3,9 @@
 In a tmp git repo after ``orch init`` and ``orch install claude-code`` (real commands, this interpreter), one long
 scripted session A shows: a Write before any intent is denied; after ``mcp__orchestrator__select_active_intent``,
 an in-scope Write and Edit succeed; an out-of-scope Write and a write to ``.orchestration/`` are denied; ``rm -rf``
-through Bash is not run without approval. Midway, session A's script runs a second real CLI session B that edits a
-file A has read; A's next Edit of it is then refused as stale. Two CLI launches in all.
+through Bash is not run without approval (channel ``deny`` in A; ``agent-ask`` in B, whose "ask" Claude Code cannot put
+to anyone in print mode). Midway, session A's script runs a second real CLI session B that edits a file A has read;
+A's next Edit of it is then refused as stale. Two CLI launches in all, both served by one daemon.
 
 The assertions read the files on disk, the ledger and the tool_results the CLI sent back to the (fake) model.
 """
@@ -85,13 +86,16 @@ def scenario(claude_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Scen
         [ToolUse("mcp__orchestrator__select_active_intent", {"intent_id": "INT-1"}, id="b_select")],
         [ToolUse("Read", {"file_path": app}, id="b_read")],
         [ToolUse("Edit", {"file_path": app, "old_string": "print(x)", "new_string": "print(x, y)"}, id="b_edit")],
+        [ToolUse("Bash", {"command": "rm -rf src", "description": "clean"}, id="b_rm")],
         "B done",
     ])
+    # B hands approvals to Claude Code's own prompt ("ask"); in print mode nobody can answer, so it is refused.
+    env_b = {**env, "ORCH_APPROVAL_CHANNEL": "agent-ask"}
     b_runs: list[CliRun] = []
 
     def run_session_b(_request: dict) -> list[ToolUse]:
         with api_b:
-            b_runs.append(run(root, api_b.base_url, *extra, env=env, tools=TOOLS))
+            b_runs.append(run(root, api_b.base_url, *extra, env=env_b, tools=TOOLS))
         return [ToolUse("Edit", {"file_path": app, "old_string": "x = 2", "new_string": "x = 3"}, id="a_stale_edit")]
 
     api_a = FakeAnthropic([
@@ -124,7 +128,7 @@ def scenario(claude_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Scen
 def test_sessions_ran_their_whole_scripts(scenario: Scenario) -> None:
     assert scenario.a.result["result"] == "A done"
     assert scenario.b.result["result"] == "B done"
-    assert scenario.api_a.turns_used == 10 and scenario.api_b.turns_used == 4
+    assert scenario.api_a.turns_used == 10 and scenario.api_b.turns_used == 5
 
 
 def test_installed_hooks_used_the_daemon(scenario: Scenario) -> None:
@@ -167,8 +171,11 @@ def test_out_of_scope_and_governance_writes_are_denied(scenario: Scenario) -> No
 
 
 def test_rm_rf_is_not_run_without_approval(scenario: Scenario) -> None:
-    res = scenario.results["a_rm"]
-    assert res["is_error"] and "approval" in res["content"]
+    res = scenario.results["a_rm"]  # channel "deny"
+    assert res["is_error"] and "approval-denied" in res["content"]
+    res = scenario.b_results["b_rm"]  # channel "agent-ask": Claude Code's prompt, refused in print mode
+    assert res["is_error"] and "approval-required" in res["content"]
+    assert "b_rm" in scenario.b.denied_ids
     assert (scenario.root / "src/app.py").exists() and (scenario.root / "src/new.py").exists()
 
 
