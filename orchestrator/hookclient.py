@@ -28,6 +28,8 @@ SOCKET_NAME = "orch.sock"
 #: the daemon answers a normal call in about a millisecond; a human approval through the TUI may take minutes
 CONNECT_TIMEOUT = 0.5
 ANSWER_TIMEOUT = float(os.environ.get("ORCH_HOOK_TIMEOUT", "600"))
+#: seconds between two attempts to start a daemon for one workspace
+SPAWN_BACKOFF = 3.0
 #: where agents say their project is (the event's own ``cwd`` is checked by whoever evaluates the call)
 PROJECT_VARS = ("ORCH_ROOT", "CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR")
 
@@ -101,6 +103,22 @@ def _start_daemon(root: str) -> None:
     """Start ``orch serve`` for ``root`` in the background (its own session, detached from this hook's pipes)."""
     if os.environ.get("ORCH_NO_DAEMON"):
         return
+    # Back off: parallel hook calls (or a daemon that cannot start) must not spawn a process per call. The daemon's
+    # own flock already guarantees one per workspace; this only saves the wasted starts.
+    marker = os.path.join(root, ".orchestration", "run", "orch.spawn")
+    try:
+        import time
+
+        if time.time() - os.stat(marker).st_mtime < SPAWN_BACKOFF:
+            return
+    except OSError:
+        pass
+    try:
+        os.makedirs(os.path.dirname(marker), exist_ok=True)
+        with open(marker, "w"):
+            pass
+    except OSError:
+        pass
     import subprocess
 
     env = dict(os.environ)

@@ -237,3 +237,14 @@ def test_daemon_exits_when_orchestrator_code_changes(ws: Path) -> None:
     thread.join(timeout=5)
     assert not thread.is_alive()
     assert not daemon.socket_path(ws).exists()
+
+
+def test_client_does_not_spawn_a_daemon_per_call(ws: Path) -> None:
+    """Within the back-off window after a start attempt, further calls evaluate in-process without spawning."""
+    marker = ws / ".orchestration/run/orch.spawn"
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.touch()  # a start was just attempted
+    proc = client(ws, event(ws))
+    assert proc.returncode == 0 and "deny" in proc.stdout
+    time.sleep(1.0)
+    assert not daemon.socket_path(ws).exists()
