@@ -118,6 +118,13 @@ class Governor:
             if sh.kind == "destructive":
                 call.destructive = True
                 call.reasons.extend(sh.reasons or ("destructive command",))
+            elif sh.deletes and pol.delete_is_destructive:
+                # the same rule as a delete tool: removing files waits for a person, whether the
+                # agent uses a Delete tool or `rm` (the analyzer only says *what* is deleted)
+                call.destructive = True
+                call.reasons.extend(r for r in sh.reasons if "delete" in r or "rm" in r)
+                if not call.reasons:
+                    call.reasons.append("deletes " + ", ".join(sh.deletes))
         elif call.kind is Kind.DELETE and pol.delete_is_destructive:
             call.destructive = True
             call.reasons.append("deletes a file")
