@@ -35,6 +35,8 @@ class ScriptedProvider:
         self.model = model
         self.position = 0
         self._ids = 0
+        # tool-call ids must be unique across runs (the ledger dedupes by call id), like a real API's
+        self._prefix = "call_" + os.urandom(4).hex() + "_"
 
     @classmethod
     def from_yaml(cls, source: str | os.PathLike[str], *, model: str = "scripted") -> ScriptedProvider:
@@ -75,7 +77,7 @@ class ScriptedProvider:
                 raise ProviderError(f"turn {self.position}: tool {raw['name']!r} is not offered to the model")
             self._ids += 1
             args = raw.get("input") or {}
-            calls.append(ToolUse(str(raw.get("id") or f"call_{self._ids:03d}"), raw["name"], dict(args)))
+            calls.append(ToolUse(str(raw.get("id") or f"{self._prefix}{self._ids:03d}"), raw["name"], dict(args)))
         text = str(turn.get("answer") if not calls and turn.get("answer") is not None else turn.get("say") or "")
         return Reply(text, tuple(calls), model=self.model, stop_reason="tool_use" if calls else "end_turn")
 
