@@ -22,7 +22,9 @@ from typing import Any
 
 try:
     from langchain.agents.middleware import AgentMiddleware
+    from langchain.tools import ToolRuntime
     from langchain_core.messages import ToolMessage
+    from langchain_core.tools import tool as _tool
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         "orchestrator.adapters.langchain needs LangChain 1.x: pip install 'orchestrator[langchain]'"
@@ -44,26 +46,56 @@ class OrchestratorMiddleware(AgentMiddleware):
     names the registry does not know (e.g. ``{"save_note": "write"}``); unknown tools are treated as
     possibly mutating. ``approver``: called with an
     :class:`~orchestrator.agent.loop.ApprovalRequest` when a call needs a person; without one, an
-    ``ask`` verdict is returned to the model as an error.
+    ``ask`` verdict is returned to the model as an error. ``handshake_tools``: register the
+    ``select_active_intent`` and ``record_lesson`` tools with the agent (turn off if you define your own).
     """
 
     def __init__(self, workspace: str | os.PathLike[str] | Governor, *, session_id: str | None = None,
                  tools: dict[str, Kind | str] | None = None, approver: Approver | None = None,
-                 approval_channel: str | None = None) -> None:
+                 approval_channel: str | None = None, handshake_tools: bool = True) -> None:
         super().__init__()
         self.gov = workspace if isinstance(workspace, Governor) else Governor(workspace,
                                                                              approval_channel=approval_channel)
         self.session_id = session_id
         self.overrides = {name: Kind(kind).value for name, kind in (tools or {}).items()}
         self.approver = approver
+        # AgentMiddleware.tools: extra tools create_agent registers alongside the user's
+        self.tools = self._handshake_tools() if handshake_tools else []
 
     # ------------------------------------------------------------------ translation
-    def _session(self, request: Any) -> str:
+    def _session_of(self, config: Any) -> str:
         if self.session_id:
             return self.session_id
-        config = getattr(getattr(request, "runtime", None), "config", None) or {}
         thread = (config.get("configurable") or {}).get("thread_id") if isinstance(config, dict) else None
         return str(thread) if thread else "langchain"
+
+    def _session(self, request: Any) -> str:
+        return self._session_of(getattr(getattr(request, "runtime", None), "config", None) or {})
+
+    def _handshake_tools(self) -> list[Any]:
+        from orchestrator.errors import OrchestratorError
+
+        middleware = self
+
+        @_tool
+        def select_active_intent(intent_id: str, runtime: ToolRuntime) -> str:
+            """Select the intent you work on; required before changing files. Returns its owned_scope,
+            constraints and lessons."""
+            try:
+                return middleware.gov.select_intent(intent_id, middleware._session_of(runtime.config),
+                                                    agent="langchain")
+            except OrchestratorError as exc:
+                import json
+
+                return f"[orchestrator:{exc.type}] {exc.message} " + json.dumps(exc.to_dict(), default=str)
+
+        @_tool
+        def record_lesson(text: str, runtime: ToolRuntime) -> str:
+            """Record a lesson learned (one sentence) in AGENTS.md for future agents."""
+            added = middleware.gov.record_lesson(text, session_id=middleware._session_of(runtime.config))
+            return "lesson recorded in AGENTS.md" if added else "this lesson is already in AGENTS.md"
+
+        return [select_active_intent, record_lesson]
 
     def to_call(self, request: Any) -> ToolCall:
         """The LangChain tool call (``{"name", "args", "id"}``) as an orchestrator :class:`ToolCall`."""

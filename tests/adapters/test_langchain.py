@@ -58,18 +58,13 @@ def _tools(gov: Governor) -> list[Any]:
         return f"wrote {path}"
 
     @tool
-    def select_active_intent(intent_id: str) -> str:
-        """Select the intent to work on."""
-        return gov.select_intent(intent_id, "lc")
-
-    @tool
     def run_command(command: str) -> str:
         """Run a shell command."""
         import subprocess
 
         return subprocess.run(command, shell=True, cwd=root, capture_output=True, text=True).stdout
 
-    return [write_file, select_active_intent, run_command]
+    return [write_file, run_command]
 
 
 def _call(name: str, args: dict[str, Any], cid: str) -> AIMessage:
@@ -98,6 +93,7 @@ def test_create_agent_run_is_governed(ws: Path) -> None:
     assert state["messages"][-1].content == "done"
     assert (ws / "notes" / "a.md").read_text() == "first\n"
     assert (ws / "README.md").read_text() == "# readme\n"
+    assert gov.sessions.get("lc")["intent_id"] == "INT-7"   # the middleware's own handshake tool
     # post ran: the session holds a stamp of the file it wrote
     assert "notes/a.md" in gov.sessions.get("lc")["reads"]
 
@@ -124,13 +120,16 @@ def test_ask_goes_to_the_approver_or_back_to_the_model(ws: Path) -> None:
 
 def test_session_defaults_to_the_thread_id(ws: Path) -> None:
     gov = Governor(ws)
-    gov.select_intent("INT-7", "thread-42")
-    model = ToolCallingFake(responses=[_call("write_file", {"path": "notes/b.md", "content": "b\n"}, "w"),
+    model = ToolCallingFake(responses=[_call("select_active_intent", {"intent_id": "INT-7"}, "s"),
+                                       _call("record_lesson", {"text": "notes go in notes/"}, "l"),
+                                       _call("write_file", {"path": "notes/b.md", "content": "b\n"}, "w"),
                                        AIMessage(content="ok")])
     agent = create_agent(model, tools=_tools(gov), middleware=[OrchestratorMiddleware(gov)])
     agent.invoke({"messages": [{"role": "user", "content": "x"}]},
                  config={"configurable": {"thread_id": "thread-42"}})
     assert (ws / "notes" / "b.md").read_text() == "b\n"
+    assert gov.sessions.get("thread-42")["intent_id"] == "INT-7"
+    assert "- [INT-7] notes go in notes/" in (ws / "AGENTS.md").read_text()
 
 
 async def _ainvoke(agent: Any) -> Any:
