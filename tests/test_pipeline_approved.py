@@ -32,7 +32,7 @@ def gov(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Governor:
 
 
 def test_approved_skips_the_approval_hook_only(gov: Governor) -> None:
-    call = to_call("run_command", {"command": "rm -rf build/"}, session_id="s", cwd=gov.root)
+    call = to_call("run_command", {"command": "rm -rf build/*"}, session_id="s", cwd=gov.root)
     assert gov.pre(call).decision == "ask"
     assert gov.pre(call, approved=True).allowed
 

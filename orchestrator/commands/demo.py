@@ -294,7 +294,7 @@ def auto_approver(request: Any) -> Any:
     from orchestrator.agent.loop import ApprovalDecision
 
     targets = request.call.resolved
-    if targets and all(t == "build" or t.startswith("build/") for t in targets):
+    if targets and all(t.startswith("build/") for t in targets):
         return ApprovalDecision(True, "build/ only holds generated output; `make` recreates it",
                                 by="auto-approver (standing in for you)")
     return ApprovalDecision(False, "only generated output under build/ may be deleted in this demo",
@@ -483,7 +483,8 @@ def _summary(root: Path, narrator: Narrator, s: Style, seconds: float, ledger: b
         ("README.md", "unchanged: outside alice's intent" if readme_untouched else "CHANGED (unexpected)"),
         ("src/greeter/vendor/", "unchanged: protected by .intentignore" if vendor_untouched
          else "CHANGED (unexpected)"),
-        ("build/", "removed, after approval" if not (root / "build").exists() else "still there (rejected)"),
+        ("build/", "emptied, after approval" if (root / "build").is_dir() and not any((root / "build").iterdir())
+         else "unexpected state"),
         ("AGENTS.md", f"{lessons} lesson{'s' if lessons != 1 else ''} for future agents"),
     ]
     out("")

@@ -101,7 +101,7 @@ def test_create_agent_run_is_governed(ws: Path) -> None:
 def test_ask_goes_to_the_approver_or_back_to_the_model(ws: Path) -> None:
     gov = Governor(ws)
     gov.select_intent("INT-7", "lc")
-    rm = _call("run_command", {"command": "rm -rf tmp/"}, "r1")
+    rm = _call("run_command", {"command": "rm -rf tmp/*"}, "r1")
 
     agent = create_agent(ToolCallingFake(responses=[rm, AIMessage(content="ok")]), tools=_tools(gov),
                          middleware=[OrchestratorMiddleware(gov, session_id="lc")])
@@ -115,7 +115,7 @@ def test_ask_goes_to_the_approver_or_back_to_the_model(ws: Path) -> None:
                          middleware=[approved])
     state = agent.invoke({"messages": [{"role": "user", "content": "clean"}]})
     msg = next(m for m in state["messages"] if isinstance(m, ToolMessage))
-    assert msg.status == "success" and not (ws / "tmp").exists()
+    assert msg.status == "success" and not (ws / "tmp" / "junk.txt").exists()
 
 
 def test_session_defaults_to_the_thread_id(ws: Path) -> None:

@@ -78,7 +78,7 @@ def test_safe_calls_never_wait_and_need_no_intent(gov: Governor, ws: Path) -> No
 
 
 RM = """
-- tool_calls: [{name: run_command, input: {command: "rm -rf build/"}}]
+- tool_calls: [{name: run_command, input: {command: "rm -rf build/*"}}]
 - answer: finished
 """
 
@@ -102,7 +102,7 @@ def test_rejected_approval_keeps_files_and_tells_the_model_why(gov: Governor, ws
 
     result = AgentLoop(gov, ScriptedProvider.from_yaml(RM), session_id="s1", approver=no).run("clean")
     call = result.calls[0]
-    assert seen[0].summary == "rm -rf build/" and seen[0].reasons
+    assert seen[0].summary == "rm -rf build/*" and seen[0].reasons
     assert call.decision == "rejected" and call.error["type"] == "approval-rejected"
     assert call.error["reason"] == "keep the build"
     assert (ws / "build" / "out.txt").exists()
@@ -114,7 +114,7 @@ def test_approved_destructive_command_runs(gov: Governor, ws: Path) -> None:
                      approver=lambda r: ApprovalDecision(True, "fine"))
     result = loop.run("clean")
     assert result.calls[0].decision == "allow" and not result.calls[0].is_error
-    assert not (ws / "build").exists()
+    assert (ws / "build").is_dir() and not (ws / "build" / "out.txt").exists()
 
 
 def test_a_failing_approver_does_not_approve(gov: Governor, ws: Path) -> None:

@@ -23,7 +23,7 @@ def _assert_story_on_disk(d: Path) -> None:
     assert "farewell" in (d / "src/greeter/__init__.py").read_text()
     assert (d / "README.md").read_text().startswith("# greeter\n\nA tiny example project")  # out of scope: unchanged
     assert "sep" not in (d / "src/greeter/vendor/textcase.py").read_text()               # protected: unchanged
-    assert not (d / "build").exists()                                   # approved rm -rf build/
+    assert (d / "build").is_dir() and not any((d / "build").iterdir())  # approved rm -rf build/*
     assert "re-read it right before editing" in (d / "AGENTS.md").read_text()
     assert (d / ".orchestration/active_intents.yaml").read_text().count("id:") == 3
 
