@@ -52,6 +52,7 @@ class Style:
         self.no = "✗" if unicode else "x"
         self.ask = "?"
         self.arrow = "→" if unicode else "->"
+        self.dash = "—" if unicode else "-"
 
     def _c(self, code: str, text: str) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if self.enabled else text
@@ -206,7 +207,7 @@ class Narrator:
         elif ev.type == "approval" and ev.approval is not None:
             a = ev.approval
             word = s.green("APPROVED") if a.approved else s.red("REJECTED")
-            self.say(f"  {pad}{s.bold(a.by)}: {word} {s.dim('—')} {a.reason}")
+            self.say(f"  {pad}{s.bold(a.by)}: {word} {s.dim(s.dash)} {a.reason}")
         elif ev.type == "result":
             self._result(ev, pad)
 
@@ -325,7 +326,7 @@ def run(args: argparse.Namespace) -> int:
     for name, agent in script["agents"].items():
         narrator.names[agent["session"]] = name
 
-    narrator.say(s.bold("orch demo") + " — two scripted agents work on a tiny project under governance "
+    narrator.say(s.bold("orch demo") + f" {s.dash} two scripted agents work on a tiny project under governance "
                  + s.dim("(offline: no model, no keys)"))
     narrator.say(f"  workspace {root}")
     narrator.say(f"  {'git repository, ' if has_git else ''}.orchestration/ with 3 intents "
@@ -336,7 +337,7 @@ def run(args: argparse.Namespace) -> int:
     if args.interactive:
         if find_spec("orchestrator.approvals") is not None:
             channel, approver = "tui", None
-            narrator.say(s.yellow(f"  interactive: when step 'destructive command' comes, run `orch tui -C {root}` "
+            narrator.say(s.yellow(f"  interactive: before the destructive step, run `cd {root} && orch tui` "
                                   "in another terminal and decide"))
         else:
             narrator.say(s.yellow("  --interactive: the approval console is not part of this build; "
