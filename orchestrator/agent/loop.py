@@ -13,7 +13,6 @@ Safe calls (reads, listings, read-only commands) never wait on anyone.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -231,11 +230,6 @@ class AgentLoop:
     def _emit(self, event: LoopEvent) -> None:
         if self.on_event is not None:
             self.on_event(event)
-
-
-def verdict_json(verdict: Verdict) -> str:
-    """The verdict as compact JSON (what the model sees at the end of a refusal)."""
-    return json.dumps(verdict.to_dict(), default=str)
 
 
 __all__ = ["AgentLoop", "ApprovalDecision", "ApprovalRequest", "Approver", "CallOutcome", "LoopEvent",
