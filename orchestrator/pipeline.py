@@ -152,8 +152,14 @@ class Governor:
         return call.kind.mutating
 
     # ------------------------------------------------------------------ pre
-    def pre(self, call: ToolCall) -> Verdict:
-        """Run the pre-hooks. Never raises: any failure is a structured ``deny`` (fail-closed)."""
+    def pre(self, call: ToolCall, *, approved: bool = False) -> Verdict:
+        """Run the pre-hooks. Never raises: any failure is a structured ``deny`` (fail-closed).
+
+        ``approved=True`` is for a host that already put an ``ask`` verdict to a person and got a
+        yes (e.g. the reference loop's approver): the approval hook is skipped, every other hook
+        (scope, protection, staleness) runs again and the pre-image is captured for the trace.
+        Never let an agent set it.
+        """
         hook_name = "prepare"
         try:
             pol = self.policy
@@ -171,6 +177,8 @@ class Governor:
                                     tool=call.tool, hint="use a known tool, or ask a person to declare it in policy.yaml")
             ctx = Context(self, call, self.intents(), pol, self.sessions.get(call.session_id))
             for hook in HOOKS:
+                if approved and hook is approval:
+                    continue
                 hook_name = hook.NAME
                 verdict = hook.check(ctx)
                 if verdict is not None:
