@@ -118,6 +118,13 @@ class Governor:
             if sh.kind == "destructive":
                 call.destructive = True
                 call.reasons.extend(sh.reasons or ("destructive command",))
+            elif sh.deletes and pol.delete_is_destructive:
+                # the same rule as a delete tool: removing files waits for a person, whether the
+                # agent uses a Delete tool or `rm` (the analyzer only says *what* is deleted)
+                call.destructive = True
+                call.reasons.extend(r for r in sh.reasons if "delete" in r or "rm" in r)
+                if not call.reasons:
+                    call.reasons.append("deletes " + ", ".join(sh.deletes))
         elif call.kind is Kind.DELETE and pol.delete_is_destructive:
             call.destructive = True
             call.reasons.append("deletes a file")
@@ -145,8 +152,14 @@ class Governor:
         return call.kind.mutating
 
     # ------------------------------------------------------------------ pre
-    def pre(self, call: ToolCall) -> Verdict:
-        """Run the pre-hooks. Never raises: any failure is a structured ``deny`` (fail-closed)."""
+    def pre(self, call: ToolCall, *, approved: bool = False) -> Verdict:
+        """Run the pre-hooks. Never raises: any failure is a structured ``deny`` (fail-closed).
+
+        ``approved=True`` is for a host that already put an ``ask`` verdict to a person and got a
+        yes (e.g. the reference loop's approver): the approval hook is skipped, every other hook
+        (scope, protection, staleness) runs again and the pre-image is captured for the trace.
+        Never let an agent set it.
+        """
         hook_name = "prepare"
         try:
             pol = self.policy
@@ -164,6 +177,8 @@ class Governor:
                                     tool=call.tool, hint="use a known tool, or ask a person to declare it in policy.yaml")
             ctx = Context(self, call, self.intents(), pol, self.sessions.get(call.session_id))
             for hook in HOOKS:
+                if approved and hook is approval:
+                    continue
                 hook_name = hook.NAME
                 verdict = hook.check(ctx)
                 if verdict is not None:

@@ -1,0 +1,5 @@
+"""greeter: say hello (an example project for `orch demo`)."""
+
+from greeter.core import greet
+
+__all__ = ["greet"]

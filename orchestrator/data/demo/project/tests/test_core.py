@@ -1,0 +1,5 @@
+from greeter.core import greet
+
+
+def test_greet() -> None:
+    assert greet("Ada") == "Hello, Ada!"
