@@ -83,16 +83,17 @@ def _in_site_packages(path: Path) -> bool:
 
 
 def hook_command(agent: str, *, python: str | None = None, fast: bool = True) -> str:
-    """The shell command an agent runs for every hook event."""
+    """The shell command an agent runs for every hook event.
+
+    Always the stdlib-only client, whose own boundary turns any failure into exit 2 (``python -m orchestrator
+    hook`` would go through the CLI's error boundary, whose exit 3 for a bug is "non-blocking", i.e. fail-open, in
+    Claude Code). ``fast=False`` only disables the daemon: every call is evaluated in-process.
+    """
     python = python or sys.executable
-    parent = package_parent()
-    if fast:
-        client = parent / "orchestrator" / "hookclient.py"
-        cmd = f"{shlex.quote(python)} -S {shlex.quote(str(client))} {agent}"
-    else:
-        cmd = f"{shlex.quote(python)} -m orchestrator hook {agent}"
-        if not _in_site_packages(parent):
-            cmd = f"PYTHONPATH={shlex.quote(str(parent))} {cmd}"
+    client = package_parent() / "orchestrator" / "hookclient.py"
+    cmd = f"{shlex.quote(python)} -S {shlex.quote(str(client))} {agent}"
+    if not fast:
+        cmd = f"ORCH_NO_DAEMON=1 {cmd}"
     return f"{cmd} {MARK}"
 
 

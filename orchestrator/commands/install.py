@@ -14,7 +14,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("agent", choices=sorted(SPECS))
     parser.add_argument("--python", default=None, help="interpreter for the hook command (default: this one)")
     parser.add_argument("--no-daemon", action="store_true",
-                        help="run `-m orchestrator hook` per call instead of the fast daemon client")
+                        help="evaluate every call in the hook process (no `orch serve` daemon): ~5x slower")
     parser.add_argument("--no-mcp", action="store_true", help="do not register the MCP server")
 
 

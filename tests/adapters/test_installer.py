@@ -115,3 +115,10 @@ def test_hook_command_runs_through_a_shell(tmp_path: Path) -> None:
                           timeout=60)
     assert proc.returncode == 2
     assert "malformed" in proc.stderr or "workspace" in proc.stderr
+
+
+def test_no_daemon_variant_uses_the_same_fail_closed_client(tmp_path: Path) -> None:
+    command = installer.hook_command("codex", fast=False)
+    assert command.startswith("ORCH_NO_DAEMON=1 ") and "hookclient.py codex" in command
+    proc = subprocess.run(command, shell=True, input="{", capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert proc.returncode == 2
