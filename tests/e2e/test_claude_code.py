@@ -104,7 +104,9 @@ def scenario(claude_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Scen
         [ToolUse("Write", {"file_path": new, "content": "def f():\n    return 1\n"}, id="a_write")],
         [ToolUse("Read", {"file_path": app}, id="a_read")],
         [ToolUse("Edit", {"file_path": app, "old_string": "x = 1", "new_string": "x = 2\ny = 3"}, id="a_edit")],
-        [ToolUse("Write", {"file_path": readme, "content": "hijack\n"}, id="a_write_out_of_scope")],
+        # two tool calls in one message: Claude Code runs their hooks concurrently (two clients, one daemon)
+        [ToolUse("Write", {"file_path": readme, "content": "hijack\n"}, id="a_write_out_of_scope"),
+         ToolUse("Write", {"file_path": str(root / "src/other.py"), "content": "z = 0\n"}, id="a_write_parallel")],
         [ToolUse("Write", {"file_path": str(root / ".orchestration/active_intents.yaml"), "content": "x"},
                  id="a_write_governance")],
         [ToolUse("Bash", {"command": "rm -rf src", "description": "clean"}, id="a_rm")],
@@ -158,6 +160,8 @@ def test_in_scope_write_and_edit_land_on_disk(scenario: Scenario) -> None:
     assert not scenario.results["a_write"]["is_error"]
     assert not scenario.results["a_edit"]["is_error"]
     assert (scenario.root / "src/new.py").read_text() == "def f():\n    return 1\n"
+    assert not scenario.results["a_write_parallel"]["is_error"]  # allowed next to a denied sibling call
+    assert (scenario.root / "src/other.py").read_text() == "z = 0\n"
 
 
 def test_out_of_scope_and_governance_writes_are_denied(scenario: Scenario) -> None:
@@ -200,7 +204,7 @@ def test_ledger_records_the_mutations_with_ranges_and_intent(scenario: Scenario)
         meta = next(v for k, v in rec["metadata"].items() if "orchestrator" in k)
         for f in rec["files"]:
             by_file.setdefault(f["path"], []).append({"meta": meta, "file": f})
-    assert set(by_file) == {"src/new.py", "src/app.py"}
+    assert set(by_file) == {"src/new.py", "src/app.py", "src/other.py"}
     sessions = {scenario.a.result["session_id"], scenario.b.result["session_id"]}
     for entries in by_file.values():
         for entry in entries:
