@@ -82,7 +82,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``orch``. Returns the exit code."""
+    """Entry point of ``orch``. Returns the exit code (never 1 or 3 for ``orch hook``: see below)."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     first = next((a for a in args_list if not a.startswith("-")), None)
     try:
@@ -96,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"orch: error: {exc}\n")
         if exc.hint:
             sys.stderr.write(f"orch: hint: {exc.hint}\n")
-        return 1
+        return 2 if first == "hook" else 1
     except KeyboardInterrupt:
         sys.stderr.write("orch: interrupted\n")
         return 130
@@ -104,5 +104,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except Exception:  # noqa: BLE001 — the one place bugs are reported
         traceback.print_exc()
+        if first == "hook":
+            # an agent's hook must fail closed: Claude Code treats exit 1 (and 3) as "allow", 2 blocks
+            sys.stderr.write("orch: internal error in the hook; the call is blocked\n")
+            return 2
         sys.stderr.write("orch: internal error (this is a bug; please report it with the traceback above)\n")
         return 3

@@ -69,3 +69,13 @@ def test_lesson_add(tmp_path: Path) -> None:
 def test_help_lists_commands(tmp_path: Path) -> None:
     r = orch("--help", cwd=tmp_path)
     assert r.returncode == 0 and "init" in r.stdout and "check" in r.stdout
+
+
+def test_hook_command_never_exits_1_or_3(monkeypatch, capsys, ws: Path) -> None:  # type: ignore[no-untyped-def]
+    """Claude Code treats exit 1 as allow: even a bug in `orch hook` must block (exit 2)."""
+    from orchestrator.commands import hook
+
+    monkeypatch.setattr(hook, "run", lambda args: 1 / 0)
+    monkeypatch.chdir(ws)
+    assert cli.main(["hook", "claude-code"]) == 2
+    assert "blocked" in capsys.readouterr().err
