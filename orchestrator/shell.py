@@ -182,6 +182,7 @@ class _Walker:
         self.acc = acc
         self.depth = depth
         self.functions: dict[str, Any] = {}
+        self.assigned: set[str] = set()   # variables assigned anywhere in the command (untrusted values)
 
     # -- generic -------------------------------------------------------------------------------------------
     def walk(self, node: Any, ctx: _Ctx) -> None:
@@ -200,6 +201,9 @@ class _Walker:
             self._walk_function(node, ctx)
         elif t in ("variable_assignment", "variable_assignments"):
             self.subs(node, ctx)
+            for a in [node] + list(node.named_children):
+                if a.type == "variable_assignment":
+                    self.assigned.add(a.text.decode("utf-8", "replace").split("=", 1)[0].split("[", 1)[0])
         elif t in ("declaration_command", "unset_command"):
             self.subs(node, ctx)
         elif t in ("test_command", "negated_command", "arithmetic_expansion", "binary_expression",
@@ -272,7 +276,15 @@ class _Walker:
                     elif c.type in ("pipeline", "list", "command", "redirected_statement"):
                         self.walk(c, ctx)
         if body is not None:
-            self.walk(body, ctx)
+            # tree-sitter-bash attaches words after a redirection target (`rm -rf 2>/dev/null /`) to the
+            # redirect node; they are arguments of the command.
+            extra = [self.word(w) for r in redirects if r.type == "file_redirect" for w in _redirect_extra(r)]
+            if body.type == "command":
+                self._walk_command(body, ctx, extra)
+            else:
+                if extra:
+                    self.acc.flag("unknown", "arguments after a redirection of a compound command")
+                self.walk(body, ctx)
 
     def _redirect(self, node: Any, ctx: _Ctx) -> None:
         op = ""
@@ -280,10 +292,11 @@ class _Walker:
         fd_dup = False
         for c in node.children:
             if not c.is_named:
-                op += c.type
+                if dest is None:
+                    op += c.type
             elif c.type == "file_descriptor":
                 continue
-            else:
+            elif dest is None:
                 dest = c
         if op in ("<", "<<<", "<&", "<&-", ">&-"):
             return
@@ -358,12 +371,13 @@ class _Walker:
         self.acc.flag(kind, f"{why} deletes {path}")
 
     # -- commands ----------------------------------------------------------------------------------------
-    def _walk_command(self, node: Any, ctx: _Ctx) -> None:
+    def _walk_command(self, node: Any, ctx: _Ctx, extra: list[W] | None = None) -> None:
         argv: list[W] = []
         for c in node.named_children:
             t = c.type
             if t == "variable_assignment":
                 self.subs(c, ctx)
+                self.assigned.add(c.text.decode("utf-8", "replace").split("=", 1)[0].split("[", 1)[0])
                 continue
             if t in ("file_redirect", "herestring_redirect"):
                 self.subs(c, ctx)
@@ -379,9 +393,24 @@ class _Walker:
                 continue
             self.subs(c, ctx)
             argv.append(self.word(c))
+        if extra:
+            argv.extend(extra)
         if not argv:
             return
         _run_argv(self, argv, ctx, self.depth)
+
+
+def _redirect_extra(node: Any) -> list[Any]:
+    seen_dest = False
+    out = []
+    for c in node.children:
+        if not c.is_named or c.type == "file_descriptor":
+            continue
+        if not seen_dest:
+            seen_dest = True
+            continue
+        out.append(c)
+    return out
 
 
 def _calls_name(node: Any, name: str) -> bool:
@@ -579,6 +608,9 @@ class _Run:
     __slots__ = ("wk", "ctx", "depth", "name", "args", "xargs")
 
     def __init__(self, wk: _Walker, ctx: _Ctx, depth: int, name: str, args: list[W], xargs: bool) -> None:
+        if xargs:
+            # `{}` (find -exec, xargs -I{}, parallel) is replaced by paths we cannot see.
+            args = [W(a.text, True, a.glob, a.node) if "{}" in a.text else a for a in args]
         self.wk, self.ctx, self.depth, self.name, self.args, self.xargs = wk, ctx, depth, name, args, xargs
 
     @property
@@ -737,10 +769,11 @@ def _env(run: _Run) -> None:
             i += 2
             continue
         if s in ("-S", "--split-string") and i + 1 < len(args):
-            run.code(" ".join(w.text for w in args[i + 1:]), "env -S")
+            run.code(" ".join(_shq(w.text) if j else w.text for j, w in enumerate(args[i + 1:])), "env -S")
             return
         if s.startswith("--split-string=") or (s.startswith("-S") and len(s) > 2):
-            run.code(s.split("=", 1)[1] if s.startswith("--") else s[2:], "env -S")
+            head = s.split("=", 1)[1] if s.startswith("--") else s[2:]
+            run.code(" ".join([head] + [_shq(w.text) for w in args[i + 1:]]), "env -S")
             return
         if s == "--":
             rest = args[i + 1:]
@@ -749,6 +782,7 @@ def _env(run: _Run) -> None:
             i += 1
             continue
         if "=" in s and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", s):
+            run.wk.assigned.add(s.split("=", 1)[0])
             i += 1
             continue
         rest = args[i:]
@@ -757,6 +791,11 @@ def _env(run: _Run) -> None:
         rest = rest[1:]
     if rest:
         run.sub(rest)
+
+
+def _shq(s: str) -> str:
+    import shlex
+    return shlex.quote(s)
 
 
 def _shell(run: _Run) -> None:
@@ -784,6 +823,10 @@ def _shell(run: _Run) -> None:
             i += 1
             continue
         break
+    if code is not None and run.xargs and (not code or "{}" in code or code.strip() in (":::", "::::")):
+        run.flag("unknown", f"{name} -c runs code taken from its input")
+        run.acc.unresolved = True
+        return
     if code is not None:
         if code_w is not None and code_w.dyn:
             if _contains_download(code_w):
@@ -961,10 +1004,19 @@ def _rm(run: _Run) -> None:
         bad = _dangerous_target(p)
         if bad:
             run.delete(p, f"{run.name} ({bad})", "destructive")
-        elif recursive:
-            run.delete(p, f"{run.name} -r", "destructive")
+        elif _temp_path(p) and not (p.dyn and run.wk.assigned & {"TMPDIR", "TMP", "TEMP"}):
+            # Scratch space: reported, but not "destructive" (peers agree: safety-net allows it).
+            run.delete(p, f"{run.name} (temporary path)")
         elif not p.literal:
             run.delete(p, f"{run.name} (unresolved target)", "destructive")
+        elif _SYSTEM_PATH.match(p.text):
+            run.delete(p, f"{run.name} of a system path", "destructive")
+        elif recursive and not _confined(p.text, run.ctx):
+            run.delete(p, f"{run.name} -r outside the working directory", "destructive")
+        elif recursive:
+            # A literal path inside the working directory: the pipeline sees it in `deletes` and applies
+            # scope / protected paths / approval to it; it is not blind damage.
+            run.delete(p, f"{run.name} -r")
         else:
             run.delete(p, run.name)
     if run.xargs:
@@ -975,6 +1027,31 @@ def _rm(run: _Run) -> None:
 
 _CRITICAL = re.compile(r"^(/|/\*|~|~/|~/\*|\.|\./|\.\.|\.\./|\*|/(bin|boot|dev|etc|home|lib|lib64|opt|proc|root|"
                        r"sbin|srv|sys|usr|var|Users|System|Library|Applications)/?\*?)$")
+
+
+_SYSTEM_PATH = re.compile(r"^/(etc|usr|bin|sbin|boot|lib|lib32|lib64|opt|sys|proc|root|dev|srv|var/(?!tmp/)|"
+                          r"System|Library|Applications|private/(?!tmp/|var/tmp/))")
+_TEMP_RE = re.compile(r"^(/tmp|/var/tmp|/private/tmp|/private/var/tmp|/dev/shm)/+[^/]")
+_TMPVAR_RE = re.compile(r'^"?\$(\{TMPDIR\}|TMPDIR|\{TMP\}|TMP|\{TEMP\}|TEMP)/+[^/$]')
+
+
+def _temp_path(w: W) -> bool:
+    t = w.text
+    if ".." in t.split("/"):
+        return False
+    if w.literal:
+        return bool(_TEMP_RE.match(t))
+    return bool(_TMPVAR_RE.match(t)) and not w.glob and t.count("$") == 1
+
+
+def _confined(p: str, ctx: _Ctx) -> bool:
+    """A literal relative path that stays inside the command's working directory."""
+    if p.startswith(("/", "~")) or ctx.cwd is None:
+        return False
+    if ctx.cwd and ctx.cwd.startswith(("/", "..")):
+        return False
+    n = posixpath.normpath(posixpath.join(ctx.cwd or ".", p))
+    return n not in (".", "..") and not n.startswith("../") and n != ""
 
 
 def _dangerous_target(w: W) -> str:
@@ -1022,7 +1099,9 @@ def _chmod_like(run: _Run) -> None:
     mode = pos[0].text if pos and skip else ""
     for p in targets:
         bad = _dangerous_target(p)
-        if bad and recursive:
+        if p.literal and _SYSTEM_PATH.match(p.text) and (recursive or mode in ("777", "0777", "a+rwx", "000")):
+            run.write(p, f"{run.name} on a system path", "destructive")
+        elif bad and recursive:
             run.write(p, f"{run.name} -R on {bad}", "destructive")
         elif bad and p.text in ("/",):
             run.write(p, f"{run.name} on {bad}", "destructive")
@@ -1224,11 +1303,19 @@ def _awk(run: _Run) -> None:
         run.flag("unknown", f"{run.name} program writes files or runs commands")
 
 
+_FIND_VALUED = frozenset("""-name -iname -path -ipath -regex -iregex -type -xtype -user -group -perm -size -mtime
+-atime -ctime -mmin -amin -cmin -newer -anewer -cnewer -maxdepth -mindepth -wholename -iwholename -lname -ilname
+-inum -links -uid -gid -samefile -fstype -used -context -regextype -printf -print0f -D -O -files0-from""".split())
+
+
 def _find(run: _Run) -> None:
     args = run.args
     i = 0
     while i < len(args):
         s = args[i].text
+        if s in _FIND_VALUED or s.startswith("-newer"):
+            i += 2
+            continue
         if s in ("-delete",):
             run.acc.unresolved = True
             run.acc.deletes.append("<find results>")
@@ -1239,9 +1326,16 @@ def _find(run: _Run) -> None:
             while j < len(args) and args[j].text not in (";", "+"):
                 inner.append(args[j])
                 j += 1
-            sub_acc_before = run.acc.rank
-            _run_argv(run.wk, inner, run.ctx, run.depth + 1, xargs=True)
-            _ = sub_acc_before
+            roots = _find_roots(args)
+            if len(roots) == 1 and roots[0].literal and (_confined(roots[0].text, run.ctx) or
+                                                         _temp_path(roots[0]) or roots[0].text == "."):
+                # {} is a path found under a single confined root: substitute "<root>/{}" (unresolved).
+                base = roots[0].text.rstrip("/") or "."
+                inner = [W(w.text.replace("{}", base + "/{}"), w.dyn, w.glob, w.node) for w in inner]
+                run.acc.unresolved = True
+                _run_argv(run.wk, inner, run.ctx, run.depth + 1, xargs=False)
+            else:
+                _run_argv(run.wk, inner, run.ctx, run.depth + 1, xargs=True)
             if any("{}" in w.text for w in inner):
                 run.acc.unresolved = run.acc.unresolved or run.acc.rank > 0
             i = j
@@ -1249,6 +1343,15 @@ def _find(run: _Run) -> None:
             run.write(args[i + 1], f"find {s}")
             i += 1
         i += 1
+
+
+def _find_roots(args: list[W]) -> list[W]:
+    out = []
+    for a in args:
+        if a.text.startswith("-") or a.text in ("(", "!", ")"):
+            break
+        out.append(a)
+    return out or [W(".")]
 
 
 def _xargs(run: _Run) -> None:
@@ -1429,8 +1532,7 @@ def _scp(run: _Run) -> None:
     dest = pos[-1]
     if re.match(r"^[^/]*:", dest.text) or dest.text.startswith("scp://"):
         path = dest.text.split(":", 1)[1] if ":" in dest.text else ""
-        kind = "destructive" if path.rstrip("/") in ("", "/", "~", "/etc", "/usr", "/root") and \
-            re.match(r"^[^/]*:/", dest.text) or path in ("/",) else "mutating"
+        kind = "destructive" if path in ("/",) or _SYSTEM_PATH.match(path) else "mutating"
         run.flag(kind, f"scp to remote {dest.text}")
     else:
         run.write(dest, "scp")
@@ -1467,10 +1569,20 @@ def _curl(run: _Run) -> None:
     data = _has(opts, "-d", "--data", "--data-raw", "--data-binary", "--data-urlencode", "--data-ascii", "-F",
                 "--form", "--form-string", "-T", "--upload-file", "--json", "-Q", "--quote", "--mail-rcpt")
     if method and method not in ("GET", "HEAD", "OPTIONS") or data:
+        urls = " ".join(p.text for p in pos) + " " + " ".join(opts.get("--url", []))
+        body = " ".join(v for o in ("-d", "--data", "--data-raw", "--data-binary", "--json") for v in opts.get(o, []))
+        if _DESTRUCTIVE_ENDPOINT.search(urls) or re.search(r"\bmutation\b[^}]*\b(delete|remove|purge|drop)",
+                                                             body, re.I):
+            run.flag("destructive", "curl calls a destructive API endpoint")
+            return
         run.flag("mutating", f"curl sends data ({method or 'POST'}) to a remote server")
     for p in pos:
         if p.text.startswith("file://"):
             pass
+
+
+_DESTRUCTIVE_ENDPOINT = re.compile(r"(?i)(/|_|\b)(do)?(delete|remove|purge|drop|wipe|destroy|truncate|shutdown|"
+                                   r"_close|flush)(_by_query|_series|-batch|\b|[A-Z_/?-])")
 
 
 def _wget(run: _Run) -> None:
@@ -1620,9 +1732,17 @@ def _parallel(run: _Run) -> None:
         run.code(cmd[0].text, "parallel")
         run.acc.unresolved = True
         return
-    inputs = [a.text for a in args[i + 1:] if a.text not in (":::", "::::")]
-    if any(_CRITICAL.match(x) for x in inputs) and cmd and _prog_name(cmd[0]) in ("rm",):
-        run.flag("destructive", "parallel rm over a critical path")
+    seps = [a.text for a in args[i:] if a.text in (":::", "::::", ":::+", "::::+")]
+    inputs = [a for a in args[i + 1:] if a.text not in (":::", "::::", ":::+", "::::+")]
+    if seps and all(x == ":::" for x in seps) and inputs and all(a.literal for a in inputs) and len(inputs) <= 64:
+        # Literal inputs: run the command once per input, substituting {} (or appending the input).
+        for a in inputs:
+            if any("{}" in w.text for w in cmd):
+                argv = [W(w.text.replace("{}", a.text), w.dyn, w.glob, w.node) for w in cmd]
+            else:
+                argv = cmd + [a]
+            run.sub(argv, xargs=False)
+        return
     run.sub(cmd, xargs=True)
 
 
@@ -1685,7 +1805,8 @@ def _git(run: _Run) -> None:
     r = [a.text for a in rest]
     opts, pos = _split_opts(rest, ("-m", "--message", "-b", "-B", "-c", "-C", "-F", "--file", "-u", "-o",
                                    "--author", "--date", "-S", "-X", "--strategy", "--strategy-option",
-                                   "--onto", "-t", "--track", "--pathspec-from-file", "--format",
+                                   "--onto", "--pathspec-from-file", "--format", "--conflict", "--unified", "-U",
+                                   "--inter-hunk-context",
                                    "--pretty", "-n", "--max-count", "--since", "--until", "--grep"))
     if args[i].dyn:
         run.flag("unknown", "git subcommand is not literal")
@@ -1701,8 +1822,8 @@ def _git(run: _Run) -> None:
             run.write(W((opts.get("--output") or opts.get("-o"))[-1]), name)
         return
     if sub == "branch":
-        if _has(opts, "-D") or (_has(opts, "-d", "--delete") and _has(opts, "-f", "--force")):
-            run.flag("destructive", "git branch -D deletes a branch and its unmerged commits")
+        if _has(opts, "-D", "-f", "--force", "-M", "-C"):
+            run.flag("destructive", "git branch -D/-f/-M deletes or force-moves a branch")
         elif _has(opts, "-d", "--delete", "-m", "-M", "--move", "-c", "-C", "--copy", "-u", "--set-upstream-to",
                   "--unset-upstream", "--edit-description", "-f", "--force", "-t", "--track"):
             run.flag("mutating", f"{name} modifies branches")
@@ -1791,7 +1912,8 @@ def _git(run: _Run) -> None:
         run.flag("mutating", f"git lfs {act}")
         return
     if sub == "checkout":
-        if "--" in r or _has(opts, "-f", "--force", "-p", "--patch", "--ours", "--theirs", "-m", "--merge") or \
+        if "--" in r or _has(opts, "-f", "--force", "-p", "--patch", "--ours", "--theirs", "-m", "--merge",
+                             "--pathspec-from-file") or \
                 any(p.text in (".", "*", ":/") or p.glob for p in pos) or \
                 (len(pos) >= 2 and not _has(opts, "-b", "-B", "--orphan")):
             run.flag("destructive", "git checkout of paths discards uncommitted changes")
@@ -1799,7 +1921,7 @@ def _git(run: _Run) -> None:
         run.flag("mutating", "git checkout switches branches")
         return
     if sub == "switch":
-        if _has(opts, "-f", "--force", "--discard-changes", "-C", "--force-create"):
+        if _has(opts, "-f", "--force", "--discard-changes"):
             run.flag("destructive", "git switch --discard-changes/--force")
             return
         run.flag("mutating", "git switch")
@@ -1918,6 +2040,7 @@ class _Svc:
     valued: frozenset[str] = frozenset()
     depth: int = 3          # how many leading positional words form the command path
     default: str = "mutating"
+    destroy_opts: frozenset[str] = frozenset()
 
 
 _READ_VERBS = frozenset("""list ls get show describe view status info inspect search logs log version help
@@ -1927,13 +2050,14 @@ query exists tree why audit-ro env which home desc options formulae casks tap-in
 port plan output providers graph fmt-check verify preview browse watch wait whatis inventory contents
 """.split())
 _DESTROY_VERBS = frozenset("""delete del rm remove destroy purge prune drop terminate uninstall wipe erase forget
-rb rmi kill nuke reset-hard unregister deregister evict drain cordon-ro revoke disable-ro truncate flush
-flushall flushdb""".split())
+rb rmi kill nuke reset-hard unregister deregister evict drain revoke truncate flush flushall flushdb undeploy
+reset force_reset force-reset compact recreate break-lock rollback archive untag unsubscribe disable stop unset
+roll rdelete repo-delete""".split())
 _READ_PREFIXES = ("describe-", "list-", "get-", "show-", "head-", "batch-get-", "check-", "search-", "lookup-",
                   "list_", "get_", "describe_", "show_", "test-", "validate-", "estimate-", "preview-",
                   "view-", "query-", "scan", "select-", "detect-", "filter-", "simulate-", "verify-")
 _MUTATE_VERBS = frozenset("""add set create update put apply install change replace modify start stop restart
-enable disable push upload run exec deploy attach detach import load save export edit patch scale rollout label
+enable push upload run exec deploy attach detach import load save export edit patch scale rollout label
 annotate tag untag login logout link unlink move mv copy cp sync mount unmount clone fork merge close reopen
 comment approve review lock unlock archive unarchive transfer rename sign invoke send publish trigger rerun
 cancel restore rotate upgrade downgrade pin unpin mkdir touch write init new register grant assign""".split())
@@ -1941,7 +2065,7 @@ _MUTATE_PREFIXES = ("create-", "update-", "put-", "set-", "add-", "modify-", "st
                     "attach-", "associate-", "enable-", "register-", "import-", "tag-", "untag-", "send-",
                     "publish-", "upload-", "restore-", "copy-", "replace-", "change-", "reboot-", "request-",
                     "authorize-", "allocate-", "accept-", "apply-", "assign-", "create_", "update_", "put_")
-_DESTROY_PREFIXES = ("delete-", "remove-", "terminate-", "purge-", "destroy-", "deregister-", "delete_",
+_DESTROY_PREFIXES = ("clear_", "clear-", "forget_", "forget-", "unsubscribe", "delete-", "remove-", "terminate-", "purge-", "destroy-", "deregister-", "delete_",
                      "drop-", "disable-", "revoke-", "cancel-", "stop-", "detach-", "disassociate-",
                      "force-delete", "batch-delete-", "reset-", "wipe-", "empty-", "delete")
 
@@ -1968,23 +2092,38 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
         i += 1
     low = [p.lower() for p in path]
     optnames = {o.split("=", 1)[0] for o in opts}
+    if any(o[:1] in "\u2010\u2011\u2012\u2013\u2014\u2212" for o in (a.text for a in args)):
+        run.flag("unknown", f"{run.name}: argument starts with a unicode dash")
+        return
+    if any("secret" in p for p in low) and any(p.startswith(("update", "put")) for p in low):
+        run.flag("destructive", f"{run.name} {' '.join(path)} overwrites a secret value")
+        return
+    for o in opts:
+        name, _, val = o.partition("=")
+        if name in svc.destroy_opts or (name.startswith(("--delete", "--remove", "--purge", "--prune"))
+                                        and val.lower() not in ("false", "0", "no")):
+            run.flag("destructive", f"{run.name} {' '.join(path)} {name}")
+            return
     if not path:
         if optnames & {"--help", "-h", "--version", "-v", "-V"} or not args:
             return
     if optnames & {"--help", "-h"} or (low and low[-1] == "help") or (low and low[0] in ("help", "version")):
         return
     for p in low:
-        if p in svc.destroy or p in _DESTROY_VERBS or p.startswith(_DESTROY_PREFIXES):
+        if p in svc.destroy or p in _DESTROY_VERBS or p.startswith(_DESTROY_PREFIXES) or \
+                (p.endswith(("delete", "-remove", "_remove")) and len(p) > 6):
             if p in svc.read:
                 continue
             run.flag("destructive", f"{run.name} {' '.join(path)}")
             return
     for o in optnames:
-        if o in ("--delete", "--purge", "--prune", "--force-delete", "--delete-all", "--recursive-delete",
-                 "--force-delete-without-recovery", "--remove-orphans", "--volumes", "--delete-config"):
+        if o in ("--force-delete", "--cleanup", "--remove-orphans", "--volumes", "--wipe", "--erase"):
             run.flag("destructive", f"{run.name} {' '.join(path)} {o}")
             return
     # The verb is the last word of the command path that we can classify (`ip addr add`, `az vm list`).
+    if len(low) >= 3 and not _classified(low[-1], svc):
+        run.flag(svc.default, f"{run.name} {' '.join(path)}: unrecognised action")
+        return
     for p in reversed(low):
         if p in svc.mutate:
             run.flag("mutating", f"{run.name} {' '.join(path)}")
@@ -1999,9 +2138,14 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
     run.flag(svc.default, f"{run.name} {' '.join(path)}".strip())
 
 
+def _classified(p: str, svc: _Svc) -> bool:
+    return (p in svc.read or p in svc.mutate or p in svc.destroy or p in _READ_VERBS or p in _MUTATE_VERBS
+            or p.startswith(_READ_PREFIXES + _MUTATE_PREFIXES))
+
+
 def path_done(path: list[str], s: str) -> bool:
     # stop the command path at arguments that clearly are values (URLs, paths, key=value, ids)
-    return bool(path) and bool(re.search(r"[/:=@.]|^\d", s))
+    return bool(re.search(r"[/:=@]|^\d", s)) or (bool(path) and "." in s)
 
 
 def _svc_writes_output(run: _Run, optnames: set[str]) -> bool:
@@ -2009,9 +2153,9 @@ def _svc_writes_output(run: _Run, optnames: set[str]) -> bool:
 
 
 def _S(read: str = "", destroy: str = "", mutate: str = "", valued: str = "", depth: int = 3,
-       default: str = "mutating") -> _Svc:
+       default: str = "mutating", destroy_opts: str = "") -> _Svc:
     return _Svc(frozenset(read.split()), frozenset(destroy.split()), frozenset(mutate.split()),
-                frozenset(valued.split()), depth, default)
+                frozenset(valued.split()), depth, default, frozenset(destroy_opts.split()))
 
 
 _COMMON_VALUED = ("--region --profile --output -o --query --endpoint-url --project --account --subscription "
@@ -2022,7 +2166,7 @@ _SERVICE_CLIS: dict[str, _Svc] = {
     "aws": _S(valued=_COMMON_VALUED, mutate="cp mv sync put-object", read="ls presign wait"),
     "az": _S(valued=_COMMON_VALUED, depth=4),
     "gcloud": _S(valued=_COMMON_VALUED, depth=5, read="read"),
-    "gsutil": _S(valued=_COMMON_VALUED, read="ls du stat cat hash", destroy="rm rb"),
+    "gsutil": _S(valued=_COMMON_VALUED, read="ls du stat cat hash", destroy="rm rb", destroy_opts="-d"),
     "gh": _S(valued=_COMMON_VALUED + " -L --limit -s --state -q --jq -t --template -w --web",
              read="checks diff view list status"),
     "glab": _S(valued=_COMMON_VALUED),
@@ -2061,10 +2205,10 @@ _SERVICE_CLIS: dict[str, _Svc] = {
     "tofu": _S(depth=2, read="plan show validate output providers graph version", destroy="destroy"),
     "pulumi": _S(depth=2, read="preview stack whoami about version logs config", destroy="destroy"),
     "rclone": _S(depth=1, read="ls lsd lsl lsf lsjson size check tree cat about listremotes version md5sum "
-                               "sha1sum hashsum", destroy="delete deletefile purge rmdir rmdirs cleanup dedupe",
-                 mutate="sync copy move copyto moveto mkdir touch"),
-    "restic": _S(depth=1, read="snapshots ls stats check diff find cat version"),
-    "borg": _S(depth=1, read="list info check diff version"),
+                               "sha1sum hashsum", destroy="delete deletefile purge rmdir rmdirs cleanup dedupe sync move moveto",
+                 mutate="copy copyto mkdir touch"),
+    "restic": _S(depth=2, valued="-o -r --repo --password-file", read="snapshots ls stats check diff find cat version"),
+    "borg": _S(depth=2, read="list info check diff version"),
     "vault": _S(depth=2, read="read list status version"),
     "systemctl": _S(depth=1, read="status show list-units list-unit-files is-active is-enabled is-failed cat "
                                   "list-timers list-sockets list-dependencies get-default",
@@ -2075,8 +2219,8 @@ _SERVICE_CLIS: dict[str, _Svc] = {
     "auth0": _S(depth=3),
     "wrangler": _S(depth=3), "doppler": _S(depth=3), "op": _S(depth=3), "fastly": _S(depth=3),
     "flipt": _S(depth=3), "ldcli": _S(depth=3), "nats": _S(depth=3), "unleash": _S(depth=3),
-    "mc": _S(depth=2, destroy="rm rb"), "velero": _S(depth=3), "circleci": _S(depth=3), "kong": _S(depth=2),
-    "deck": _S(depth=2), "apigeecli": _S(depth=3), "heroku": _S(depth=2), "flyctl": _S(depth=3),
+    "mc": _S(depth=4, destroy="rm rb"), "velero": _S(depth=3), "circleci": _S(depth=3), "kong": _S(depth=2),
+    "deck": _S(depth=3, destroy="sync reset"), "apigeecli": _S(depth=3), "heroku": _S(depth=2), "flyctl": _S(depth=3),
     "fly": _S(depth=3), "vercel": _S(depth=2), "netlify": _S(depth=2), "stripe": _S(depth=3),
     "firebase": _S(depth=2), "doctl": _S(depth=4), "linode-cli": _S(depth=3), "hcloud": _S(depth=3),
     "eksctl": _S(depth=3), "kind": _S(depth=3), "minikube": _S(depth=2), "k3d": _S(depth=3),
