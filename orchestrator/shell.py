@@ -549,8 +549,8 @@ pstree top htop btop sort uniq cut paste join comm fold fmt column expand unexpa
 diff diff3 sdiff cmp colordiff delta test [ [[ true false : uname whoami id groups hostname hostnamectl sha1sum
 sha224sum sha256sum sha384sum sha512sum md5sum md5 shasum b2sum cksum sum crc32 basename dirname realpath readlink
 locate mlocate plocate fd fdfind printenv env_list nproc lscpu lsblk lsusb lspci lsmod lsof ss netstat ip_ro dig
-host nslookup whois ping ping6 traceroute tracepath mtr arch getconf locale tty logname users who w last lastlog
-sleep seq yes expr factor bc dc numfmt od hexdump xxd strings base32 base64 basenc iconv dos2unix_ro look
+host nslookup whois ping ping6 traceroute tracepath mtr getconf locale tty logname users who w last lastlog
+sleep seq yes expr factor bc dc numfmt od hexdump xxd strings base32 base64 basenc dos2unix_ro look
 vmstat iostat mpstat sar dmesg_ro journalctl_ro sw_vers system_profiler defaults_ro mdfind mdls
 uuidgen mktemp_ro cloc tokei scc wc jless fx glow mdcat column csvlook xsv qsv mlr_ro
 hyperfine_ro tldr cheat shellcheck hadolint yamllint jsonlint markdownlint actionlint tsc_noemit
@@ -577,6 +577,7 @@ _WRAPPERS: dict[str, frozenset[str]] = {
     "nice": frozenset("-n --adjustment".split()),
     "ionice": frozenset("-c -n -p -P -u --class --classdata".split()),
     "nohup": frozenset(),
+    "arch": frozenset("-d -e".split()),
     "setsid": frozenset(),
     "time": frozenset("-f -o --format --output".split()),
     "command": frozenset(),
@@ -1814,6 +1815,9 @@ def _git(run: _Run) -> None:
     if "--help" in r or sub == "help":
         return
     name = f"git {sub}"
+    if sub == "hash-object" and "-w" in r:
+        run.flag("mutating", "git hash-object -w writes an object")
+        return
     if sub in _GIT_READ:
         if sub == "diff" and _has(opts, "--output"):
             for v in opts["--output"]:
@@ -2047,7 +2051,7 @@ _READ_VERBS = frozenset("""list ls get show describe view status info inspect se
 whoami ping top explain history cat read print diff check validate lint tail events api-resources api-versions
 cluster-info current-context get-contexts get-clusters get-users can-i outdated deps uses leaves doctor config
 query exists tree why audit-ro env which home desc options formulae casks tap-info stats df du images ps
-port plan output providers graph fmt-check verify preview browse watch wait whatis inventory contents
+port plan output providers graph fmt-check verify preview browse wait whatis inventory contents
 """.split())
 _DESTROY_VERBS = frozenset("""delete del rm remove destroy purge prune drop terminate uninstall wipe erase forget
 rb rmi kill nuke reset-hard unregister deregister evict drain revoke truncate flush flushall flushdb undeploy
@@ -2059,8 +2063,11 @@ _READ_PREFIXES = ("describe-", "list-", "get-", "show-", "head-", "batch-get-", 
 _MUTATE_VERBS = frozenset("""add set create update put apply install change replace modify start stop restart
 enable push upload run exec deploy attach detach import load save export edit patch scale rollout label
 annotate tag untag login logout link unlink move mv copy cp sync mount unmount clone fork merge close reopen
-comment approve review lock unlock archive unarchive transfer rename sign invoke send publish trigger rerun
+comment approve review lock unlock unarchive activate deactivate promote suspend resume transfer rename sign invoke send publish trigger rerun
 cancel restore rotate upgrade downgrade pin unpin mkdir touch write init new register grant assign""".split())
+# Verbs that look like reads but write local state (kubeconfig, credentials, contexts).
+_MUTATE_EXACT = frozenset("get-credentials use-context use rename-context set-context set-cluster set-credentials "
+                          "index up build package".split())
 _MUTATE_PREFIXES = ("create-", "update-", "put-", "set-", "add-", "modify-", "start-", "run-", "invoke-",
                     "attach-", "associate-", "enable-", "register-", "import-", "tag-", "untag-", "send-",
                     "publish-", "upload-", "restore-", "copy-", "replace-", "change-", "reboot-", "request-",
@@ -2083,6 +2090,10 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
         if s.startswith("-") and not a.dyn and len(s) > 1:
             name = s.split("=", 1)[0]
             opts.append(s)
+            if path:
+                # Options after the command path: the rest are arguments, not more path words.
+                opts.extend(x.text for x in args[i + 1:] if x.text.startswith("-"))
+                break
             if "=" not in s and name in svc.valued and i + 1 < len(args):
                 i += 1
             i += 1
@@ -2121,11 +2132,8 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
             run.flag("destructive", f"{run.name} {' '.join(path)} {o}")
             return
     # The verb is the last word of the command path that we can classify (`ip addr add`, `az vm list`).
-    if len(low) >= 3 and not _classified(low[-1], svc):
-        run.flag(svc.default, f"{run.name} {' '.join(path)}: unrecognised action")
-        return
     for p in reversed(low):
-        if p in svc.mutate:
+        if p in svc.mutate or p in _MUTATE_EXACT or p.startswith(("use-", "rename-", "set-")):
             run.flag("mutating", f"{run.name} {' '.join(path)}")
             return
         if p in svc.read or p in _READ_VERBS or p.startswith(_READ_PREFIXES):
@@ -2177,8 +2185,7 @@ _SERVICE_CLIS: dict[str, _Svc] = {
                        "auth events wait"),
     "oc": _S(valued=_COMMON_VALUED, depth=2),
     "helm": _S(valued=_COMMON_VALUED, depth=2, destroy="uninstall delete",
-               read="list ls status get history show inspect search template lint version env verify "
-                    "dependency plugin repo"),
+               read="list ls status get history show inspect search template lint version env verify"),
     "docker": _S(valued=_COMMON_VALUED + " -H --host -c --config --log-level -f --filter --format", depth=3,
                  read="ps images inspect logs version info history port top stats diff events search ls df "
                       "config",
@@ -2271,7 +2278,7 @@ def _pip(run: _Run) -> None:
 
 
 _SQL_WRITE = re.compile(r"\b(insert|update|delete|drop|truncate|alter|create|replace|grant|revoke|merge|vacuum|"
-                        r"attach|detach|copy|call|exec|execute|do|set|lock|reindex|cluster|comment|import|load|"
+                        r"attach|detach|copy|call|exec|execute|do|set|lock|reindex|cluster|comment|import|export|load|"
                         r"pragma|install|begin|commit|rename|shutdown|kill|flush|optimize|repair|upsert)\b", re.I)
 _SQL_DESTROY = re.compile(r"\b(drop|truncate|delete\s+from|flushall|flushdb)\b", re.I)
 
@@ -2280,8 +2287,22 @@ def _sql_client(run: _Run) -> None:
     valued = {"-c", "--command", "-e", "--execute", "-f", "--file", "-h", "--host", "-p", "--port", "-U",
               "--username", "-u", "--user", "-d", "--dbname", "-D", "--database", "-P", "-o", "--output", "-s",
               "-cmd", "-separator", "-S", "-v", "--set", "-F", "-T", "-R", "-L", "--log-file"}
-    opts, pos = _split_opts(run.args, valued)
-    codes = opts.get("-c", []) + opts.get("--command", []) + opts.get("-e", []) + opts.get("--execute", [])
+    pre: list[str] = []
+    rest_args: list[W] = []
+    k = 0
+    while k < len(run.args):
+        t = run.args[k].text
+        if t in ("-cmd", "-init") and k + 1 < len(run.args):
+            pre.append(run.args[k + 1].text if t == "-cmd" else "\x00init")
+            k += 2
+            continue
+        rest_args.append(run.args[k])
+        k += 1
+    if "\x00init" in pre:
+        run.flag("unknown", f"{run.name} -init runs a SQL file")
+        return
+    opts, pos = _split_opts(rest_args, valued)
+    codes = opts.get("-c", []) + opts.get("--command", []) + opts.get("-e", []) + opts.get("--execute", []) + pre
     if run.name in ("sqlite3", "duckdb"):
         codes += [p.text for p in pos[1:]] + opts.get("-cmd", [])
     if _has(opts, "--version", "-V", "--help") and not codes:
@@ -2370,6 +2391,7 @@ def _crontab(run: _Run) -> None:
 
 def _sort(run: _Run) -> None:
     opts, pos = _split_opts(run.args, ("-o", "--output", "-k", "--key", "-t", "--field-separator", "-S",
+                                      "-f", "--from-code", "--to-code",
                                       "--buffer-size", "-T", "--temporary-directory", "--parallel",
                                       "--files0-from", "--batch-size", "--compress-program", "--random-source"))
     for v in opts.get("-o", []) + opts.get("--output", []):
@@ -2438,8 +2460,7 @@ def _hostname(run: _Run) -> None:
 
 
 def _ifconfig(run: _Run) -> None:
-    opts, pos = _split_opts(run.args, ())
-    if len(pos) >= 2:
+    if len(run.args) >= 2 and not any(a.text in ("-a", "-l", "-L", "-v") for a in run.args[:1]):
         run.flag("mutating", "ifconfig changes an interface")
 
 
@@ -2552,7 +2573,7 @@ _RULES: dict[str, Callable[[_Run], None]] = {
     "sqlite3": _sql_client, "duckdb": _sql_client, "redis-cli": _redis, "fzf": _fzf, "sk": _fzf,
     "openssl": _openssl, "crontab": _crontab, "sort": _sort, "uniq": _uniq_split, "split": _uniq_split,
     "csplit": _uniq_split, "mktemp": _mktemp, "dmesg": _dmesg, "journalctl": _journalctl, "sysctl": _sysctl,
-    "date": _date, "hostname": _hostname, "ifconfig": _ifconfig, "yq": _yq, "jq": _jq, "printf": _printf,
+    "date": _date, "hostname": _hostname, "ifconfig": _ifconfig, "iconv": lambda r: _sort(r), "yq": _yq, "jq": _jq, "printf": _printf,
     "black": _black, "ruff": _black, "prettier": _black, "gofmt": _black, "rustfmt": _black, "isort": _black,
     "base64": _base64, "gpg": _gpg, "gpg2": _gpg, "ssh": _ssh, "exec": lambda r: _wrapper(r),
     "sudoedit": lambda r: [r.write(p, "sudoedit") for p in r.args if not p.text.startswith("-")] and None,
@@ -2718,6 +2739,18 @@ _RULES.update({
                              if any(a.text.lower().startswith(("delete", "remove", "drop", "purge"))
                                     for a in r.args)
                              else r.flag("unknown", "java runs a program"))),
+    "7zz": lambda r: _7z(r),
+    "ansible-doc": lambda r: None,
+    "ansible-inventory": lambda r: (r.write(W(next((r.args[i + 1].text for i, a in enumerate(r.args[:-1])
+                                                    if a.text == "--output"), "?")), "ansible-inventory --output")
+                                    if any(a.text == "--output" for a in r.args) else None),
+    "ansible-lint": lambda r: (r.flag("mutating", "ansible-lint --fix rewrites files")
+                               if any(a.text.startswith("--fix") or a.text == "--write" for a in r.args) else None),
+    "ansible-playbook": lambda r: (None if any(a.text in ("--syntax-check", "--list-hosts", "--list-tasks",
+                                                          "--list-tags", "--check", "-C", "--help", "-h",
+                                                          "--version") for a in r.args)
+                                   else r.flag("unknown", "ansible-playbook runs tasks on hosts")),
+    "ansible-galaxy": lambda r: _service_cli(r, _S(depth=2, read="list search info verify")),
     "make": lambda r: (None if any(a.text in ("-n", "--dry-run", "--just-print", "--recon", "-q", "--question",
                                               "-v", "--version", "--help", "-h", "-p_ro") for a in r.args)
                        else r.flag("unknown", "make runs recipes (arbitrary commands)")),
