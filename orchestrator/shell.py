@@ -955,6 +955,18 @@ def _interpreter(run: _Run) -> None:
             return
         run.flag("unknown", f"{name} executes code from stdin")
         return
+    if name in ("perl", "ruby") and not code_dyn:
+        inplace = any(re.fullmatch(r"-[a-zA-Z]*i\S*", a.text) for a in args[:i + 1]) or \
+            any(a.text.startswith("-i") for a in args[:i])
+        if inplace:
+            files = [w for w in args[i + 2:] if not w.text.startswith("-")]
+            for f in files:
+                run.write(f, f"{name} -i")
+            if not files:
+                run.flag("mutating", f"{name} -i edits files in place")
+        if re.fullmatch(r"\s*((s|y|tr)([/|#!,])[^;]*?\3[^;]*?\3[a-z]*|print[^;`]*|chomp)\s*;?\s*", code) and \
+                "`" not in code and "system" not in code:
+            return  # a pure substitution / print filter (-p / -n / -i)
     if code_dyn:
         run.flag("unknown", f"{name} inline code is not literal")
         run.acc.unresolved = True
@@ -2045,6 +2057,7 @@ class _Svc:
     depth: int = 3          # how many leading positional words form the command path
     default: str = "mutating"
     destroy_opts: frozenset[str] = frozenset()
+    verb_first: bool = False   # kubectl get deploy: the first word is the verb, the rest are resource names
 
 
 _READ_VERBS = frozenset("""list ls get show describe view status info inspect search logs log version help
@@ -2103,6 +2116,20 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
         i += 1
     low = [p.lower() for p in path]
     optnames = {o.split("=", 1)[0] for o in opts}
+    if svc.verb_first and low and low[0] != "config":
+        low = low[:1]
+    if run.name == "gh" and low[:1] == ["api"]:
+        method = ""
+        for k, a in enumerate(args):
+            if a.text in ("-X", "--method") and k + 1 < len(args):
+                method = args[k + 1].text.upper()
+            elif a.text.startswith(("--method=", "-X")) and len(a.text) > 2:
+                method = a.text.split("=", 1)[-1].upper() if "=" in a.text else a.text[2:].upper()
+        if method == "DELETE":
+            run.flag("destructive", "gh api -X DELETE")
+        elif method not in ("", "GET", "HEAD") or optnames & {"-f", "-F", "--field", "--raw-field", "--input"}:
+            run.flag("mutating", "gh api sends data")
+        return
     if any(o[:1] in "\u2010\u2011\u2012\u2013\u2014\u2212" for o in (a.text for a in args)):
         run.flag("unknown", f"{run.name}: argument starts with a unicode dash")
         return
@@ -2161,9 +2188,9 @@ def _svc_writes_output(run: _Run, optnames: set[str]) -> bool:
 
 
 def _S(read: str = "", destroy: str = "", mutate: str = "", valued: str = "", depth: int = 3,
-       default: str = "mutating", destroy_opts: str = "") -> _Svc:
+       default: str = "mutating", destroy_opts: str = "", verb_first: bool = False) -> _Svc:
     return _Svc(frozenset(read.split()), frozenset(destroy.split()), frozenset(mutate.split()),
-                frozenset(valued.split()), depth, default, frozenset(destroy_opts.split()))
+                frozenset(valued.split()), depth, default, frozenset(destroy_opts.split()), verb_first)
 
 
 _COMMON_VALUED = ("--region --profile --output -o --query --endpoint-url --project --account --subscription "
@@ -2179,11 +2206,12 @@ _SERVICE_CLIS: dict[str, _Svc] = {
              read="checks diff view list status"),
     "glab": _S(valued=_COMMON_VALUED),
     "kubectl": _S(valued=_COMMON_VALUED + " -l --selector -f -c --container --field-selector", depth=2,
+                  verb_first=True,
                   mutate="apply create patch replace scale set label annotate rollout edit exec run cp "
                          "expose autoscale taint certificate attach port-forward proxy debug",
                   read="get describe logs top explain version api-resources api-versions cluster-info diff "
                        "auth events wait"),
-    "oc": _S(valued=_COMMON_VALUED, depth=2),
+    "oc": _S(valued=_COMMON_VALUED, depth=2, verb_first=True),
     "helm": _S(valued=_COMMON_VALUED, depth=2, destroy="uninstall delete",
                read="list ls status get history show inspect search template lint version env verify"),
     "docker": _S(valued=_COMMON_VALUED + " -H --host -c --config --log-level -f --filter --format", depth=3,
