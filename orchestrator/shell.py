@@ -23,9 +23,26 @@ import functools
 import posixpath
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
+    from typing import Any, Callable, Iterable
 
 __all__ = ["ShellAnalysis", "analyze"]
+
+class _LazyRe:
+    """A regex compiled on first use: keeps module import cheap (the hook process imports us every call)."""
+
+    __slots__ = ("_args", "_rx")
+
+    def __init__(self, *args: Any) -> None:
+        self._args = args
+        self._rx = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._rx is None:
+            object.__setattr__(self, "_rx", re.compile(*self._args))
+        return getattr(self._rx, name)
+
 
 _KINDS = ("read_only", "mutating", "unknown", "destructive")
 _RANK = {k: i for i, k in enumerate(_KINDS)}
@@ -168,9 +185,9 @@ class W:
         return not self.dyn and not self.glob
 
 
-_DEV_NULLISH = re.compile(r"^/dev/(null|stdout|stderr|tty|fd/\d+|zero)$")
-_DEV_BLOCK = re.compile(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk|md|dm-|loop|mapper/|sr)")
-_GLOB_CHARS = re.compile(r"[*?\[]")
+_DEV_NULLISH = _LazyRe(r"^/dev/(null|stdout|stderr|tty|fd/\d+|zero)$")
+_DEV_BLOCK = _LazyRe(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk|md|dm-|loop|mapper/|sr)")
+_GLOB_CHARS = _LazyRe(r"[*?\[]")
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -423,7 +440,7 @@ def _calls_name(node: Any, name: str) -> bool:
     return False
 
 
-_ESCAPE_RE = re.compile(r"\\(.)", re.S)
+_ESCAPE_RE = _LazyRe(r"\\(.)", re.S)
 
 
 def _word_parts(node: Any) -> tuple[str, bool, bool]:
@@ -744,6 +761,8 @@ def _wrapper(run: _Run) -> None:
         if _has(opts, "-s", "--shell", "-i", "--login"):
             run.code(" ".join(w.text for w in pos), name)
             return
+        while pos and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", pos[0].text):
+            pos = pos[1:]  # sudo VAR=value cmd
         if not pos:
             return
         run.sub(pos)
@@ -871,18 +890,18 @@ _PY_SAFE_MODULES = frozenset("json sys math re base64 datetime time platform has
                              "collections functools pprint decimal fractions statistics random uuid "
                              "unicodedata calendar binascii struct html keyword operator numbers "
                              "copy enum typing dataclasses zlib locale".split())
-_PY_DANGEROUS = re.compile(
+_PY_DANGEROUS = _LazyRe(
     r"\b(open|exec|eval|compile|__import__|importlib|os|subprocess|shutil|pathlib|Path|socket|urllib|requests|"
     r"http|ctypes|getattr|setattr|delattr|globals|locals|vars|system|popen|remove|unlink|rmtree|rmdir|"
     r"write_text|write_bytes|mkdir|makedirs|rename|replace|chmod|chown|input|breakpoint|pickle|marshal|"
     r"tempfile|sqlite3|pty|signal|multiprocessing|threading|asyncio|builtins|__builtins__|__class__|"
     r"__subclasses__|__globals__|code|codecs|io|fileinput|glob|zipfile|tarfile|webbrowser|setuptools|pip|"
     r"runpy|site|sysconfig)\b")
-_INLINE_DESTRUCTIVE = re.compile(
+_INLINE_DESTRUCTIVE = _LazyRe(
     r"rmtree|rmSync|rmdirSync|unlinkSync|rm_rf|rm_r\b|FileUtils\.rm|os\.remove|os\.unlink|unlink\s*\(|"
     r"remove_dir_all|\brm\s+-[a-zA-Z]*[rRf]|Remove-Item|del\s+/[sq]|format\s+c:|mkfs|"
     r"git\s+(reset\s+--hard|clean\s+-[a-z]*f|push\s+(-f|--force))|DROP\s+(TABLE|DATABASE)", re.I)
-_INLINE_EXEC = re.compile(r"system|exec|spawn|popen|subprocess|child_process|Process|`|\bsh\b|shell")
+_INLINE_EXEC = _LazyRe(r"system|exec|spawn|popen|subprocess|child_process|Process|`|\bsh\b|shell")
 
 
 def _interpreter(run: _Run) -> None:
@@ -1038,14 +1057,14 @@ def _rm(run: _Run) -> None:
             run.flag("destructive", f"{run.name} -r on paths from stdin")
 
 
-_CRITICAL = re.compile(r"^(/|/\*|~|~/|~/\*|\.|\./|\.\.|\.\./|\*|/(bin|boot|dev|etc|home|lib|lib64|opt|proc|root|"
+_CRITICAL = _LazyRe(r"^(/|/\*|~|~/|~/\*|\.|\./|\.\.|\.\./|\*|/(bin|boot|dev|etc|home|lib|lib64|opt|proc|root|"
                        r"sbin|srv|sys|usr|var|Users|System|Library|Applications)/?\*?)$")
 
 
-_SYSTEM_PATH = re.compile(r"^/(etc|usr|bin|sbin|boot|lib|lib32|lib64|opt|sys|proc|root|dev|srv|var/(?!tmp/)|"
+_SYSTEM_PATH = _LazyRe(r"^/(etc|usr|bin|sbin|boot|lib|lib32|lib64|opt|sys|proc|root|dev|srv|var/(?!tmp/)|"
                           r"System|Library|Applications|private/(?!tmp/|var/tmp/))")
-_TEMP_RE = re.compile(r"^(/tmp|/var/tmp|/private/tmp|/private/var/tmp|/dev/shm)/+[^/]")
-_TMPVAR_RE = re.compile(r'^"?\$(\{TMPDIR\}|TMPDIR|\{TMP\}|TMP|\{TEMP\}|TEMP)/+[^/$]')
+_TEMP_RE = _LazyRe(r"^(/tmp|/var/tmp|/private/tmp|/private/var/tmp|/dev/shm)/+[^/]")
+_TMPVAR_RE = _LazyRe(r'^"?\$(\{TMPDIR\}|TMPDIR|\{TMP\}|TMP|\{TEMP\}|TEMP)/+[^/$]')
 
 
 def _temp_path(w: W) -> bool:
@@ -1103,7 +1122,7 @@ def _chmod_like(run: _Run) -> None:
     args = run.args
     # chmod modes like -w / -x look like options; treat a leading -[rwxXst]+ as the mode.
     opts, pos = _split_opts([a for a in args if not re.fullmatch(r"[-+=][rwxXstugo]+", a.text)], valued)
-    mode_from_flag = any(re.fullmatch(r"-[rwxXst]+", a.text) for a in args)
+    mode_from_flag = any(re.fullmatch(r"[-+=][rwxXstugo]+", a.text) for a in args)
     if _has(opts, "--help", "--version") and not pos:
         return
     skip = 0 if (mode_from_flag or "--reference" in opts) else 1
@@ -1594,7 +1613,7 @@ def _curl(run: _Run) -> None:
             pass
 
 
-_DESTRUCTIVE_ENDPOINT = re.compile(r"(?i)(/|_|\b)(do)?(delete|remove|purge|drop|wipe|destroy|truncate|shutdown|"
+_DESTRUCTIVE_ENDPOINT = _LazyRe(r"(?i)(/|_|\b)(do)?(delete|remove|purge|drop|wipe|destroy|truncate|shutdown|"
                                    r"_close|flush)(_by_query|_series|-batch|\b|[A-Z_/?-])")
 
 
@@ -2057,6 +2076,7 @@ class _Svc:
     depth: int = 3          # how many leading positional words form the command path
     default: str = "mutating"
     destroy_opts: frozenset[str] = frozenset()
+    runs: frozenset[str] = frozenset()  # first words that run arbitrary (project) code -> unknown
     verb_first: bool = False   # kubectl get deploy: the first word is the verb, the rest are resource names
 
 
@@ -2147,6 +2167,9 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
             return
     if optnames & {"--help", "-h"} or (low and low[-1] == "help") or (low and low[0] in ("help", "version")):
         return
+    if low and low[0] in svc.runs:
+        run.flag("unknown", f"{run.name} {low[0]} runs project code")
+        return
     for p in low:
         if p in svc.destroy or p in _DESTROY_VERBS or p.startswith(_DESTROY_PREFIXES) or \
                 (p.endswith(("delete", "-remove", "_remove")) and len(p) > 6):
@@ -2188,9 +2211,10 @@ def _svc_writes_output(run: _Run, optnames: set[str]) -> bool:
 
 
 def _S(read: str = "", destroy: str = "", mutate: str = "", valued: str = "", depth: int = 3,
-       default: str = "mutating", destroy_opts: str = "", verb_first: bool = False) -> _Svc:
+       default: str = "mutating", destroy_opts: str = "", verb_first: bool = False, runs: str = "") -> _Svc:
     return _Svc(frozenset(read.split()), frozenset(destroy.split()), frozenset(mutate.split()),
-                frozenset(valued.split()), depth, default, frozenset(destroy_opts.split()), verb_first)
+                frozenset(valued.split()), depth, default, frozenset(destroy_opts.split()),
+                frozenset(runs.split()), verb_first)
 
 
 _COMMON_VALUED = ("--region --profile --output -o --query --endpoint-url --project --account --subscription "
@@ -2202,10 +2226,10 @@ _SERVICE_CLIS: dict[str, _Svc] = {
     "az": _S(valued=_COMMON_VALUED, depth=4),
     "gcloud": _S(valued=_COMMON_VALUED, depth=5, read="read"),
     "gsutil": _S(valued=_COMMON_VALUED, read="ls du stat cat hash", destroy="rm rb", destroy_opts="-d"),
-    "gh": _S(valued=_COMMON_VALUED + " -L --limit -s --state -q --jq -t --template -w --web",
+    "gh": _S(runs="extension", valued=_COMMON_VALUED + " -L --limit -s --state -q --jq -t --template -w --web",
              read="checks diff view list status"),
     "glab": _S(valued=_COMMON_VALUED),
-    "kubectl": _S(valued=_COMMON_VALUED + " -l --selector -f -c --container --field-selector", depth=2,
+    "kubectl": _S(runs="exec run debug attach cp port-forward proxy", valued=_COMMON_VALUED + " -l --selector -f -c --container --field-selector", depth=2,
                   verb_first=True,
                   mutate="apply create patch replace scale set label annotate rollout edit exec run cp "
                          "expose autoscale taint certificate attach port-forward proxy debug",
@@ -2214,26 +2238,26 @@ _SERVICE_CLIS: dict[str, _Svc] = {
     "oc": _S(valued=_COMMON_VALUED, depth=2, verb_first=True),
     "helm": _S(valued=_COMMON_VALUED, depth=2, destroy="uninstall delete",
                read="list ls status get history show inspect search template lint version env verify"),
-    "docker": _S(valued=_COMMON_VALUED + " -H --host -c --config --log-level -f --filter --format", depth=3,
+    "docker": _S(runs="run exec", valued=_COMMON_VALUED + " -H --host -c --config --log-level -f --filter --format", depth=3,
                  read="ps images inspect logs version info history port top stats diff events search ls df "
                       "config",
                  mutate="run exec build pull push start restart create commit tag login logout cp up down "
                         "restart pause unpause update rename attach load import save export compose_ro"),
-    "podman": _S(valued=_COMMON_VALUED, depth=3,
+    "podman": _S(runs="run exec", valued=_COMMON_VALUED, depth=3,
                  read="ps images inspect logs version info history port top stats diff events search ls df",
                  mutate="run exec build pull push start restart create commit tag login cp up down"),
     "brew": _S(depth=1, read="list ls info search deps uses outdated doctor config leaves desc options log cat "
                              "formulae casks tap-info shellenv commands missing home homepage --prefix "
                              "--cellar --repository --cache --env --version --caskroom abv livecheck fetch_ro",
                destroy="uninstall remove rm cleanup untap autoremove zap"),
-    "npm": _S(depth=2, read="ls list ll la view info show v outdated search s find help config get explain why "
+    "npm": _S(runs="run run-script test t start restart exec x rebuild install-test it stop explore", depth=2, read="ls list ll la view info show v outdated search s find help config get explain why "
                             "doctor prefix root bin whoami ping fund query docs repo bugs help-search",
               destroy="_"),
-    "pnpm": _S(depth=2, read="ls list ll view info outdated why audit root bin help"),
-    "yarn": _S(depth=2, read="list info why outdated help config bin"),
+    "pnpm": _S(runs="run test start exec dlx create", depth=2, read="ls list ll view info outdated why audit root bin help"),
+    "yarn": _S(runs="run test start exec dlx node create", depth=2, read="list info why outdated help config bin"),
     "pip": _S(depth=2), "pip3": _S(depth=2),
-    "uv": _S(depth=2, read="tree version help"),
-    "cargo": _S(depth=2, read="help version tree metadata search verify-project locate-project pkgid "
+    "uv": _S(runs="run tool", depth=2, read="tree version help"),
+    "cargo": _S(runs="run r test t bench build b check c clippy install doc", depth=2, read="help version tree metadata search verify-project locate-project pkgid "
                               "read-manifest info"),
     "terraform": _S(depth=2, read="plan show validate output providers graph version state_ro console "
                                   "workspace_ro fmt-ro", destroy="destroy"),
@@ -2265,9 +2289,9 @@ _SERVICE_CLIS: dict[str, _Svc] = {
     "packer": _S(depth=1, read="validate inspect version console fmt_ro plugins_ro"),
     "ansible-config": _S(depth=1, read="list dump view"),
     "ansible-vault": _S(depth=1, read="view"),
-    "go": _S(depth=1, read="version env list doc vet help"),
+    "go": _S(runs="run test build generate install", depth=1, read="version env list doc vet help"),
     "conda": _S(depth=2, read="list info search env config"),
-    "poetry": _S(depth=2, read="show check version about env config search"),
+    "poetry": _S(runs="run shell install", depth=2, read="show check version about env config search"),
     "gem": _S(depth=1, read="list search info query contents which environment specification help"),
     "apt": _S(depth=1, read="list search show policy depends rdepends changelog"),
     "apt-cache": _S(depth=1, read="search show policy depends rdepends pkgnames showpkg stats madison"),
@@ -2305,10 +2329,10 @@ def _pip(run: _Run) -> None:
 # database clients and misc
 
 
-_SQL_WRITE = re.compile(r"\b(insert|update|delete|drop|truncate|alter|create|replace|grant|revoke|merge|vacuum|"
+_SQL_WRITE = _LazyRe(r"\b(insert|update|delete|drop|truncate|alter|create|replace|grant|revoke|merge|vacuum|"
                         r"attach|detach|copy|call|exec|execute|do|set|lock|reindex|cluster|comment|import|export|load|"
                         r"pragma|install|begin|commit|rename|shutdown|kill|flush|optimize|repair|upsert)\b", re.I)
-_SQL_DESTROY = re.compile(r"\b(drop|truncate|delete\s+from|flushall|flushdb)\b", re.I)
+_SQL_DESTROY = _LazyRe(r"\b(drop|truncate|delete\s+from|flushall|flushdb)\b", re.I)
 
 
 def _sql_client(run: _Run) -> None:
