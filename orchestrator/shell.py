@@ -1034,7 +1034,10 @@ def _rm(run: _Run) -> None:
         return
     for p in pos:
         bad = _dangerous_target(p)
-        if bad:
+        if bad and not recursive and p.literal and not p.glob:
+            # Without -r, rm refuses directories: `rm .` or `rm /` deletes nothing.
+            run.delete(p, run.name)
+        elif bad:
             run.delete(p, f"{run.name} ({bad})", "destructive")
         elif _temp_path(p) and not (p.dyn and run.wk.assigned & {"TMPDIR", "TMP", "TEMP"}):
             # Scratch space: reported, but not "destructive" (peers agree: safety-net allows it).
@@ -1361,9 +1364,10 @@ def _find(run: _Run) -> None:
             roots = _find_roots(args)
             if len(roots) == 1 and roots[0].literal and (_confined(roots[0].text, run.ctx) or
                                                          _temp_path(roots[0]) or roots[0].text == "."):
-                # {} is a path found under a single confined root: substitute "<root>/{}" (unresolved).
+                # {} is a path under a single literal root -- possibly the root itself (find . prints "."),
+                # so judge the command as if applied to the root: `find . -exec rm -rf {} ;` = `rm -rf .`.
                 base = roots[0].text.rstrip("/") or "."
-                inner = [W(w.text.replace("{}", base + "/{}"), w.dyn, w.glob, w.node) for w in inner]
+                inner = [W(w.text.replace("{}", base), w.dyn, w.glob, w.node) for w in inner]
                 run.acc.unresolved = True
                 _run_argv(run.wk, inner, run.ctx, run.depth + 1, xargs=False)
             else:
@@ -1415,8 +1419,22 @@ def _xargs(run: _Run) -> None:
             continue
         i += 1
     inner = args[i:]
-    if any(a.text in ("-p", "--interactive", "-o", "--open-tty") for a in args[:i]) and inner:
-        pass
+    repl = None
+    for k, a in enumerate(args[:i]):
+        t = a.text
+        if t == "-I" and k + 1 < i:
+            repl = args[k + 1].text
+        elif t.startswith("-I") and len(t) > 2:
+            repl = t[2:]
+        elif t.startswith("--replace="):
+            repl = t.split("=", 1)[1] or "{}"
+        elif t in ("-i", "--replace"):
+            repl = "{}"
+        elif t.startswith("-i") and len(t) > 2:
+            repl = t[2:]
+    if repl and repl != "{}":
+        # Custom replace-string: normalise to {} so the argument is treated as input-dependent.
+        inner = [W(w.text.replace(repl, "{}"), w.dyn, w.glob, w.node) if repl in w.text else w for w in inner]
     if not inner:
         return  # xargs defaults to echo
     run.sub(inner, xargs=True)
