@@ -679,8 +679,12 @@ def _run_argv(wk: _Walker, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = F
         return  # body already analyzed at definition
     if name in _DOWNLOADERS:
         wk._stage_downloads = True  # type: ignore[attr-defined]
-    # Versions and help of a known CLI are read-only whatever the subcommand.
     rule = _RULES.get(name)
+    # `--help` / `--version` as the only argument of a program we know prints and exits.
+    if len(args) == 1 and args[0].text in _HELP_ARGS and not args[0].dyn and (
+            rule is not None or name in _SERVICE_CLIS or name in _READ_ONLY or name in _WRAPPERS
+            or name in _INTERPRETERS or name in _SHELLS or re.fullmatch(r"python[0-9.]*", name)):
+        return
     if rule is not None:
         rule(run)
         return
@@ -708,6 +712,7 @@ def _run_argv(wk: _Walker, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = F
     wk.acc.flag("unknown", f"unknown program {name!r}")
 
 
+_HELP_ARGS = frozenset("--help -h -help --version -version -V help version -?".split())
 _DISK_TOOLS = frozenset("fdisk sfdisk cfdisk gdisk sgdisk parted wipefs mkswap blkdiscard badblocks "
                         "diskutil_erase cryptsetup zpool_destroy lvremove vgremove pvremove mdadm "
                         "hdparm".split())
@@ -2102,13 +2107,15 @@ _READ_VERBS = frozenset("""list ls get show describe view status info inspect se
 whoami ping top explain history cat read print diff check validate lint tail events api-resources api-versions
 cluster-info current-context get-contexts get-clusters get-users can-i outdated deps uses leaves doctor config
 query exists tree why audit-ro env which home desc options formulae casks tap-info stats df du images ps
-port plan output providers graph fmt-check verify preview browse wait whatis inventory contents
+port plan output providers graph fmt-check verify preview browse wait whatis inventory contents completion
+completions services synth synthesize acknowledge context find topic token ports audit help-search find-dupes
+stars sbom trusted-root
 """.split())
 _DESTROY_VERBS = frozenset("""delete del rm remove destroy purge prune drop terminate uninstall wipe erase forget
 rb rmi kill nuke reset-hard unregister deregister evict drain revoke truncate flush flushall flushdb undeploy
 reset force_reset force-reset compact recreate break-lock rollback archive untag unsubscribe disable stop unset
 roll rdelete repo-delete""".split())
-_READ_PREFIXES = ("describe-", "list-", "get-", "show-", "head-", "batch-get-", "check-", "search-", "lookup-",
+_READ_PREFIXES = ("transact-get-", "admin-get-", "admin-list-", "describe-", "list-", "get-", "show-", "head-", "batch-get-", "check-", "search-", "lookup-",
                   "list_", "get_", "describe_", "show_", "test-", "validate-", "estimate-", "preview-",
                   "view-", "query-", "scan", "select-", "detect-", "filter-", "simulate-", "verify-")
 _MUTATE_VERBS = frozenset("""add set create update put apply install change replace modify start stop restart
@@ -2154,19 +2161,36 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
         i += 1
     low = [p.lower() for p in path]
     optnames = {o.split("=", 1)[0] for o in opts}
-    if svc.verb_first and low and low[0] != "config":
+    if svc.verb_first and low and low[0] not in ("config", "rollout", "auth", "plugin", "certificate", "apply"):
         low = low[:1]
-    if run.name == "gh" and low[:1] == ["api"]:
+    dry = [o for o in opts if o.split("=", 1)[0] in ("--dry-run", "--dryrun")]
+    if dry and all(o.split("=", 1)[-1].lower() not in ("none", "false", "0") for o in dry):
+        return  # the CLI only reports what it would do
+    if low and low[-1] in ("save", "export") and run.name in ("docker", "podman"):
+        for k, a in enumerate(args):
+            if a.text in ("-o", "--output") and k + 1 < len(args):
+                run.write(args[k + 1], f"{run.name} {low[-1]} -o")
+                return
+            if a.text.startswith("--output="):
+                run.write(W(a.text.split("=", 1)[1]), f"{run.name} {low[-1]} -o")
+                return
+        return
+    if run.name in ("gh", "auth0", "glab") and low[:1] == ["api"]:
         method = ""
         for k, a in enumerate(args):
             if a.text in ("-X", "--method") and k + 1 < len(args):
                 method = args[k + 1].text.upper()
             elif a.text.startswith(("--method=", "-X")) and len(a.text) > 2:
                 method = a.text.split("=", 1)[-1].upper() if "=" in a.text else a.text[2:].upper()
+        fields = " ".join(a.text for a in args)
         if method == "DELETE":
-            run.flag("destructive", "gh api -X DELETE")
-        elif method not in ("", "GET", "HEAD") or optnames & {"-f", "-F", "--field", "--raw-field", "--input"}:
-            run.flag("mutating", "gh api sends data")
+            run.flag("destructive", f"{run.name} api -X DELETE")
+        elif method in ("GET", "HEAD"):
+            return
+        elif len(low) > 1 and low[1] == "graphql" and "mutation" not in fields:
+            return  # a GraphQL query, not a mutation
+        elif method or optnames & {"-f", "-F", "--field", "--raw-field", "--input", "-d", "--data"}:
+            run.flag("mutating", f"{run.name} api sends data")
         return
     if any(o[:1] in "\u2010\u2011\u2012\u2013\u2014\u2212" for o in (a.text for a in args)):
         run.flag("unknown", f"{run.name}: argument starts with a unicode dash")
@@ -2252,11 +2276,12 @@ _SERVICE_CLIS: dict[str, _Svc] = {
                   mutate="apply create patch replace scale set label annotate rollout edit exec run cp "
                          "expose autoscale taint certificate attach port-forward proxy debug",
                   read="get describe logs top explain version api-resources api-versions cluster-info diff "
-                       "auth events wait"),
+                       "auth events wait status history completion kustomize can-i whoami"),
     "oc": _S(valued=_COMMON_VALUED, depth=2, verb_first=True),
     "helm": _S(valued=_COMMON_VALUED, depth=2, destroy="uninstall delete",
                read="list ls status get history show inspect search template lint version env verify"),
-    "docker": _S(runs="run exec", valued=_COMMON_VALUED + " -H --host -c --config --log-level -f --filter --format", depth=3,
+    "docker": _S(runs="run exec", valued=_COMMON_VALUED + " -H --host -c --config --log-level -f --filter --format "
+                 "--file -p --project-name --project-directory --env-file --profile", depth=3,
                  read="ps images inspect logs version info history port top stats diff events search ls df "
                       "config",
                  mutate="run exec build pull push start restart create commit tag login logout cp up down "
@@ -2264,7 +2289,9 @@ _SERVICE_CLIS: dict[str, _Svc] = {
     "podman": _S(runs="run exec", valued=_COMMON_VALUED, depth=3,
                  read="ps images inspect logs version info history port top stats diff events search ls df",
                  mutate="run exec build pull push start restart create commit tag login cp up down"),
-    "brew": _S(depth=1, read="list ls info search deps uses outdated doctor config leaves desc options log cat "
+    "brew": _S(depth=1, valued="-S", read="list ls info search deps uses outdated doctor dr config leaves desc options log "
+                             "cat docs analytics bundle_ro fetch --config --cache --cellar --caskroom --prefix "
+                             "--repository --repo --env --taps "
                              "formulae casks tap-info shellenv commands missing home homepage --prefix "
                              "--cellar --repository --cache --env --version --caskroom abv livecheck fetch_ro",
                destroy="uninstall remove rm cleanup untap autoremove zap"),
@@ -2290,7 +2317,9 @@ _SERVICE_CLIS: dict[str, _Svc] = {
     "systemctl": _S(depth=1, read="status show list-units list-unit-files is-active is-enabled is-failed cat "
                                   "list-timers list-sockets list-dependencies get-default",
                     destroy="stop disable mask kill"),
-    "launchctl": _S(depth=1, read="list print blame procinfo dumpstate print-disabled help version",
+    "launchctl": _S(depth=1, read="list print blame procinfo dumpstate print-disabled help version print-cache "
+                                  "plist hostinfo resolveport dumpjpcategory managerpid manageruid managername "
+                                  "error variant getenv examine dumpstate print-token",
                     destroy="remove unload bootout kill"),
     "journalctl": _S(depth=0),
     "auth0": _S(depth=3),
@@ -2416,19 +2445,45 @@ def _redis(run: _Run) -> None:
         run.flag("mutating", f"redis-cli {cmd}")
 
 
+_FZF_ACTION = _LazyRe(r"(execute-silent|execute-multi|execute|become|reload-sync|reload|transform[-\w]*|preview|"
+                      r"change-preview)(\(|:)")
+
+
 def _fzf(run: _Run) -> None:
-    text = " ".join(a.text for a in run.args)
-    if re.search(r"execute|become|reload|--listen-unsafe|transform|change-preview|preview|--history", text):
-        if re.search(r"execute|become|reload|--listen-unsafe|transform", text):
-            run.flag("unknown", "fzf runs commands from key bindings")
+    args = run.args
+    for k, a in enumerate(args):
+        t = a.text
+        name, eq, val = t.partition("=")
+        if name in ("--bind", "--preview", "--listen-unsafe", "--history") and not eq and k + 1 < len(args) \
+                and name != "--listen-unsafe":
+            val = args[k + 1].text
+        if name == "--listen-unsafe":
+            run.flag("unknown", "fzf --listen-unsafe accepts remote actions")
             return
-        m = re.search(r"--preview[= ]('([^']*)'|\"([^\"]*)\"|(\S+))", text)
-        if m:
-            body = m.group(2) or m.group(3) or m.group(4) or ""
-            if analyze(body.replace("{}", "x").replace("{q}", "x")).kind != "read_only":
-                run.flag("unknown", "fzf preview command is not read-only")
-        if "--history" in text:
-            run.flag("mutating", "fzf --history writes a history file")
+        if name == "--history":
+            run.write(W(val), "fzf --history")
+        elif name == "--preview":
+            _fzf_code(run, val)
+        elif name == "--bind":
+            for m in _FZF_ACTION.finditer(val):
+                rest = val[m.end():]
+                if m.group(2) == "(":
+                    depth, j = 1, 0
+                    while j < len(rest) and depth:
+                        depth += {"(": 1, ")": -1}.get(rest[j], 0)
+                        j += 1
+                    body = rest[:j - 1] if depth == 0 else rest
+                else:
+                    body = rest.split(",", 1)[0] if "+" not in rest else rest.split("+", 1)[0]
+                _fzf_code(run, body)
+
+
+def _fzf_code(run: _Run, body: str) -> None:
+    body = body.replace("\\ ", " ")
+    res = analyze(re.sub(r"\{[+nqs0-9.,-]*\}", "x", body))
+    if res.kind != "read_only":
+        run.flag("unknown" if res.kind != "destructive" else "destructive",
+                 f"fzf binds a command that is not read-only: {body[:40]}")
 
 
 def _openssl(run: _Run) -> None:
@@ -2572,7 +2627,13 @@ def _black(run: _Run) -> None:
     if any(t in ("--check", "--diff", "--version", "--help", "-h", "check", "--dry-run", "-l", "--list-different")
            for t in text) and not any(t in ("--fix", "-w", "--write", "format") for t in text):
         return
-    if run.name == "ruff" and text and text[0] in ("check", "rule", "version", "help", "linter", "config") and \
+    if run.name == "isort" and any(t in ("-c", "--check-only", "--check", "-d", "--diff", "--show-files",
+                                         "--show-config") for t in text):
+        return
+    if run.name == "ruff" and not text:
+        return
+    if run.name == "ruff" and text and text[0] in ("check", "lint", "rule", "version", "help", "linter", "config",
+                                                   "analyze") and \
             "--fix" not in text and "--unsafe-fixes" not in text:
         return
     if run.name == "ruff" and text and text[0] == "format" and "--check" not in text and "--diff" not in text:
@@ -2660,6 +2721,76 @@ _RULES: dict[str, Callable[[_Run], None]] = {
     "enable": lambda r: None, "disown": lambda r: None, "bg": lambda r: None, "fg": lambda r: None,
     "mapfile": lambda r: None, "readarray": lambda r: None, "let": lambda r: None,
 }
+
+
+def _uv(run: _Run) -> None:
+    """uv/poetry: `uv run CMD` runs CMD (analyze it); other subcommands use the service-CLI rules."""
+    args = run.args
+    valued = {"--python", "-p", "--with", "--with-requirements", "--directory", "--project", "--package",
+              "--env-file", "--extra", "--group", "--index", "--index-url", "--extra-index-url", "-w",
+              "--only-group", "--no-group", "--config-file", "--cache-dir", "-C", "--isolated_"}
+    i = 0
+    while i < len(args) and args[i].text.startswith("-"):
+        i += 2 if args[i].text in valued else 1
+    if i < len(args) and args[i].text == "run":
+        j = i + 1
+        while j < len(args) and args[j].text.startswith("-"):
+            if args[j].text == "--":
+                j += 1
+                break
+            j += 2 if args[j].text in valued else 1
+        inner = args[j:]
+        if not inner:
+            run.flag("unknown", f"{run.name} run without a command")
+            return
+        if inner[0].text.endswith(".py"):
+            run.flag("unknown", f"{run.name} run executes a script")
+            return
+        run.sub(inner)
+        return
+    svc = _SERVICE_CLIS.get(run.name) or _S(depth=2)
+    _service_cli(run, svc)
+
+
+def _rtk(run: _Run) -> None:
+    """rtk (a token-saving proxy): `rtk [proxy] CMD ...` runs CMD; gain/discover only report."""
+    args = run.args
+    if not args:
+        return
+    first = args[0].text
+    if first in ("gain", "discover", "help", "version", "--help", "-h", "--version", "config"):
+        return
+    run.sub(args[1:] if first == "proxy" else args)
+
+
+def _script(run: _Run) -> None:
+    """script [-a] [-q] [-p] [file [command ...]] (BSD) records a session into file."""
+    opts, pos = _split_opts(run.args, ("-F", "-t", "-T", "-c", "--command", "-O", "-I", "-B", "--log-out",
+                                      "--log-in", "--log-io", "--log-timing", "-E", "--echo"),
+                            stop_at_first_pos=True)
+    if _has(opts, "-p"):
+        return
+    if "-c" in opts or "--command" in opts:
+        for v in opts.get("-c", []) + opts.get("--command", []):
+            run.code(v, "script -c")
+    target = pos[0] if pos else W("typescript")
+    run.write(target, "script log")
+    if len(pos) > 1:
+        run.sub(pos[1:])
+    elif not ("-c" in opts or "--command" in opts):
+        run.flag("unknown", "script starts an interactive shell")
+
+
+def _dscl(run: _Run) -> None:
+    for a in run.args:
+        t = a.text.lstrip("-")
+        if t in ("read", "readall", "list", "search", "diff", "readpl", "readpli", "help", "q", "quit"):
+            return
+        if t in ("create", "append", "merge", "delete", "change", "passwd", "changei", "createpl", "deletepl",
+                 "mcxset", "mcxdelete", "auth", "authonly"):
+            run.flag("destructive" if t in ("delete", "deletepl", "mcxdelete") else "mutating", f"dscl -{t}")
+            return
+    run.flag("unknown", "dscl action not recognised")
 
 
 def _editor(run: _Run) -> None:
@@ -2821,6 +2952,16 @@ _RULES.update({
                                                           "--version") for a in r.args)
                                    else r.flag("unknown", "ansible-playbook runs tasks on hosts")),
     "ansible-galaxy": lambda r: _service_cli(r, _S(depth=2, read="list search info verify")),
+    "uv": lambda r: _uv(r),
+    "poetry": lambda r: _uv(r),
+    "rtk": lambda r: _rtk(r),
+    "script": lambda r: _script(r),
+    "sample": lambda r: [r.write(r.args[k + 1], "sample -file") for k, a in enumerate(r.args[:-1])
+                         if a.text == "-file"] and None,
+    "dscl": lambda r: _dscl(r),
+    "profiles": lambda r: _service_cli(r, _S(depth=1, read="help status list show validate version")),
+    "textutil": lambda r: (None if any(a.text in ("-stdout", "-info", "-help") for a in r.args)
+                           else r.flag("mutating", "textutil converts files")),
     "make": lambda r: (None if any(a.text in ("-n", "--dry-run", "--just-print", "--recon", "-q", "--question",
                                               "-v", "--version", "--help", "-h", "-p_ro") for a in r.args)
                        else r.flag("unknown", "make runs recipes (arbitrary commands)")),
