@@ -352,6 +352,13 @@ class _Walker:
             if n.type in ("command", "pipeline", "list", "subshell", "redirected_statement"):
                 self.walk(n, ctx)
                 continue
+            if n.type == "word" and n.parent is not None and n.parent.type == "expansion":
+                # tree-sitter-bash leaves `cmd` inside ${x:-`cmd`} as a plain word: analyze it ourselves.
+                txt = n.text.decode("utf-8", "replace")
+                for m in re.finditer(r"`([^`]*)`", txt):
+                    _analyze_into(m.group(1), self.acc, ctx.copy(), self.depth + 1)
+                if "$(" in txt:
+                    self.acc.flag("unknown", "command substitution inside a parameter expansion")
             stack.extend(n.children)
 
     def word(self, node: Any) -> W:
@@ -950,8 +957,8 @@ def _interpreter(run: _Run) -> None:
             break
         if is_py and s == "-m" and i + 1 < len(args):
             mod = args[i + 1].text
-            if mod in ("json.tool", "calendar", "tokenize", "pydoc", "sysconfig", "platform", "site",
-                       "timeit") and mod != "site":
+            # Only modules that do not import or run user code (pydoc/timeit import and execute).
+            if mod in ("json.tool", "calendar", "tokenize", "sysconfig", "platform"):
                 if mod == "json.tool":
                     outs = [w for w in args[i + 2:] if not w.text.startswith("-")]
                     if len(outs) >= 2:
@@ -1200,11 +1207,17 @@ def _cp_like(run: _Run) -> None:
 
 def _tee(run: _Run) -> None:
     opts, pos = _split_opts(run.args, ("--output-error",))
+    if run.xargs:
+        run.acc.unresolved = True
+        run.flag("mutating", "tee writes files named on its input")
     for p in pos:
         run.write(p, "tee")
 
 
 def _dd(run: _Run) -> None:
+    if run.xargs:
+        run.flag("unknown", "dd with operands taken from input")
+        run.acc.unresolved = True
     for a in run.args:
         if a.text.startswith("of="):
             w = W(a.text[3:], a.dyn, a.glob)
@@ -2121,7 +2134,7 @@ _READ_PREFIXES = ("transact-get-", "admin-get-", "admin-list-", "describe-", "li
 _MUTATE_VERBS = frozenset("""add set create update put apply install change replace modify start stop restart
 enable push upload run exec deploy attach detach import load save export edit patch scale rollout label
 annotate tag untag login logout link unlink move mv copy cp sync mount unmount clone fork merge close reopen
-comment approve review lock unlock unarchive activate deactivate promote suspend resume transfer rename sign invoke send publish trigger rerun
+comment approve review lock unlock unarchive fix activate deactivate promote suspend resume transfer rename sign invoke send publish trigger rerun
 cancel restore rotate upgrade downgrade pin unpin mkdir touch write init new register grant assign""".split())
 # Verbs that look like reads but write local state (kubeconfig, credentials, contexts).
 _MUTATE_EXACT = frozenset("get-credentials use-context use rename-context set-context set-cluster set-credentials "
@@ -2156,6 +2169,10 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
                 i += 1
             i += 1
             continue
+        if a.dyn and len(path) < svc.depth:
+            run.flag("unknown", f"{run.name}: subcommand is not literal ({s[:40]})")
+            run.acc.unresolved = True
+            return
         if len(path) < svc.depth and not path_done(path, s):
             path.append(s)
         i += 1
@@ -2183,6 +2200,8 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
             elif a.text.startswith(("--method=", "-X")) and len(a.text) > 2:
                 method = a.text.split("=", 1)[-1].upper() if "=" in a.text else a.text[2:].upper()
         fields = " ".join(a.text for a in args)
+        if len(low) > 1 and low[1] in ("get", "post", "put", "patch", "delete"):
+            method = method or low[1].upper()
         if method == "DELETE":
             run.flag("destructive", f"{run.name} api -X DELETE")
         elif method in ("GET", "HEAD"):
@@ -2219,6 +2238,9 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
                 continue
             run.flag("destructive", f"{run.name} {' '.join(path)}")
             return
+    if optnames & {"--reset", "--clear", "--unset"}:
+        run.flag("mutating", f"{run.name} {' '.join(path)} {sorted(optnames & {'--reset', '--clear', '--unset'})[0]}")
+        return
     for o in optnames:
         if o in ("--force-delete", "--cleanup", "--remove-orphans", "--volumes", "--wipe", "--erase"):
             run.flag("destructive", f"{run.name} {' '.join(path)} {o}")
@@ -2289,13 +2311,13 @@ _SERVICE_CLIS: dict[str, _Svc] = {
     "podman": _S(runs="run exec", valued=_COMMON_VALUED, depth=3,
                  read="ps images inspect logs version info history port top stats diff events search ls df",
                  mutate="run exec build pull push start restart create commit tag login cp up down"),
-    "brew": _S(depth=1, valued="-S", read="list ls info search deps uses outdated doctor dr config leaves desc options log "
+    "brew": _S(depth=2, valued="-S", mutate="on off start stop restart run kill", read="list ls info search deps uses outdated doctor dr config leaves desc options log "
                              "cat docs analytics bundle_ro fetch --config --cache --cellar --caskroom --prefix "
                              "--repository --repo --env --taps "
                              "formulae casks tap-info shellenv commands missing home homepage --prefix "
                              "--cellar --repository --cache --env --version --caskroom abv livecheck fetch_ro",
                destroy="uninstall remove rm cleanup untap autoremove zap"),
-    "npm": _S(runs="run run-script test t start restart exec x rebuild install-test it stop explore", depth=2, read="ls list ll la view info show v outdated search s find help config get explain why "
+    "npm": _S(mutate="version", runs="run run-script test t start restart exec x rebuild install-test it stop explore", depth=2, read="ls list ll la view info show v outdated search s find help config get explain why "
                             "doctor prefix root bin whoami ping fund query docs repo bugs help-search",
               destroy="_"),
     "pnpm": _S(runs="run test start exec dlx create", depth=2, read="ls list ll view info outdated why audit root bin help"),
@@ -2319,7 +2341,7 @@ _SERVICE_CLIS: dict[str, _Svc] = {
                     destroy="stop disable mask kill"),
     "launchctl": _S(depth=1, read="list print blame procinfo dumpstate print-disabled help version print-cache "
                                   "plist hostinfo resolveport dumpjpcategory managerpid manageruid managername "
-                                  "error variant getenv examine dumpstate print-token",
+                                  "error variant getenv examine dumpstate print-token", mutate="config",
                     destroy="remove unload bootout kill"),
     "journalctl": _S(depth=0),
     "auth0": _S(depth=3),
@@ -2376,7 +2398,7 @@ def _pip(run: _Run) -> None:
 # database clients and misc
 
 
-_SQL_WRITE = _LazyRe(r"\b(insert|update|delete|drop|truncate|alter|create|replace|grant|revoke|merge|vacuum|"
+_SQL_WRITE = _LazyRe(r"\b(analyze|insert|update|delete|drop|truncate|alter|create|replace|grant|revoke|merge|vacuum|"
                         r"attach|detach|copy|call|exec|execute|do|set|lock|reindex|cluster|comment|import|export|load|"
                         r"pragma|install|begin|commit|rename|shutdown|kill|flush|optimize|repair|upsert)\b", re.I)
 _SQL_DESTROY = _LazyRe(r"\b(drop|truncate|delete\s+from|flushall|flushdb)\b", re.I)
@@ -2568,7 +2590,7 @@ def _journalctl(run: _Run) -> None:
 
 
 def _sysctl(run: _Run) -> None:
-    if any("=" in a.text for a in run.args) or any(a.text in ("-w", "--write", "-p", "--load", "--system")
+    if any("=" in a.text for a in run.args) or any(a.text in ("-w", "--write", "-p", "--load", "--system", "-f")
                                                    for a in run.args):
         run.flag("mutating", "sysctl sets kernel parameters")
 
@@ -2634,7 +2656,7 @@ def _black(run: _Run) -> None:
         return
     if run.name == "ruff" and text and text[0] in ("check", "lint", "rule", "version", "help", "linter", "config",
                                                    "analyze") and \
-            "--fix" not in text and "--unsafe-fixes" not in text:
+            not any(t.startswith(("--fix", "--unsafe-fixes")) for t in text):
         return
     if run.name == "ruff" and text and text[0] == "format" and "--check" not in text and "--diff" not in text:
         run.acc.unresolved = True
@@ -2684,7 +2706,8 @@ _RULES: dict[str, Callable[[_Run], None]] = {
     "rm": _rm, "rmdir": _rmdir, "unlink": _unlink, "shred": _shred, "srm": _shred, "wipe": _shred,
     "touch": _touch, "mkdir": _mkdir, "mkfifo": _mkdir, "mknod": _mkdir,
     "chmod": _chmod_like, "chown": _chmod_like, "chgrp": _chmod_like, "chattr": _chmod_like,
-    "setfacl": _chmod_like, "xattr": lambda r: (None if not any(a.text in ("-w", "-d", "-c", "-r") for a in r.args)
+    "setfacl": _chmod_like, "xattr": lambda r: (None if not any(re.fullmatch(r"-[a-z]*[wdc][a-z]*", a.text)
+                                                                for a in r.args)
                                                 else r.flag("mutating", "xattr modifies attributes")),
     "cp": _cp_like, "mv": _cp_like, "ln": _ln, "install": _cp_like, "link": _cp_like,
     "tee": _tee, "dd": _dd, "truncate": _truncate, "sed": _sed, "gsed": _sed,
@@ -2845,6 +2868,18 @@ for _n in ("networksetup", "scutil", "security", "defaults", "pmset", "tmutil", 
     pass
 
 
+def _security(run: _Run) -> None:
+    if not run.args:
+        run.flag("unknown", "security opens an interactive prompt")
+        return
+    first = run.args[0].text
+    if first in ("list-keychains", "default-keychain", "login-keychain") and \
+            any(a.text == "-s" for a in run.args[1:]):
+        run.flag("mutating", f"security {first} -s changes the keychain search list")
+        return
+    _SECURITY_RO(run)
+
+
 # -- verb-prefix read-only dispatch for macOS tools ------------------------------------------------------
 def _mac_tool(read_prefixes: tuple[str, ...], read_exact: tuple[str, ...] = (),
               destroy: tuple[str, ...] = ()) -> Callable[[_Run], None]:
@@ -2863,14 +2898,18 @@ def _mac_tool(read_prefixes: tuple[str, ...], read_exact: tuple[str, ...] = (),
 
 
 _RULES.update({
+    "scutil": lambda r: (r.flag("unknown", "scutil opens an interactive prompt") if not r.args
+                         else _SCUTIL_RO(r)),
+    "prometheus": lambda r: (r.flag("unknown", "prometheus starts a server") if not r.args else _PROM_RO(r)),
     "networksetup": _mac_tool(("-get", "-list", "-show", "-print", "-is", "-version", "-help")),
-    "security": _mac_tool(("find-", "show-", "dump-", "list-", "verify-", "cms", "smartcard-list",
+    "_security_ro": _mac_tool(("find-", "show-", "dump-", "list-", "verify-", "cms", "smartcard-list",
                            "default-keychain", "login-keychain", "error", "authorizationdb read", "dump"),
                           destroy=("delete-",)),
-    "scutil": _mac_tool(("--get", "--dns", "--proxy", "-r", "--nwi", "--nc list", "--nc status"),
+    "_scutil_ro": _mac_tool(("--get", "--dns", "--proxy", "-r", "--nwi", "--nc list", "--nc status"),
                         ("-d",)),
     "defaults": _mac_tool(("read", "read-type", "domains", "find", "export", "help")),
     "pmset": _mac_tool(("-g",)),
+    "security": _security,
     "tmutil": _mac_tool(("listbackups", "latestbackup", "machinedirectory", "destinationinfo", "isexcluded",
                          "compare", "calculatedrift", "uniquesize", "version", "status", "listlocalsnapshots",
                          "listlocalsnapshotdates", "verifychecksums"),
@@ -2894,9 +2933,9 @@ _RULES.update({
     "textutil": _mac_tool(("-info",)),
     "qlmanage": _mac_tool(("-m", "-h")),
     "mdimport": _mac_tool(("-L", "-A", "-X", "-t", "-n")),
-    "say": lambda r: (r.write(W(next((r.args[i + 1].text for i, a in enumerate(r.args[:-1])
-                                       if a.text in ("-o", "--output-file")), "")), "say -o")
-                      if any(a.text in ("-o", "--output-file") for a in r.args) else None),
+    "say": lambda r: [r.write(W(a.text.split("=", 1)[1]) if "=" in a.text else
+                              (r.args[k + 1] if k + 1 < len(r.args) else W("?")), "say -o")
+                      for k, a in enumerate(r.args) if a.text.split("=", 1)[0] in ("-o", "--output-file")] and None,
     "ping": lambda r: None,
     "sleep": lambda r: None,
     "pre-commit": _mac_tool((), ("--version", "help", "validate-config", "validate-manifest", "sample-config")),
@@ -2910,7 +2949,7 @@ _RULES.update({
     "ansible-test": _mac_tool(("sanity", "units", "--version", "env", "integration_ro")),
     "ansible-pull": _mac_tool((), ("--help", "-h", "--version", "--check", "--list-hosts")),
     "ansible-console": _mac_tool((), ("--help", "-h", "--version", "--list-hosts")),
-    "prometheus": _mac_tool(("--version", "--help", "-h", "--help-long")),
+    "_prometheus_ro": _mac_tool(("--version", "--help", "-h", "--help-long")),
     "compression_tool": lambda r: (None if not any(a.text == "-o" for a in r.args)
                                    else r.write(r.args[[a.text for a in r.args].index("-o") + 1]
                                                 if [a.text for a in r.args].index("-o") + 1 < len(r.args)
@@ -2918,7 +2957,8 @@ _RULES.update({
     "binhex": _mac_tool(("-h", "--help", "probe", "info", "-V", "--version")),
     "applesingle": _mac_tool(("-h", "--help", "probe", "info", "-V", "--version")),
     "macbinary": _mac_tool(("-h", "--help", "probe", "info", "-V", "--version")),
-    "open": lambda r: None,
+    "open": lambda r: (None if any(a.text in ("-R", "--reveal") for a in r.args)
+                       else r.flag("unknown", "open launches an application (which may run the file)")),
     "ditto": lambda r: _cp_like(r),
     "iptables": lambda r: (None if any(a.text in ("-L", "--list", "-S", "--list-rules", "-n") and
                                        not any(b.text in ("-A", "-D", "-F", "-X", "-I", "-R", "-P", "-Z", "-N")
@@ -2926,9 +2966,9 @@ _RULES.update({
                            else r.flag("destructive" if any(b.text in ("-F", "--flush", "-X") for b in r.args)
                                        else "mutating", "iptables changes firewall rules")),
     "base32": _base64, "basenc": _base64,
-    "xxd": lambda r: (r.write(r.args[-1], "xxd outfile") if len([a for a in r.args if not a.text.startswith("-")])
-                      >= 2 and not any(a.text in ("-l", "-s", "-c", "-g", "-o", "-n", "-C") for a in r.args)
-                      else None),
+    "xxd": lambda r: [r.write(p, "xxd outfile") for p in _split_opts(
+        r.args, ("-l", "-len", "-s", "-seek", "-c", "-cols", "-g", "-groupsize", "-o", "-offset", "-n", "-name"))[1][1:2]]
+    and None,
     "mkswap": _dangerous_simple("destructive", "{name} formats a device"),
     "systemd-run": lambda r: r.flag("unknown", "systemd-run runs a command"),
     "docker-compose": lambda r: _service_cli(r, _SERVICE_CLIS["docker"]),
@@ -2971,3 +3011,7 @@ for _name in ("fd", "fdfind", "ip"):
     pass
 
 _READ_ONLY = _READ_ONLY - frozenset(_RULES)
+
+_SECURITY_RO = _RULES.pop("_security_ro")
+_SCUTIL_RO = _RULES.pop("_scutil_ro")
+_PROM_RO = _RULES.pop("_prometheus_ro")
