@@ -578,7 +578,7 @@ sleep seq yes expr factor bc dc numfmt od hexdump xxd strings base32 base64 base
 vmstat iostat mpstat sar dmesg_ro journalctl_ro sw_vers system_profiler defaults_ro mdfind mdls
 uuidgen mktemp_ro cloc tokei scc wc jless fx glow mdcat column csvlook xsv qsv mlr_ro
 hyperfine_ro tldr cheat shellcheck hadolint yamllint jsonlint markdownlint actionlint tsc_noemit
-pydoc pip_ro ldd nm objdump readelf otool size strace_ro ltrace_ro getent id_ro finger pinky
+pydoc pip_ro ldd nm objdump symbols readelf otool size strace_ro ltrace_ro getent id_ro finger pinky
 timedatectl_ro loginctl_ro lsattr_ro namei envsubst tput stty_ro reset_ro clear dirs jobs fc_ro
 true false let local_ro read_ro wait shift times ulimit_ro umask_ro getopts alias_ro unalias_ro
 declare_ro typeset_ro readonly_ro export_ro set_ro shopt_ro trap_ro caller_ro compgen complete_ro
@@ -2083,7 +2083,24 @@ def _git(run: _Run) -> None:
             return
         run.flag("mutating", "git commit")
         return
-    if sub == "fetch" and _has(opts, "--dry-run"):
+    if sub == "fetch" or (sub == "lfs" and pos[:1] and pos[0].text == "fetch"):
+        # Only .git internals (remote-tracking refs, objects) change; the working tree is untouched.
+        return
+    if sub == "archive":
+        out = opts.get("-o") or opts.get("--output")
+        if out:
+            run.write(W(out[-1]), "git archive -o")
+        return
+    if sub == "format-patch" and not _has(opts, "--stdout"):
+        run.acc.unresolved = True
+        run.write(W((opts.get("-o") or opts.get("--output-directory") or ["."])[-1]), "git format-patch")
+        return
+    if sub in ("request-pull", "difftool") or (sub == "format-patch"):
+        return
+    if (sub == "sparse-checkout" and pos[:1] and pos[0].text == "list") or \
+            (sub == "bundle" and pos[:1] and pos[0].text in ("verify", "list-heads")) or \
+            (sub == "replace" and _has(opts, "-l", "--list")) or \
+            (sub == "rerere" and pos[:1] and pos[0].text in ("status", "diff", "remaining")):
         return
     if sub in ("add", "commit", "merge", "pull", "fetch", "cherry-pick", "revert", "init", "am", "format-patch",
                "archive", "bundle", "pack-refs", "repack", "maintenance", "sparse-checkout", "stage",
@@ -2118,7 +2135,7 @@ class _Svc:
 
 _READ_VERBS = frozenset("""list ls get show describe view status info inspect search logs log version help
 whoami ping top explain history cat read print diff check validate lint tail events api-resources api-versions
-cluster-info current-context get-contexts get-clusters get-users can-i outdated deps uses leaves doctor config
+cluster-info current-context get-contexts get-clusters get-users can-i outdated deps uses leaves doctor
 query exists tree why audit-ro env which home desc options formulae casks tap-info stats df du images ps
 port plan output providers graph fmt-check verify preview browse wait whatis inventory contents completion
 completions services synth synthesize acknowledge context find topic token ports audit help-search find-dupes
@@ -2161,7 +2178,7 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
         if s.startswith("-") and not a.dyn and len(s) > 1:
             name = s.split("=", 1)[0]
             opts.append(s)
-            if path:
+            if path and name not in svc.valued:
                 # Options after the command path: the rest are arguments, not more path words.
                 opts.extend(x.text for x in args[i + 1:] if x.text.startswith("-"))
                 break
@@ -2169,7 +2186,7 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
                 i += 1
             i += 1
             continue
-        if a.dyn and len(path) < svc.depth:
+        if a.dyn and len(path) < svc.depth and not (svc.verb_first and path):
             run.flag("unknown", f"{run.name}: subcommand is not literal ({s[:40]})")
             run.acc.unresolved = True
             return
@@ -2183,7 +2200,14 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
     dry = [o for o in opts if o.split("=", 1)[0] in ("--dry-run", "--dryrun")]
     if dry and all(o.split("=", 1)[-1].lower() not in ("none", "false", "0") for o in dry):
         return  # the CLI only reports what it would do
-    if low and low[-1] in ("save", "export") and run.name in ("docker", "podman"):
+    if not path and opts and all(o.split("=", 1)[0] in svc.read for o in opts):
+        return  # e.g. `brew --prefix python`
+    if "--list" in optnames and not any(p in _DESTROY_VERBS for p in low):
+        return  # `az devops configure --list`, `cargo owner --list`
+    if run.name in ("docker", "podman", "kubectl", "oc") and "exec" in low[:2]:
+        _container_exec(run, args, svc)
+        return
+    if any(p in ("save", "export") for p in low) and run.name in ("docker", "podman"):
         for k, a in enumerate(args):
             if a.text in ("-o", "--output") and k + 1 < len(args):
                 run.write(args[k + 1], f"{run.name} {low[-1]} -o")
@@ -2260,6 +2284,30 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
     run.flag(svc.default, f"{run.name} {' '.join(path)}".strip())
 
 
+_DOCKER_EXEC_VALUED = frozenset("-e --env --env-file -u --user -w --workdir --detach-keys -c --container -n "
+                                "--namespace --context --kubeconfig -H --host".split())
+
+
+def _container_exec(run: _Run, args: list[W], svc: _Svc) -> None:
+    """docker/kubectl exec: judge the command run inside the container (its paths are not ours)."""
+    texts = [a.text for a in args]
+    if "--" in texts:
+        inner = args[texts.index("--") + 1:]
+    else:
+        k = texts.index("exec") + 1 if "exec" in texts else 0
+        while k < len(args) and args[k].text.startswith("-"):
+            k += 2 if args[k].text in _DOCKER_EXEC_VALUED else 1
+        inner = args[k + 1:]  # skip the container / pod name
+    if not inner:
+        run.flag("unknown", f"{run.name} exec opens a shell")
+        return
+    sub = _Acc()
+    _run_argv(_Walker(sub, run.depth + 1), inner, _Ctx(), run.depth + 1)
+    if sub.rank > 0:
+        kind = _KINDS[sub.rank]
+        run.flag(kind, f"{run.name} exec runs a {kind} command in a container")
+
+
 def _classified(p: str, svc: _Svc) -> bool:
     return (p in svc.read or p in svc.mutate or p in svc.destroy or p in _READ_VERBS or p in _MUTATE_VERBS
             or p.startswith(_READ_PREFIXES + _MUTATE_PREFIXES))
@@ -2287,11 +2335,11 @@ _COMMON_VALUED = ("--region --profile --output -o --query --endpoint-url --proje
 
 _SERVICE_CLIS: dict[str, _Svc] = {
     "aws": _S(valued=_COMMON_VALUED, mutate="cp mv sync put-object", read="ls presign wait"),
-    "az": _S(valued=_COMMON_VALUED, depth=4),
+    "az": _S(valued=_COMMON_VALUED, depth=6, read="url summarize find"),
     "gcloud": _S(valued=_COMMON_VALUED, depth=5, read="read"),
     "gsutil": _S(valued=_COMMON_VALUED, read="ls du stat cat hash", destroy="rm rb", destroy_opts="-d"),
-    "gh": _S(runs="extension", valued=_COMMON_VALUED + " -L --limit -s --state -q --jq -t --template -w --web",
-             read="checks diff view list status"),
+    "gh": _S(valued=_COMMON_VALUED + " -L --limit -s --state -q --jq -t --template -w --web",
+             read="checks diff view list status watch field-list item-list"),
     "glab": _S(valued=_COMMON_VALUED),
     "kubectl": _S(runs="exec run debug attach cp port-forward proxy", valued=_COMMON_VALUED + " -l --selector -f -c --container --field-selector", depth=2,
                   verb_first=True,
@@ -2317,16 +2365,17 @@ _SERVICE_CLIS: dict[str, _Svc] = {
                              "formulae casks tap-info shellenv commands missing home homepage --prefix "
                              "--cellar --repository --cache --env --version --caskroom abv livecheck fetch_ro",
                destroy="uninstall remove rm cleanup untap autoremove zap"),
-    "npm": _S(mutate="version", runs="run run-script test t start restart exec x rebuild install-test it stop explore", depth=2, read="ls list ll la view info show v outdated search s find help config get explain why "
+    "npm": _S(mutate="version", verb_first=True, runs="run run-script test t start restart exec x rebuild install-test it stop explore", depth=2, read="ls list ll la view info show v outdated search s find help config get explain why "
                             "doctor prefix root bin whoami ping fund query docs repo bugs help-search",
               destroy="_"),
     "pnpm": _S(runs="run test start exec dlx create", depth=2, read="ls list ll view info outdated why audit root bin help"),
     "yarn": _S(runs="run test start exec dlx node create", depth=2, read="list info why outdated help config bin"),
     "pip": _S(depth=2), "pip3": _S(depth=2),
     "uv": _S(runs="run tool", depth=2, read="tree version help"),
-    "cargo": _S(runs="run r test t bench build b check c clippy install doc", depth=2, read="help version tree metadata search verify-project locate-project pkgid "
+    "cargo": _S(runs="run r test t bench build b check c clippy install doc", depth=2, verb_first=True,
+                read="fetch help version tree metadata search verify-project locate-project pkgid "
                               "read-manifest info"),
-    "terraform": _S(depth=2, read="plan show validate output providers graph version state_ro console "
+    "terraform": _S(depth=2, read="plan show validate output providers graph version console pull "
                                   "workspace_ro fmt-ro", destroy="destroy"),
     "tofu": _S(depth=2, read="plan show validate output providers graph version", destroy="destroy"),
     "pulumi": _S(depth=2, read="preview stack whoami about version logs config", destroy="destroy"),
@@ -2355,7 +2404,7 @@ _SERVICE_CLIS: dict[str, _Svc] = {
     "rabbitmqctl": _S(depth=1), "rabbitmqadmin": _S(depth=2), "newrelic": _S(depth=3), "azcopy": _S(depth=1),
     "gsutil_": _S(), "cdk": _S(depth=1, read="ls list synth diff doctor docs context_ro metadata acknowledge_ro "
                                               "notices version", destroy="destroy"),
-    "packer": _S(depth=1, read="validate inspect version console fmt_ro plugins_ro"),
+    "packer": _S(depth=2, read="validate inspect version console installed required"),
     "ansible-config": _S(depth=1, read="list dump view"),
     "ansible-vault": _S(depth=1, read="view"),
     "go": _S(runs="run test build generate install", depth=1, read="version env list doc vet help"),
@@ -2652,6 +2701,12 @@ def _black(run: _Run) -> None:
     if run.name == "isort" and any(t in ("-c", "--check-only", "--check", "-d", "--diff", "--show-files",
                                          "--show-config") for t in text):
         return
+    if run.name in ("terraform", "packer", "tofu", "cargo") and text[:1] == ["fmt"]:
+        if any(t in ("-check", "--check", "-write=false") for t in text):
+            return
+        run.acc.unresolved = True
+        run.flag("mutating", f"{run.name} fmt rewrites files")
+        return
     if run.name == "ruff" and not text:
         return
     if run.name == "ruff" and text and text[0] in ("check", "lint", "rule", "version", "help", "linter", "config",
@@ -2773,6 +2828,63 @@ def _uv(run: _Run) -> None:
         return
     svc = _SERVICE_CLIS.get(run.name) or _S(depth=2)
     _service_cli(run, svc)
+
+
+_IP_READ = ("show", "list", "lst", "ls", "sh", "get", "monitor", "help")
+
+
+def _ip(run: _Run) -> None:
+    """ip [OPTIONS] OBJECT [COMMAND ...]: no command or a show/list/get command is read-only."""
+    args = [a for a in run.args]
+    k = 0
+    while k < len(args) and args[k].text.startswith("-"):
+        if args[k].text in ("-n", "-netns", "-b", "-batch", "-rc", "-rcvbuf", "-l", "-loops", "-f", "-family"):
+            if args[k].text in ("-b", "-batch"):
+                run.flag("unknown", "ip -batch runs commands from a file")
+                return
+            k += 1
+        if args[k].text in ("-all", "-a") and any(a.text == "exec" for a in args):
+            run.flag("unknown", "ip netns exec runs a command")
+            return
+        k += 1
+    rest = [a.text for a in args[k + 1:]]
+    if not rest or rest[0] in _IP_READ or (rest[0].startswith("-") and not any(
+            r in ("add", "del", "delete", "change", "replace", "set", "flush", "append", "prepend", "exec",
+                  "attach", "detach", "save", "restore", "update", "test", "up", "down") for r in rest)):
+        return
+    if rest[0] in ("exec",) or "exec" in rest[:2]:
+        run.flag("unknown", "ip netns exec runs a command")
+        return
+    kind = "destructive" if rest[0] in ("flush", "del", "delete") and args[k].text.startswith(("r", "a")) else \
+        "mutating"
+    run.flag(kind, f"ip {args[k].text} {rest[0]}")
+
+
+def _sqlcmd(run: _Run) -> None:
+    """go-sqlcmd: `sqlcmd query SQL`, `sqlcmd config view` ...; classic sqlcmd -Q/-q/-i."""
+    opts, pos = _split_opts(run.args, ("-q", "--query", "-t", "--text", "-d", "--database", "-Q", "-i", "-S",
+                                      "-U", "-P", "-o", "-c"))
+    first = pos[0].text if pos else ""
+    if first == "config" and len(pos) > 1 and pos[1].text in ("view", "cs", "connection-strings",
+                                                               "get-contexts", "get-endpoints", "get-users",
+                                                               "current-context"):
+        return
+    for v in opts.get("-o", []):
+        run.write(W(v), "sqlcmd -o")
+    codes = opts.get("-q", []) + opts.get("--query", []) + opts.get("-t", []) + opts.get("--text", []) + \
+        opts.get("-Q", [])
+    if first == "query":
+        codes += [p.text for p in pos[1:]]
+    if "-i" in opts or not codes:
+        run.flag("unknown", "sqlcmd runs a script or an interactive session")
+        return
+    for c in codes:
+        if _SQL_DESTROY.search(c):
+            run.flag("destructive", "sqlcmd runs destructive SQL")
+            return
+        if _SQL_WRITE.search(c):
+            run.flag("mutating", "sqlcmd runs SQL that changes data")
+            return
 
 
 def _rtk(run: _Run) -> None:
@@ -2902,7 +3014,8 @@ _RULES.update({
                          else _SCUTIL_RO(r)),
     "prometheus": lambda r: (r.flag("unknown", "prometheus starts a server") if not r.args else _PROM_RO(r)),
     "networksetup": _mac_tool(("-get", "-list", "-show", "-print", "-is", "-version", "-help")),
-    "_security_ro": _mac_tool(("find-", "show-", "dump-", "list-", "verify-", "cms", "smartcard-list",
+    "_security_ro": _mac_tool(("find-", "show-", "dump-", "list-", "verify-", "cms", "smartcard-list", "get-",
+                           "leaks", "translocate-", "requirement-evaluate",
                            "default-keychain", "login-keychain", "error", "authorizationdb read", "dump"),
                           destroy=("delete-",)),
     "_scutil_ro": _mac_tool(("--get", "--dns", "--proxy", "-r", "--nwi", "--nc list", "--nc status"),
@@ -2993,6 +3106,16 @@ _RULES.update({
                                    else r.flag("unknown", "ansible-playbook runs tasks on hosts")),
     "ansible-galaxy": lambda r: _service_cli(r, _S(depth=2, read="list search info verify")),
     "uv": lambda r: _uv(r),
+    "terraform": lambda r: (_black(r) if r.args[:1] and r.args[0].text == "fmt"
+                            else _service_cli(r, _SERVICE_CLIS["terraform"])),
+    "tofu": lambda r: (_black(r) if r.args[:1] and r.args[0].text == "fmt"
+                       else _service_cli(r, _SERVICE_CLIS["tofu"])),
+    "packer": lambda r: (_black(r) if r.args[:1] and r.args[0].text == "fmt"
+                         else _service_cli(r, _SERVICE_CLIS["packer"])),
+    "cargo": lambda r: (_black(r) if r.args[:1] and r.args[0].text == "fmt"
+                        else _service_cli(r, _SERVICE_CLIS["cargo"])),
+    "ip": lambda r: _ip(r),
+    "sqlcmd": lambda r: _sqlcmd(r),
     "poetry": lambda r: _uv(r),
     "rtk": lambda r: _rtk(r),
     "script": lambda r: _script(r),
