@@ -578,7 +578,7 @@ sleep seq yes expr factor bc dc numfmt od hexdump xxd strings base32 base64 base
 vmstat iostat mpstat sar dmesg_ro journalctl_ro sw_vers system_profiler defaults_ro mdfind mdls
 uuidgen mktemp_ro cloc tokei scc wc jless fx glow mdcat column csvlook xsv qsv mlr_ro
 hyperfine_ro tldr cheat shellcheck hadolint yamllint jsonlint markdownlint actionlint tsc_noemit
-pydoc pip_ro ldd nm objdump symbols readelf otool size strace_ro ltrace_ro getent id_ro finger pinky
+pydoc pip_ro ldd nm objdump readelf otool size strace_ro ltrace_ro getent id_ro finger pinky
 timedatectl_ro loginctl_ro lsattr_ro namei envsubst tput stty_ro reset_ro clear dirs jobs fc_ro
 true false let local_ro read_ro wait shift times ulimit_ro umask_ro getopts alias_ro unalias_ro
 declare_ro typeset_ro readonly_ro export_ro set_ro shopt_ro trap_ro caller_ro compgen complete_ro
@@ -1321,7 +1321,9 @@ def _sed(run: _Run) -> None:
 
 
 def _sed_script_writes(sc: str) -> bool:
-    # GNU sed commands w/W write a file and e executes; s///w and s///e as well.
+    # GNU sed commands w/W write a file and e executes; s///w and s///e as well. Writing to
+    # /dev/stdout, /dev/stderr or /dev/null is harmless.
+    sc = re.sub(r"([wW])\s*/dev/(stdout|stderr|null)\s*($|\n|;|})", r"\3", sc)
     if re.search(r"(^|[;{}\n]|\d|/|\$)\s*[wWe]\s", sc) or re.search(r"(^|[;{}\n])\s*e\s*($|;)", sc):
         return True
     if re.search(r"s(.).*?\1.*?\1[gpIiMm0-9]*[we]", sc):
@@ -2186,7 +2188,7 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
                 i += 1
             i += 1
             continue
-        if a.dyn and len(path) < svc.depth and not (svc.verb_first and path):
+        if a.dyn and len(path) < svc.depth and not (svc.verb_first and path) and not path_done(path, s):
             run.flag("unknown", f"{run.name}: subcommand is not literal ({s[:40]})")
             run.acc.unresolved = True
             return
@@ -2195,11 +2197,21 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
         i += 1
     low = [p.lower() for p in path]
     optnames = {o.split("=", 1)[0] for o in opts}
-    if svc.verb_first and low and low[0] not in ("config", "rollout", "auth", "plugin", "certificate", "apply"):
+    if svc.verb_first and low and low[0] not in _VERB_GROUPS:
         low = low[:1]
     dry = [o for o in opts if o.split("=", 1)[0] in ("--dry-run", "--dryrun")]
     if dry and all(o.split("=", 1)[-1].lower() not in ("none", "false", "0") for o in dry):
         return  # the CLI only reports what it would do
+    if args and args[0].text in svc.read and args[0].text.startswith("--"):
+        return  # e.g. `brew --prefix python`
+    qs = [a.text.split("=", 1)[1] if "=" in a.text else (args[k + 1].text if k + 1 < len(args) else "")
+          for k, a in enumerate(args) if a.text.split("=", 1)[0] in ("--query-string",)]
+    if qs and any(_SQL_DESTROY.search(q) for q in qs):
+        run.flag("destructive", f"{run.name} {' '.join(path)} runs destructive SQL")
+        return
+    if qs and low and low[-1].startswith("start-query"):
+        if all(_sql_read_only(q) for q in qs):
+            return
     if not path and opts and all(o.split("=", 1)[0] in svc.read for o in opts):
         return  # e.g. `brew --prefix python`
     if "--list" in optnames and not any(p in _DESTROY_VERBS for p in low):
@@ -2306,6 +2318,11 @@ def _container_exec(run: _Run, args: list[W], svc: _Svc) -> None:
     if sub.rank > 0:
         kind = _KINDS[sub.rank]
         run.flag(kind, f"{run.name} exec runs a {kind} command in a container")
+
+
+# Words that, for verb-first CLIs (kubectl, npm, cargo), name a group whose second word is the real verb.
+_VERB_GROUPS = frozenset("c config rollout auth plugin certificate apply cache owner dist-tag access team org profile "
+                         "token hook pkg audit version install".split())
 
 
 def _classified(p: str, svc: _Svc) -> bool:
@@ -2450,6 +2467,15 @@ def _pip(run: _Run) -> None:
 _SQL_WRITE = _LazyRe(r"\b(analyze|insert|update|delete|drop|truncate|alter|create|replace|grant|revoke|merge|vacuum|"
                         r"attach|detach|copy|call|exec|execute|do|set|lock|reindex|cluster|comment|import|export|load|"
                         r"pragma|install|begin|commit|rename|shutdown|kill|flush|optimize|repair|upsert)\b", re.I)
+_SQL_READ_START = _LazyRe(r"^\s*(?:(?:--[^\n]*\n|/\*.*?\*/)\s*)*(select|show|describe|desc|explain|with|values|"
+                          r"fields|filter|stats)\b", re.I | re.S)
+
+
+def _sql_read_only(q: str) -> bool:
+    """A single read-only statement (SELECT/SHOW/DESCRIBE/EXPLAIN/WITH) with no data-changing keyword."""
+    return bool(_SQL_READ_START.match(q)) and not _SQL_WRITE.search(re.sub(r"(?i)\bexplain\s+analyze\b", "", q))
+
+
 _SQL_DESTROY = _LazyRe(r"\b(drop|truncate|delete\s+from|flushall|flushdb)\b", re.I)
 
 
@@ -2475,7 +2501,10 @@ def _sql_client(run: _Run) -> None:
     codes = opts.get("-c", []) + opts.get("--command", []) + opts.get("-e", []) + opts.get("--execute", []) + pre
     if run.name in ("sqlite3", "duckdb"):
         codes += [p.text for p in pos[1:]] + opts.get("-cmd", [])
-    if _has(opts, "--version", "-V", "--help") and not codes:
+        if "-readonly" in [a.text for a in run.args] and not any(
+                re.search(r"^\s*\.(shell|system|output|once|save|backup|import)", c, re.M) for c in codes):
+            return  # the database is opened read-only: statements cannot change it
+    if _has(opts, "--version", "-V", "--help", "-l", "--list") and not codes:
         return
     for o in ("-o", "--output", "-L", "--log-file"):
         for v in opts.get(o, []):
@@ -2494,9 +2523,70 @@ def _sql_client(run: _Run) -> None:
                                               r"read|load|open)", c, re.M):
             run.flag("mutating", f"{run.name} runs SQL that changes data")
             return
-        if run.name in ("sqlite3", "duckdb") and pos and pos[0].text and not pos[0].text.endswith(
+        if False and pos and pos[0].text and not pos[0].text.endswith(
                 (".db", ".sqlite", ".sqlite3", ".duckdb", ":memory:")) and not pos[0].dyn:
             pass
+
+
+_SQLITE_FLAGS0 = frozenset("-readonly -safe -bail -batch -header -noheader -json -csv -box -line -list -markdown "
+                           "-table -column -html -echo -interactive -memtrace -nofollow -zip -append "
+                           "-deserialize -stats -quote -ascii -tabs -unsafe-testing -no-stdin -noinit".split())
+_SQLITE_FLAGS1 = frozenset("-nullvalue -separator -newline -mmap -vfs -maxsize -escape -A -init".split())
+_SQLITE_FLAGS2 = frozenset("-lookaside -pagecache -heap".split())
+
+
+def _sqlite(run: _Run) -> None:
+    """sqlite3 / duckdb: [OPTIONS] [DB] [SQL...]; -cmd/-c/-s SQL; -readonly makes any SQL harmless."""
+    args = run.args
+    codes: list[str] = []
+    pos: list[W] = []
+    readonly = False
+    k = 0
+    while k < len(args):
+        t = args[k].text
+        if t in ("-version", "--version", "-help", "--help", "-h"):
+            k += 1
+            if not codes and not pos and k >= len(args):
+                return
+            continue
+        if t == "-readonly":
+            readonly = True
+        if t in _SQLITE_FLAGS0 or (t.startswith("-") and t.lstrip("-") in ("readonly", "safe")):
+            k += 1
+            continue
+        if t == "-init":
+            run.flag("unknown", f"{run.name} -init runs a SQL file")
+            return
+        if t in _SQLITE_FLAGS1:
+            k += 2
+            continue
+        if t in _SQLITE_FLAGS2:
+            k += 3
+            continue
+        if t in ("-cmd", "-c", "-s") and k + 1 < len(args):
+            codes.append(args[k + 1].text)
+            k += 2
+            continue
+        pos.append(args[k])
+        k += 1
+    codes += [p.text for p in pos[1:]]
+    dot_write = any(re.search(r"^\s*\.(shell|system|output|once|save|backup|import|restore|load|open|cd)", c, re.M)
+                    for c in codes)
+    if dot_write:
+        run.flag("unknown", f"{run.name} dot-command writes files or runs commands")
+        return
+    if readonly and codes:
+        return
+    if not codes:
+        run.flag("unknown", f"{run.name} interactive session / stdin")
+        return
+    for c in codes:
+        if _SQL_DESTROY.search(c):
+            run.flag("destructive", f"{run.name} runs destructive SQL")
+            return
+        if _SQL_WRITE.search(c):
+            run.flag("mutating", f"{run.name} runs SQL that changes data")
+            return
 
 
 def _redis(run: _Run) -> None:
@@ -2696,7 +2786,7 @@ def _black(run: _Run) -> None:
     """Formatters/linters: --check/--diff are read-only, otherwise they rewrite files."""
     text = [a.text for a in run.args]
     if any(t in ("--check", "--diff", "--version", "--help", "-h", "check", "--dry-run", "-l", "--list-different")
-           for t in text) and not any(t in ("--fix", "-w", "--write", "format") for t in text):
+           for t in text) and not any(t in ("-w", "--write", "format") or t.startswith("--fix") for t in text):
         return
     if run.name == "isort" and any(t in ("-c", "--check-only", "--check", "-d", "--diff", "--show-files",
                                          "--show-config") for t in text):
@@ -2779,7 +2869,7 @@ _RULES: dict[str, Callable[[_Run], None]] = {
     "timeout": _timeout, "gtimeout": _timeout, "watch": _watch, "chroot": _chroot, "parallel": _parallel,
     "sem": _parallel, "busybox": _busybox, "toybox": _busybox, "env": _env, "git": _git,
     "pip": _pip, "pip3": _pip, "psql": _sql_client, "mysql": _sql_client, "mariadb": _sql_client,
-    "sqlite3": _sql_client, "duckdb": _sql_client, "redis-cli": _redis, "fzf": _fzf, "sk": _fzf,
+    "sqlite3": _sqlite, "duckdb": _sqlite, "redis-cli": _redis, "fzf": _fzf, "sk": _fzf,
     "openssl": _openssl, "crontab": _crontab, "sort": _sort, "uniq": _uniq_split, "split": _uniq_split,
     "csplit": _uniq_split, "mktemp": _mktemp, "dmesg": _dmesg, "journalctl": _journalctl, "sysctl": _sysctl,
     "date": _date, "hostname": _hostname, "ifconfig": _ifconfig, "iconv": lambda r: _sort(r), "yq": _yq, "jq": _jq, "printf": _printf,
@@ -2994,10 +3084,16 @@ def _security(run: _Run) -> None:
 
 # -- verb-prefix read-only dispatch for macOS tools ------------------------------------------------------
 def _mac_tool(read_prefixes: tuple[str, ...], read_exact: tuple[str, ...] = (),
-              destroy: tuple[str, ...] = ()) -> Callable[[_Run], None]:
+              destroy: tuple[str, ...] = (), stdout_flags: tuple[str, ...] = ()) -> Callable[[_Run], None]:
     def rule(run: _Run) -> None:
-        opts, pos = _split_opts(run.args, ())
-        first = run.args[0].text if run.args else ""
+        if stdout_flags and any(a.text in stdout_flags for a in run.args):
+            return  # output goes to stdout
+        args = run.args
+        if run.name == "defaults":
+            # global options before the verb: -currentHost, -host NAME
+            while args and args[0].text in ("-currentHost", "-host"):
+                args = args[2:] if args[0].text == "-host" else args[1:]
+        first = args[0].text if args else ""
         if not run.args or first in ("-h", "--help", "-help", "help", "--version", "-version", "version"):
             return
         if first.startswith(destroy) and destroy:
@@ -3018,7 +3114,7 @@ _RULES.update({
                            "leaks", "translocate-", "requirement-evaluate",
                            "default-keychain", "login-keychain", "error", "authorizationdb read", "dump"),
                           destroy=("delete-",)),
-    "_scutil_ro": _mac_tool(("--get", "--dns", "--proxy", "-r", "--nwi", "--nc list", "--nc status"),
+    "_scutil_ro": _mac_tool(("--get", "--dns", "--proxy", "-r", "--nwi", "--nc list", "--nc status", "-w"),
                         ("-d",)),
     "defaults": _mac_tool(("read", "read-type", "domains", "find", "export", "help")),
     "pmset": _mac_tool(("-g",)),
@@ -3036,15 +3132,15 @@ _RULES.update({
     "spctl": _mac_tool(("--status", "-a", "--assess", "--list", "--test", "--check")),
     "mdutil": _mac_tool(("-s",)),
     "codesign": _mac_tool(("-d", "--display", "-v", "--verify", "-dv", "-dvv", "-dvvv")),
-    "pkgutil": _mac_tool(("--pkgs", "--files", "--pkg-info", "--export-plist", "--file-info", "--packages",
+    "pkgutil": _mac_tool(("--pkgs", "--files", "--groups", "--pkg-groups", "--pkg-info", "--export-plist", "--file-info", "--packages",
                           "--group-pkgs", "--check-signature", "--payload-files", "--pkgs-plist")),
     "softwareupdate": _mac_tool(("-l", "--list", "--history", "--dump-state")),
     "nvram": _mac_tool(("-p", "-x")),
     "hdiutil": _mac_tool(("info", "imageinfo", "verify", "isencrypted", "checksum", "pmap", "plugins", "help")),
     "lipo": _mac_tool(("-info", "-detailed_info", "-archs", "-verify_arch")),
-    "sips": _mac_tool(("-g", "--getProperty", "-1")),
+    "sips": _mac_tool(("-g", "--getProperty", "-1", "--verify")),
     "textutil": _mac_tool(("-info",)),
-    "qlmanage": _mac_tool(("-m", "-h")),
+    "qlmanage": _mac_tool(("-m", "-h", "-p", "-t")),
     "mdimport": _mac_tool(("-L", "-A", "-X", "-t", "-n")),
     "say": lambda r: [r.write(W(a.text.split("=", 1)[1]) if "=" in a.text else
                               (r.args[k + 1] if k + 1 < len(r.args) else W("?")), "say -o")
@@ -3067,9 +3163,12 @@ _RULES.update({
                                    else r.write(r.args[[a.text for a in r.args].index("-o") + 1]
                                                 if [a.text for a in r.args].index("-o") + 1 < len(r.args)
                                                 else W("?"), "compression_tool -o")),
-    "binhex": _mac_tool(("-h", "--help", "probe", "info", "-V", "--version")),
-    "applesingle": _mac_tool(("-h", "--help", "probe", "info", "-V", "--version")),
-    "macbinary": _mac_tool(("-h", "--help", "probe", "info", "-V", "--version")),
+    "binhex": _mac_tool(("-h", "--help", "probe", "info", "-V", "--version"), stdout_flags=("-c", "--pipe",
+                                                                                              "--to-stdout")),
+    "applesingle": _mac_tool(("-h", "--help", "probe", "info", "-V", "--version"), stdout_flags=("-c", "--pipe",
+                                                                                                   "--to-stdout")),
+    "macbinary": _mac_tool(("-h", "--help", "probe", "info", "-V", "--version"), stdout_flags=("-c", "--pipe",
+                                                                                                 "--to-stdout")),
     "open": lambda r: (None if any(a.text in ("-R", "--reveal") for a in r.args)
                        else r.flag("unknown", "open launches an application (which may run the file)")),
     "ditto": lambda r: _cp_like(r),
@@ -3116,6 +3215,8 @@ _RULES.update({
                         else _service_cli(r, _SERVICE_CLIS["cargo"])),
     "ip": lambda r: _ip(r),
     "sqlcmd": lambda r: _sqlcmd(r),
+    "symbols": lambda r: [r.write(r.args[k + 1], f"symbols {a.text}") for k, a in enumerate(r.args[:-1])
+                          if a.text in ("-saveSignature", "-symbolsPackageDir")] and None,
     "poetry": lambda r: _uv(r),
     "rtk": lambda r: _rtk(r),
     "script": lambda r: _script(r),
