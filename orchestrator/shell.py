@@ -185,7 +185,7 @@ class W:
         return not self.dyn and not self.glob
 
 
-_DEV_NULLISH = _LazyRe(r"^/dev/(null|stdout|stderr|tty|fd/\d+|zero)$")
+_DEV_NULLISH = _LazyRe(r"^/dev/(null|stdout|stderr|stdin|tty|fd/\d+|zero)$")
 _DEV_BLOCK = _LazyRe(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk|md|dm-|loop|mapper/|sr)")
 _GLOB_CHARS = _LazyRe(r"[*?\[]")
 
@@ -601,7 +601,7 @@ _WRAPPERS: dict[str, frozenset[str]] = {
     "nice": frozenset("-n --adjustment".split()),
     "ionice": frozenset("-c -n -p -P -u --class --classdata".split()),
     "nohup": frozenset(),
-    "arch": frozenset("-d -e".split()),
+    "arch": frozenset("-d -e --arch".split()),
     "setsid": frozenset(),
     "time": frozenset("-f -o --format --output".split()),
     "command": frozenset(),
@@ -1349,8 +1349,11 @@ def _awk(run: _Run) -> None:
     if pos[0].dyn:
         run.flag("unknown", f"{run.name} program is not literal")
         return
+    flat = prog
+    for _ in range(4):  # `print ($1 > 0 ? ...)`: a comparison inside parentheses is not a redirection
+        flat = re.sub(r"\([^()]*\)", "(_)", flat)
     if (re.search(r"\bsystem\s*\(", prog) or re.search(r"\|\s*&?\s*getline", prog)
-            or re.search(r"\b(print|printf)\b[^;{}]*?(>|\|)", prog) or re.search(r"\bfflush\b|\bclose\b", prog)):
+            or re.search(r"\b(print|printf)\b[^;{}]*?(>|\|)", flat) or re.search(r"\bfflush\b|\bclose\b", prog)):
         # print > "file", print | "cmd", cmd | getline, system(...)
         if re.search(r"\b(print|printf)\b[^;{}]*?>>?\s*\"/dev/(stderr|stdout|null)\"", prog) and \
                 not re.search(r"\bsystem\s*\(|\|", prog):
@@ -2262,7 +2265,7 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
     if not path:
         if optnames & {"--help", "-h", "--version", "-v", "-V"} or not args:
             return
-    if optnames & {"--help", "-h"} or (low and low[-1] == "help") or (low and low[0] in ("help", "version")):
+    if optnames & {"--help", "-h"} or (low and low[-1] == "help") or (low and low[0] == "help") or low == ["version"]:
         return
     if low and low[0] in svc.runs:
         run.flag("unknown", f"{run.name} {low[0]} runs project code")
@@ -2322,7 +2325,8 @@ def _container_exec(run: _Run, args: list[W], svc: _Svc) -> None:
 
 # Words that, for verb-first CLIs (kubectl, npm, cargo), name a group whose second word is the real verb.
 _VERB_GROUPS = frozenset("c config rollout auth plugin certificate apply cache owner dist-tag access team org profile "
-                         "token hook pkg audit version install".split())
+                         "token hook pkg audit version install container image compose volume network system "
+                         "buildx context manifest swarm node service stack secret trust builder".split())
 
 
 def _classified(p: str, svc: _Svc) -> bool:
@@ -2368,7 +2372,7 @@ _SERVICE_CLIS: dict[str, _Svc] = {
     "helm": _S(valued=_COMMON_VALUED, depth=2, destroy="uninstall delete",
                read="list ls status get history show inspect search template lint version env verify"),
     "docker": _S(runs="run exec", valued=_COMMON_VALUED + " -H --host -c --config --log-level -f --filter --format "
-                 "--file -p --project-name --project-directory --env-file --profile", depth=3,
+                 "--file -p --project-name --project-directory --env-file --profile", depth=3, verb_first=True,
                  read="ps images inspect logs version info history port top stats diff events search ls df "
                       "config",
                  mutate="run exec build pull push start restart create commit tag login logout cp up down "
@@ -2388,11 +2392,11 @@ _SERVICE_CLIS: dict[str, _Svc] = {
     "pnpm": _S(runs="run test start exec dlx create", depth=2, read="ls list ll view info outdated why audit root bin help"),
     "yarn": _S(runs="run test start exec dlx node create", depth=2, read="list info why outdated help config bin"),
     "pip": _S(depth=2), "pip3": _S(depth=2),
-    "uv": _S(runs="run tool", depth=2, read="tree version help"),
+    "uv": _S(runs="run tool", depth=2, read="tree version help freeze dir list show check"),
     "cargo": _S(runs="run r test t bench build b check c clippy install doc", depth=2, verb_first=True,
                 read="fetch help version tree metadata search verify-project locate-project pkgid "
                               "read-manifest info"),
-    "terraform": _S(depth=2, read="plan show validate output providers graph version console pull "
+    "terraform": _S(depth=2, runs="test", read="plan show validate output providers graph version console pull modules metadata "
                                   "workspace_ro fmt-ro", destroy="destroy"),
     "tofu": _S(depth=2, read="plan show validate output providers graph version", destroy="destroy"),
     "pulumi": _S(depth=2, read="preview stack whoami about version logs config", destroy="destroy"),
@@ -2473,7 +2477,9 @@ _SQL_READ_START = _LazyRe(r"^\s*(?:(?:--[^\n]*\n|/\*.*?\*/)\s*)*(select|show|des
 
 def _sql_read_only(q: str) -> bool:
     """A single read-only statement (SELECT/SHOW/DESCRIBE/EXPLAIN/WITH) with no data-changing keyword."""
-    return bool(_SQL_READ_START.match(q)) and not _SQL_WRITE.search(re.sub(r"(?i)\bexplain\s+analyze\b", "", q))
+    body = re.sub(r"--[^\n]*|/\*.*?\*/", " ", q, flags=re.S)
+    body = re.sub(r"(?i)\bexplain\s+analyze\b", "explain", body)
+    return bool(_SQL_READ_START.match(q)) and not _SQL_WRITE.search(body)
 
 
 _SQL_DESTROY = _LazyRe(r"\b(drop|truncate|delete\s+from|flushall|flushdb)\b", re.I)
@@ -2554,8 +2560,8 @@ def _sqlite(run: _Run) -> None:
         if t in _SQLITE_FLAGS0 or (t.startswith("-") and t.lstrip("-") in ("readonly", "safe")):
             k += 1
             continue
-        if t == "-init":
-            run.flag("unknown", f"{run.name} -init runs a SQL file")
+        if t in ("-init", "-f"):
+            run.flag("unknown", f"{run.name} {t} runs a SQL file")
             return
         if t in _SQLITE_FLAGS1:
             k += 2
@@ -2920,7 +2926,7 @@ def _uv(run: _Run) -> None:
     _service_cli(run, svc)
 
 
-_IP_READ = ("show", "list", "lst", "ls", "sh", "get", "monitor", "help")
+_IP_READ = ("show", "list", "lst", "ls", "sh", "get", "monitor", "help", "identify", "pids")
 
 
 def _ip(run: _Run) -> None:
@@ -2938,6 +2944,8 @@ def _ip(run: _Run) -> None:
             return
         k += 1
     rest = [a.text for a in args[k + 1:]]
+    if k < len(args) and args[k].text in ("monitor", "mo", "mon"):
+        return
     if not rest or rest[0] in _IP_READ or (rest[0].startswith("-") and not any(
             r in ("add", "del", "delete", "change", "replace", "set", "flush", "append", "prepend", "exec",
                   "attach", "detach", "save", "restore", "update", "test", "up", "down") for r in rest)):
