@@ -706,6 +706,15 @@ def _run_argv(wk: _Walker, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = F
         return
     if name in _READ_ONLY:
         return
+    if any(a.text[:1] in _UNICODE_DASHES for a in args if not a.dyn):
+        # `git reset ‐‐hard` with U+2010: not an option to the program, and a classic way to fool matchers.
+        wk.acc.flag("unknown", f"{name}: an argument starts with a unicode dash")
+        return
+    if name == "mdadm" and any(a.text in ("--detail", "-D", "--examine", "-E", "--query", "-Q", "--version",
+                                          "--help") for a in args) and \
+            not any(a.text in ("--zero-superblock", "--create", "-C", "--remove", "--fail", "--stop", "-S")
+                    for a in args):
+        return
     if name.startswith("mkfs") or name in _DISK_TOOLS:
         run.flag("destructive", f"{name} can destroy disks or file systems")
         return
@@ -719,6 +728,7 @@ def _run_argv(wk: _Walker, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = F
     wk.acc.flag("unknown", f"unknown program {name!r}")
 
 
+_UNICODE_DASHES = frozenset("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d")
 _HELP_ARGS = frozenset("--help -h -help --version -version -V help version -?".split())
 _DISK_TOOLS = frozenset("fdisk sfdisk cfdisk gdisk sgdisk parted wipefs mkswap blkdiscard badblocks "
                         "diskutil_erase cryptsetup zpool_destroy lvremove vgremove pvremove mdadm "
@@ -911,7 +921,10 @@ _PY_DANGEROUS = _LazyRe(
     r"runpy|site|sysconfig)\b")
 _INLINE_DESTRUCTIVE = _LazyRe(
     r"rmtree|rmSync|rmdirSync|unlinkSync|rm_rf|rm_r\b|FileUtils\.rm|os\.remove|os\.unlink|unlink\s*\(|"
-    r"remove_dir_all|\brm\s+-[a-zA-Z]*[rRf]|Remove-Item|del\s+/[sq]|format\s+c:|mkfs|"
+    r"remove_dir_all|Remove-Item", re.I)
+# Shell text inside inline code only matters when the code can execute it (system/exec/subprocess...).
+_INLINE_SHELL_DESTRUCTIVE = _LazyRe(
+    r"\brm\s+-[a-zA-Z]*[rRf]|del\s+/[sq]|format\s+c:|mkfs|"
     r"git\s+(reset\s+--hard|clean\s+-[a-z]*f|push\s+(-f|--force))|DROP\s+(TABLE|DATABASE)", re.I)
 _INLINE_EXEC = _LazyRe(r"system|exec|spawn|popen|subprocess|child_process|Process|`|\bsh\b|shell")
 
@@ -1002,7 +1015,7 @@ def _interpreter(run: _Run) -> None:
         run.flag("unknown", f"{name} inline code is not literal")
         run.acc.unresolved = True
         return
-    if _INLINE_DESTRUCTIVE.search(code):
+    if _INLINE_DESTRUCTIVE.search(code) or (_INLINE_EXEC.search(code) and _INLINE_SHELL_DESTRUCTIVE.search(code)):
         run.flag("destructive", f"{name} inline code deletes or rewrites data")
         return
     if _INLINE_EXEC.search(code):
@@ -1019,6 +1032,12 @@ def _interpreter(run: _Run) -> None:
 
 
 def _py_read_only(code: str) -> bool:
+    import ast  # lazy: only inline Python needs it
+
+    try:
+        ast.parse(code)
+    except (SyntaxError, ValueError):
+        return False  # not Python we can vouch for (e.g. shell text passed to -c by mistake)
     if _PY_DANGEROUS.search(code.replace("sys.stdout.write", "").replace("sys.stderr.write", "")):
         return False
     for m in re.finditer(r"\bimport\s+([\w., ]+)|\bfrom\s+([\w.]+)\s+import", code):
@@ -1079,7 +1098,7 @@ _CRITICAL = _LazyRe(r"^(/|/\*|~|~/|~/\*|\.|\./|\.\.|\.\./|\*|/(bin|boot|dev|etc|
 _SYSTEM_PATH = _LazyRe(r"^/(etc|usr|bin|sbin|boot|lib|lib32|lib64|opt|sys|proc|root|dev|srv|var/(?!tmp/)|"
                           r"System|Library|Applications|private/(?!tmp/|var/tmp/))")
 _TEMP_RE = _LazyRe(r"^(/tmp|/var/tmp|/private/tmp|/private/var/tmp|/dev/shm)/+[^/]")
-_TMPVAR_RE = _LazyRe(r'^"?\$(\{TMPDIR\}|TMPDIR|\{TMP\}|TMP|\{TEMP\}|TEMP)/+[^/$]')
+_TMPVAR_RE = _LazyRe(r'^"?\$(\{TMPDIR(:-/tmp)?\}|TMPDIR|\{TMP\}|TMP|\{TEMP\}|TEMP)/+[^/$]')
 
 
 def _temp_path(w: W) -> bool:
@@ -2346,7 +2365,7 @@ def _svc_writes_output(run: _Run, optnames: set[str]) -> bool:
 def _S(read: str = "", destroy: str = "", mutate: str = "", valued: str = "", depth: int = 3,
        default: str = "mutating", destroy_opts: str = "", verb_first: bool = False, runs: str = "") -> _Svc:
     return _Svc(frozenset(read.split()), frozenset(destroy.split()), frozenset(mutate.split()),
-                frozenset(valued.split()), depth, default, frozenset(destroy_opts.split()),
+                frozenset((valued or _COMMON_VALUED).split()), depth, default, frozenset(destroy_opts.split()),
                 frozenset(runs.split()), verb_first)
 
 
@@ -2405,7 +2424,7 @@ _SERVICE_CLIS: dict[str, _Svc] = {
                  mutate="copy copyto mkdir touch"),
     "restic": _S(depth=2, valued="-o -r --repo --password-file", read="snapshots ls stats check diff find cat version"),
     "borg": _S(depth=2, read="list info check diff version"),
-    "vault": _S(depth=2, read="read list status version"),
+    "vault": _S(depth=3, read="read list status version"),
     "systemctl": _S(depth=1, read="status show list-units list-unit-files is-active is-enabled is-failed cat "
                                   "list-timers list-sockets list-dependencies get-default",
                     destroy="stop disable mask kill"),
