@@ -2219,6 +2219,9 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
         i += 1
     low = [p.lower() for p in path]
     optnames = {o.split("=", 1)[0] for o in opts}
+    if _prints_credentials(run.name, low, args):
+        run.flag("unknown", f"{run.name} {' '.join(path)} prints secrets or credentials into the transcript")
+        return
     if svc.verb_first and low and low[0] not in _VERB_GROUPS:
         low = low[:1]
     dry = [o for o in opts if o.split("=", 1)[0] in ("--dry-run", "--dryrun")]
@@ -2348,6 +2351,35 @@ _VERB_GROUPS = frozenset("c config rollout auth plugin certificate apply cache o
                          "buildx context manifest swarm node service stack secret trust builder".split())
 
 
+_CRED_VERBS = frozenset("get-secret-value print-access-token print-identity-token get-login-password "
+                        "get-access-token get-authorization-token".split())
+
+
+def _prints_credentials(name: str, low: list[str], args: list[W]) -> bool:
+    """Reads whose output is a secret: ask instead of auto-allowing (the transcript is not a vault)."""
+    texts = [a.text for a in args]
+    if any(p in _CRED_VERBS for p in low):
+        return True
+    if name == "gh" and low[:2] == ["auth", "token"]:
+        return True
+    if name == "aws" and low[:1] == ["ssm"] and "--with-decryption" in texts:
+        return True
+    if name in ("kubectl", "oc"):
+        if low[:2] == ["config", "view"] and any(t.startswith("--raw") or a.dyn for t, a in zip(texts, args)):
+            return True
+        if low[:1] == ["get"]:
+            res = " ".join(texts)
+            fmt = [texts[k + 1] if t in ("-o", "--output") and k + 1 < len(texts) else t.split("=", 1)[-1]
+                   if t.startswith("--output=") else t[2:] for k, t in enumerate(texts)
+                   if t in ("-o", "--output") or t.startswith(("-o", "--output="))]
+            out = any(f not in ("name", "wide") for f in fmt)
+            if re.search(r"\bsecrets?\b", res) and out:
+                return True
+            if any(a.dyn for a in args) and out:
+                return True  # resource or format not known: could be secrets in full
+    return False
+
+
 def _classified(p: str, svc: _Svc) -> bool:
     return (p in svc.read or p in svc.mutate or p in svc.destroy or p in _READ_VERBS or p in _MUTATE_VERBS
             or p.startswith(_READ_PREFIXES + _MUTATE_PREFIXES))
@@ -2391,7 +2423,7 @@ _SERVICE_CLIS: dict[str, _Svc] = {
     "helm": _S(valued=_COMMON_VALUED, depth=2, destroy="uninstall delete",
                read="list ls status get history show inspect search template lint version env verify"),
     "docker": _S(runs="run exec", valued=_COMMON_VALUED + " -H --host -c --config --log-level -f --filter --format "
-                 "--file -p --project-name --project-directory --env-file --profile", depth=3, verb_first=True,
+                 "--file -p --project-name --project-directory --env-file --profile -l", depth=3, verb_first=True,
                  read="ps images inspect logs version info history port top stats diff events search ls df "
                       "config",
                  mutate="run exec build pull push start restart create commit tag login logout cp up down "
