@@ -686,6 +686,10 @@ def _run_argv(wk: _Walker, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = F
         return  # body already analyzed at definition
     if name in _DOWNLOADERS:
         wk._stage_downloads = True  # type: ignore[attr-defined]
+    if any(a.text[:1] in _UNICODE_DASHES for a in args if not a.dyn):
+        # `git reset ‐‐hard` with U+2010: not an option to the program, and a classic way to fool matchers.
+        wk.acc.flag("unknown", f"{name}: an argument starts with a unicode dash")
+        return
     rule = _RULES.get(name)
     # `--help` / `--version` as the only argument of a program we know prints and exits.
     if len(args) == 1 and args[0].text in _HELP_ARGS and not args[0].dyn and (
@@ -2002,7 +2006,8 @@ def _git(run: _Run) -> None:
         return
     if sub == "lfs":
         act = pos[0].text if pos else ""
-        if act in ("ls-files", "status", "env", "version", "track" if not pos[1:] else "_", "logs", "locks"):
+        if act in ("ls-files", "status", "env", "version", "track" if not pos[1:] else "_", "logs", "locks",
+                   "fetch"):
             return
         run.flag("mutating", f"git lfs {act}")
         return
@@ -2051,6 +2056,8 @@ def _git(run: _Run) -> None:
             run.flag("destructive", "git push rewrites or deletes remote history")
             return
         run.flag("mutating", "git push")
+        return
+    if sub == "replace" and _has(opts, "-l", "--list"):
         return
     if sub in ("rebase", "filter-branch", "filter-repo", "replace"):
         if sub == "rebase" and _has(opts, "--abort", "--show-current-patch"):
@@ -2287,7 +2294,7 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
     if not path:
         if optnames & {"--help", "-h", "--version", "-v", "-V"} or not args:
             return
-    if optnames & {"--help", "-h"} or (low and low[-1] == "help") or (low and low[0] == "help") or low == ["version"]:
+    if optnames & {"--help", "-h"} or (low and low[-1] == "help") or (low and low[0] == "help") or (low == ["version"] and len(args) == 1):
         return
     if low and low[0] in svc.runs:
         run.flag("unknown", f"{run.name} {low[0]} runs project code")
@@ -2373,7 +2380,7 @@ def _prints_credentials(name: str, low: list[str], args: list[W]) -> bool:
                    if t.startswith("--output=") else t[2:] for k, t in enumerate(texts)
                    if t in ("-o", "--output") or t.startswith(("-o", "--output="))]
             out = any(f not in ("name", "wide") for f in fmt)
-            if re.search(r"\bsecrets?\b", res) and out:
+            if re.search(r"\bsecrets?\b", res) and (out or any(a.dyn for a in args)):
                 return True
             if any(a.dyn for a in args) and out:
                 return True  # resource or format not known: could be secrets in full
@@ -3190,7 +3197,7 @@ _RULES.update({
     "csrutil": _mac_tool(("status", "report")),
     "spctl": _mac_tool(("--status", "-a", "--assess", "--list", "--test", "--check")),
     "mdutil": _mac_tool(("-s",)),
-    "codesign": _mac_tool(("-d", "--display", "-v", "--verify", "-dv", "-dvv", "-dvvv")),
+    "codesign": _mac_tool(("-d", "--display", "-v", "--verify", "-dv", "-dvv", "-dvvv", "--validate-constraint")),
     "pkgutil": _mac_tool(("--pkgs", "--files", "--groups", "--pkg-groups", "--pkg-info", "--export-plist", "--file-info", "--packages",
                           "--group-pkgs", "--check-signature", "--payload-files", "--pkgs-plist")),
     "softwareupdate": _mac_tool(("-l", "--list", "--history", "--dump-state")),
@@ -3215,8 +3222,10 @@ _RULES.update({
                                  for i, a in enumerate(r.args))
                           else r.flag("unknown", "ansible runs modules on hosts")),
     "ansible-test": _mac_tool(("sanity", "units", "--version", "env", "integration_ro")),
-    "ansible-pull": _mac_tool((), ("--help", "-h", "--version", "--check", "--list-hosts")),
-    "ansible-console": _mac_tool((), ("--help", "-h", "--version", "--list-hosts")),
+    "ansible-pull": lambda r: (None if any(a.text in ("--help", "-h", "--version", "--check", "-C", "--list-hosts")
+                                           for a in r.args) else r.flag("unknown", "ansible-pull runs a playbook")),
+    "ansible-console": lambda r: (None if any(a.text in ("--help", "-h", "--version", "--list-hosts")
+                                              for a in r.args) else r.flag("unknown", "ansible-console is a REPL")),
     "_prometheus_ro": _mac_tool(("--version", "--help", "-h", "--help-long")),
     "compression_tool": lambda r: (None if not any(a.text == "-o" for a in r.args)
                                    else r.write(r.args[[a.text for a in r.args].index("-o") + 1]
