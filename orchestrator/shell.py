@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import posixpath
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
     from typing import Any, Callable, Iterable
@@ -162,23 +162,35 @@ class _Acc:
         )
 
 
-@dataclass
+# Internal records are plain slotted classes: @dataclass costs ~1 ms per class at import time, and this
+# module is imported by every hook process.
 class _Ctx:
-    cwd: str | None = ""          # "" = the command's own cwd; None = unknown after a dynamic cd
-    download: bool = False        # an earlier pipeline stage fetched data from the network
+    """Walk state: cwd ("" = the command's own cwd; None = unknown after a dynamic cd) and whether an
+    earlier pipeline stage fetched data from the network."""
+
+    __slots__ = ("cwd", "download")
+
+    def __init__(self, cwd: str | None = "", download: bool = False) -> None:
+        self.cwd = cwd
+        self.download = download
 
     def copy(self) -> "_Ctx":
         return _Ctx(self.cwd, self.download)
 
 
-@dataclass
 class W:
     """One shell word after quote removal. dyn: contains an expansion/substitution; glob: unquoted glob."""
 
-    text: str
-    dyn: bool = False
-    glob: bool = False
-    node: Any = field(default=None, repr=False, compare=False)
+    __slots__ = ("text", "dyn", "glob", "node")
+
+    def __init__(self, text: str, dyn: bool = False, glob: bool = False, node: Any = None) -> None:
+        self.text = text
+        self.dyn = dyn
+        self.glob = glob
+        self.node = node
+
+    def __repr__(self) -> str:
+        return f"W({self.text!r}, dyn={self.dyn}, glob={self.glob})"
 
     @property
     def literal(self) -> bool:
@@ -2151,17 +2163,19 @@ def _git(run: _Run) -> None:
 # service CLIs: the verb words decide (list/get/describe read; delete/destroy destructive; others mutate)
 
 
-@dataclass(frozen=True)
 class _Svc:
-    read: frozenset[str] = frozenset()
-    destroy: frozenset[str] = frozenset()
-    mutate: frozenset[str] = frozenset()
-    valued: frozenset[str] = frozenset()
-    depth: int = 3          # how many leading positional words form the command path
-    default: str = "mutating"
-    destroy_opts: frozenset[str] = frozenset()
-    runs: frozenset[str] = frozenset()  # first words that run arbitrary (project) code -> unknown
-    verb_first: bool = False   # kubectl get deploy: the first word is the verb, the rest are resource names
+    """Per-CLI knowledge for the verb rules. depth: how many leading positional words form the command
+    path; runs: first words that run arbitrary (project) code -> unknown; verb_first: `kubectl get deploy`,
+    the first word is the verb and the rest are resource names."""
+
+    __slots__ = ("read", "destroy", "mutate", "valued", "depth", "default", "destroy_opts", "runs", "verb_first")
+
+    def __init__(self, read: frozenset[str], destroy: frozenset[str], mutate: frozenset[str],
+                 valued: frozenset[str], depth: int, default: str, destroy_opts: frozenset[str],
+                 runs: frozenset[str], verb_first: bool) -> None:
+        self.read, self.destroy, self.mutate, self.valued = read, destroy, mutate, valued
+        self.depth, self.default, self.destroy_opts, self.runs = depth, default, destroy_opts, runs
+        self.verb_first = verb_first
 
 
 _READ_VERBS = frozenset("""list ls get show describe view status info inspect search logs log version help
