@@ -693,6 +693,10 @@ def _run_argv(wk: _Walker, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = F
         return
     name = _prog_name(head)
     args = argv[1:]
+    if "/" in head.text and not _SYSTEM_BIN.match(head.text):
+        # `./ls` or `tools/cat` is whatever file sits there (the agent may have just written it): never
+        # read-only. The name is still analyzed so `./rm -rf /` stays destructive.
+        wk.acc.flag("unknown", f"program {head.text[:60]!r} is not a system binary")
     run = _Run(wk, ctx, depth, name, args, xargs)
     if name in wk.functions:
         return  # body already analyzed at definition
@@ -745,6 +749,8 @@ def _run_argv(wk: _Walker, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = F
 
 
 _UNICODE_DASHES = frozenset("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d")
+_SYSTEM_BIN = _LazyRe(r"^/(usr/(local/)?)?s?bin/[^/]+$|^/opt/homebrew/bin/[^/]+$|^/bin/[^/]+$|"
+                      r"^/usr/libexec/[^/]+$|^/home/linuxbrew/\.linuxbrew/bin/[^/]+$")
 _HELP_ARGS = frozenset("--help -h -help --version -version -V help version -?".split())
 _DISK_TOOLS = frozenset("fdisk sfdisk cfdisk gdisk sgdisk parted wipefs mkswap blkdiscard badblocks "
                         "diskutil_erase cryptsetup zpool_destroy lvremove vgremove pvremove mdadm "

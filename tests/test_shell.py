@@ -193,6 +193,19 @@ def test_unknown(cmd: str) -> None:
     assert analyze(cmd).kind in ("unknown", "destructive"), analyze(cmd)
 
 
+@pytest.mark.parametrize("cmd", ["./ls", "./cat README.md", "bin/grep x", "../tools/git status", "~/bin/ls"])
+def test_program_path_outside_system_dirs_is_never_read_only(cmd: str) -> None:
+    assert analyze(cmd).kind == "unknown", analyze(cmd)
+
+
+def test_system_program_paths_are_seen_through() -> None:
+    assert analyze("/usr/bin/ls -la").kind == "read_only"
+    assert analyze("/bin/cat f").kind == "read_only"
+    assert analyze("./rm -rf /").kind == "destructive"
+    assert analyze("/usr/local/bin/git reset --hard").kind == "destructive"
+
+
+
 def test_never_raises_on_odd_input() -> None:
     for cmd in ("", " ", "\x00", "\\", "'", "\"", "$(", "`", "<<", ">", "|", "&&", ";;", "\udcff", "a" * 200_000,
                 None, 12):  # type: ignore[list-item]
