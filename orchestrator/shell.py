@@ -212,6 +212,7 @@ class _Walker:
         self.depth = depth
         self.functions: dict[str, Any] = {}
         self.assigned: set[str] = set()   # variables assigned anywhere in the command (untrusted values)
+        self.stage_downloads = False      # the current pipeline stage runs a downloader
 
     # -- generic -------------------------------------------------------------------------------------------
     def walk(self, node: Any, ctx: _Ctx) -> None:
@@ -270,25 +271,20 @@ class _Walker:
                 self.walk(c, ctx)
 
     def _walk_seq(self, node: Any, ctx: _Ctx) -> None:
+        # `;`, `&&`, `||` and background `&` members all may run: walk each, sharing the cwd.
         for c in node.named_children:
             self.walk(c, ctx)
-            if c.type in ("list",):
-                pass
-        # background `&` jobs are still executed: nothing special to do.
 
     def _walk_pipeline(self, node: Any, ctx: _Ctx) -> None:
-        # Every stage runs in a subshell; cd inside a stage does not leak. A stage after a download
-        # that executes its stdin as code is "download piped to a shell".
+        # Every stage runs in a subshell: a cd inside a stage does not leak. A stage after a download that
+        # executes its stdin as code is "download piped to a shell".
         sub = ctx.copy()
         sub.download = False
         for c in node.named_children:
-            stage = sub.copy()
-            before = self.acc.rank
-            self._stage_downloads = False
-            self.walk(c, stage)
-            if getattr(self, "_stage_downloads", False):
+            self.stage_downloads = False
+            self.walk(c, sub.copy())
+            if self.stage_downloads:
                 sub.download = True
-            _ = before
 
     def _walk_redirected(self, node: Any, ctx: _Ctx) -> None:
         body = node.child_by_field_name("body")
@@ -701,7 +697,7 @@ def _run_argv(wk: _Walker, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = F
     if name in wk.functions:
         return  # body already analyzed at definition
     if name in _DOWNLOADERS:
-        wk._stage_downloads = True  # type: ignore[attr-defined]
+        wk.stage_downloads = True
     if any(a.text[:1] in _UNICODE_DASHES for a in args if not a.dyn):
         # `git reset ‐‐hard` with U+2010: not an option to the program, and a classic way to fool matchers.
         wk.acc.flag("unknown", f"{name}: an argument starts with a unicode dash")
@@ -1868,24 +1864,6 @@ def _busybox(run: _Run) -> None:
     run.sub(run.args)
 
 
-def _dispatch_by_first(read: set[str], destructive: set[str] = frozenset(),  # type: ignore[assignment]
-                       read_prefixes: tuple[str, ...] = ()) -> Callable[[_Run], None]:
-    def rule(run: _Run) -> None:
-        opts, pos = _split_opts(run.args, ())
-        if not pos:
-            if _has(opts, "--help", "-h", "--version", "-V", "-v") or not run.args or read == {"*"}:
-                return
-            run.flag("unknown", f"{run.name} {' '.join(a.text for a in run.args)[:40]}")
-            return
-        sub = pos[0].text
-        if sub in read or sub.startswith(read_prefixes) and read_prefixes:
-            return
-        if sub in destructive:
-            run.flag("destructive", f"{run.name} {sub}")
-            return
-        run.flag("mutating", f"{run.name} {sub}")
-    return rule
-
 
 # ----------------------------------------------------------------------------------------------------------
 # git
@@ -2417,9 +2395,6 @@ def path_done(path: list[str], s: str) -> bool:
     return bool(re.search(r"[/:=@]|^\d", s)) or (bool(path) and "." in s)
 
 
-def _svc_writes_output(run: _Run, optnames: set[str]) -> bool:
-    return True
-
 
 def _S(read: str = "", destroy: str = "", mutate: str = "", valued: str = "", depth: int = 3,
        default: str = "mutating", destroy_opts: str = "", verb_first: bool = False, runs: str = "") -> _Svc:
@@ -2520,9 +2495,6 @@ _SERVICE_CLIS: dict[str, _Svc] = {
 }
 
 
-def _service_verb_only(run: _Run) -> None:
-    _service_cli(run, _SERVICE_CLIS[run.name])
-
 
 def _pip(run: _Run) -> None:
     opts, pos = _split_opts(run.args, ("-r", "--requirement", "-c", "--constraint", "-t", "--target",
@@ -2607,9 +2579,6 @@ def _sql_client(run: _Run) -> None:
                                               r"read|load|open)", c, re.M):
             run.flag("mutating", f"{run.name} runs SQL that changes data")
             return
-        if False and pos and pos[0].text and not pos[0].text.endswith(
-                (".db", ".sqlite", ".sqlite3", ".duckdb", ":memory:")) and not pos[0].dyn:
-            pass
 
 
 _SQLITE_FLAGS0 = frozenset("-readonly -safe -bail -batch -header -noheader -json -csv -box -line -list -markdown "
@@ -2834,12 +2803,6 @@ def _ifconfig(run: _Run) -> None:
         run.flag("mutating", "ifconfig changes an interface")
 
 
-def _tr_ro(run: _Run) -> None:
-    return
-
-
-def _man_like(run: _Run) -> None:
-    return
 
 
 def _yq(run: _Run) -> None:
@@ -2861,9 +2824,6 @@ def _printf(run: _Run) -> None:
     if run.args and run.args[0].text == "-v":
         return  # assigns a shell variable
 
-
-def _less(run: _Run) -> None:
-    return
 
 
 def _black(run: _Run) -> None:
@@ -2925,7 +2885,6 @@ def _ssh(run: _Run) -> None:
         return
     if len(pos) >= 2:
         run.code(" ".join(p.text for p in pos[1:]), "ssh remote command")
-        run.flag("mutating", "ssh runs a command on a remote host") if False else None
         run.flag("unknown", "ssh runs a command on a remote host")
         return
     run.flag("unknown", "ssh opens a remote session")
@@ -3147,13 +3106,6 @@ def _7z(run: _Run) -> None:
     run.write(W((opts and next((k[2:] for k in opts if k.startswith("-o")), None)) or "."), f"{run.name} {sub}")
 
 
-# macOS / misc utilities with a read-only default
-for _n in ("networksetup", "scutil", "security", "defaults", "pmset", "tmutil", "diskutil", "plutil", "sips",
-           "spctl", "csrutil", "mdutil", "codesign", "pkgutil", "softwareupdate", "nvram", "lipo", "textutil",
-           "qlmanage", "mdimport", "say", "open", "ditto", "hdiutil", "compression_tool", "binhex",
-           "applesingle", "macbinary", "prometheus", "promtool", "ansible", "ansible-test", "ansible-pull",
-           "ansible-console", "pre-commit"):
-    pass
 
 
 def _security(run: _Run) -> None:
@@ -3319,8 +3271,6 @@ _RULES.update({
                        else r.flag("unknown", "make runs recipes (arbitrary commands)")),
 })
 
-for _name in ("fd", "fdfind", "ip"):
-    pass
 
 _READ_ONLY = _READ_ONLY - frozenset(_RULES)
 
