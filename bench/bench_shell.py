@@ -57,7 +57,7 @@ INTENTIONAL: list[tuple[str, str, str, str]] = [
      r"^fd -|exec mycontainer|json.tool|sample-config|list-keychains|default-keychain|login-keychain|"
      r"services|audit|bundle env|install --list|browse|presign|unzip -[pcx]|rm -rf$|sudo ls|"
      r"SELECT 1; SELECT 2|cms -S|verify|^ansible|^auth0|print > \"/dev/stderr\"|execute-silent:echo|"
-     r"curl --(ftp|mail)|export web|cache verify|^rtk|^profiles|^tmutil|^spctl"),
+     r"curl --(ftp|mail)|export web|cache verify|^rtk|^profiles|^tmutil|^spctl|^(ba|z)?sh <<EOF\necho"),
     ("safety_net", "destructive", "semantics differ: command -v only looks names up; git clean -n is a dry "
      "run; parallel with literal read-only inputs; rm -rf of a relative path inside the workspace",
      r"^command -|clean -nf|^parallel bash -c|^rm -rf \d+ "),
@@ -68,7 +68,7 @@ INTENTIONAL: list[tuple[str, str, str, str]] = [
     ("dcg", "safe", "we are stricter or the dcg pack is disabled by default (docker/kubectl deletes, rebase, "
      "force-with-lease, globbed temp deletes, srm)",
      r"^docker (rm|rmi|system prune)|^kubectl delete|rebase|force-with-lease|rm -rf /(var/)?tmp/\*|^srm|"
-     r"disable"),
+     r"disable|rmSync|<<-EOF"),
     ("dcg", "destructive", "recursive delete inside the workspace or temp dir is mutating (deletes listed, scope "
      "and approval apply); push to a named branch is an ordinary push; quoted heredoc/print is data; "
      "ambiguous program names (split); package uninstall/publish is mutating; others",

@@ -168,14 +168,15 @@ class _Ctx:
     """Walk state: cwd ("" = the command's own cwd; None = unknown after a dynamic cd) and whether an
     earlier pipeline stage fetched data from the network."""
 
-    __slots__ = ("cwd", "download")
+    __slots__ = ("cwd", "download", "stdin")
 
     def __init__(self, cwd: str | None = "", download: bool = False) -> None:
         self.cwd = cwd
         self.download = download
+        self.stdin: str | None = None  # heredoc / here-string text fed to the current command
 
     def copy(self) -> "_Ctx":
-        return _Ctx(self.cwd, self.download)
+        return _Ctx(self.cwd, self.download)  # stdin is deliberately not inherited
 
 
 class W:
@@ -197,6 +198,12 @@ class W:
         return not self.dyn and not self.glob
 
 
+# Environment variables that make an otherwise read-only program run other code or other binaries.
+_EXEC_ENV = frozenset("""PATH LD_PRELOAD LD_LIBRARY_PATH LD_AUDIT BASH_ENV ENV PAGER MANPAGER GIT_PAGER GIT_EDITOR
+GIT_SSH GIT_SSH_COMMAND GIT_EXTERNAL_DIFF GIT_ASKPASS SSH_ASKPASS GIT_EXEC_PATH GIT_TEMPLATE_DIR GIT_PROXY_COMMAND
+LESSOPEN LESSCLOSE EDITOR VISUAL SUDO_EDITOR PERL5OPT PERL5LIB PERLLIB PYTHONPATH PYTHONSTARTUP PYTHONHOME
+PYTHONINSPECT NODE_OPTIONS NODE_PATH RUBYOPT RUBYLIB PROMPT_COMMAND IFS SHELLOPTS BASHOPTS PS4 GCONV_PATH
+BROWSER TERMINFO HOSTALIASES ZDOTDIR XDG_CONFIG_HOME HOME""".split())
 _DEV_NULLISH = _LazyRe(r"^/dev/(null|stdout|stderr|stdin|tty|fd/\d+|zero)$")
 _DEV_BLOCK = _LazyRe(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk|md|dm-|loop|mapper/|sr)")
 _GLOB_CHARS = _LazyRe(r"[*?\[]")
@@ -229,13 +236,11 @@ class _Walker:
             self._walk_command(node, ctx)
         elif t == "function_definition":
             self._walk_function(node, ctx)
-        elif t in ("variable_assignment", "variable_assignments"):
+        elif t in ("variable_assignment", "variable_assignments", "declaration_command", "unset_command"):
             self.subs(node, ctx)
             for a in [node] + list(node.named_children):
                 if a.type == "variable_assignment":
-                    self.assigned.add(a.text.decode("utf-8", "replace").split("=", 1)[0].split("[", 1)[0])
-        elif t in ("declaration_command", "unset_command"):
-            self.subs(node, ctx)
+                    self.assignment(a.text.decode("utf-8", "replace"))
         elif t in ("test_command", "negated_command", "arithmetic_expansion", "binary_expression",
                    "unary_expression", "parenthesized_expression", "ternary_expression",
                    "postfix_expression"):
@@ -288,28 +293,59 @@ class _Walker:
 
     def _walk_redirected(self, node: Any, ctx: _Ctx) -> None:
         body = node.child_by_field_name("body")
-        redirects = [c for c in node.named_children if c is not body]
-        # Redirections are resolved before the command runs, relative to the current cwd.
-        for r in redirects:
-            self.subs(r, ctx)
-            if r.type == "file_redirect":
-                self._redirect(r, ctx)
-            elif r.type == "heredoc_redirect":
-                for c in r.named_children:
-                    if c.type == "file_redirect":
-                        self._redirect(c, ctx)
-                    elif c.type in ("pipeline", "list", "command", "redirected_statement"):
-                        self.walk(c, ctx)
+        redirects = [c for c in node.named_children if body is None or c != body]
+        # tree-sitter-bash hangs `cd a && echo x > out` as (list) > out: the redirection belongs to the last
+        # command, so for lists and pipelines it is resolved after walking the body (cwd changes apply).
+        late = body is not None and body.type in ("list", "pipeline")
+        if not late:
+            self._redirects(redirects, ctx)
         if body is not None:
+            bodies = [c.text.decode("utf-8", "replace") for r in redirects if r.type == "heredoc_redirect"
+                      for c in r.named_children if c.type == "heredoc_body"]
+            bctx = ctx
+            if bodies:
+                bctx = ctx.copy()
+                bctx.stdin = "\n".join(bodies)
             # tree-sitter-bash attaches words after a redirection target (`rm -rf 2>/dev/null /`) to the
             # redirect node; they are arguments of the command.
             extra = [self.word(w) for r in redirects if r.type == "file_redirect" for w in _redirect_extra(r)]
             if body.type == "command":
-                self._walk_command(body, ctx, extra)
+                self._walk_command(body, bctx, extra)
             else:
                 if extra:
                     self.acc.flag("unknown", "arguments after a redirection of a compound command")
-                self.walk(body, ctx)
+                self.walk(body, bctx)
+        if late:
+            self._redirects(redirects, ctx)
+
+    def _redirects(self, redirects: list[Any], ctx: _Ctx) -> None:
+        for r in redirects:
+            if r.type != "heredoc_redirect":
+                self.subs(r, ctx)
+            if r.type == "file_redirect":
+                self._redirect(r, ctx)
+            elif r.type == "heredoc_redirect":
+                text = "".join(c.text.decode("utf-8", "replace") for c in r.named_children
+                               if c.type == "heredoc_body")
+                for c in r.named_children:
+                    if c.type == "file_redirect":
+                        self.subs(c, ctx)
+                        self._redirect(c, ctx)
+                    elif c.type == "heredoc_body":
+                        self.subs(c, ctx)  # $(...) in an unquoted heredoc runs
+                    elif c.type not in ("pipeline", "list", "command", "redirected_statement", "heredoc_start",
+                                        "heredoc_end", "herestring_redirect"):
+                        # e.g. `<<-EOF` followed by `\t...`: tree-sitter puts the body in stray words.
+                        self.acc.flag("unknown", "heredoc not parsed cleanly")
+                    else:
+                        if c.type in ("heredoc_start", "heredoc_end", "herestring_redirect"):
+                            continue
+                        # `cat <<EOF | sh`: the heredoc flows down the pipe; a shell there runs it.
+                        stages = c.named_children if c.type == "pipeline" else [c]
+                        for st in stages:
+                            sub = ctx.copy()
+                            sub.stdin = text
+                            self.walk(st, sub)
 
     def _redirect(self, node: Any, ctx: _Ctx) -> None:
         op = ""
@@ -345,6 +381,13 @@ class _Walker:
             if name and _calls_name(body, name):
                 self.acc.flag("destructive", f"recursive function {name!r} (fork bomb pattern)")
             self.walk(body, ctx.copy())
+
+    def assignment(self, text: str) -> None:
+        """Record `NAME=value`; variables that change what programs execute make the command unknown."""
+        name = text.split("=", 1)[0].split("[", 1)[0].lstrip("+")
+        self.assigned.add(name)
+        if name in _EXEC_ENV or name.startswith(("GIT_CONFIG", "DYLD_", "LD_")):
+            self.acc.flag("unknown", f"assignment to {name} changes what later programs execute")
 
     # -- words -------------------------------------------------------------------------------------------
     def subs(self, node: Any, ctx: _Ctx) -> None:
@@ -409,12 +452,15 @@ class _Walker:
             t = c.type
             if t == "variable_assignment":
                 self.subs(c, ctx)
-                self.assigned.add(c.text.decode("utf-8", "replace").split("=", 1)[0].split("[", 1)[0])
+                self.assignment(c.text.decode("utf-8", "replace"))
                 continue
             if t in ("file_redirect", "herestring_redirect"):
                 self.subs(c, ctx)
                 if t == "file_redirect":
                     self._redirect(c, ctx)
+                else:
+                    ctx = ctx.copy()
+                    ctx.stdin = " ".join(self.word(w).text for w in c.named_children)
                 continue
             if t == "command_name":
                 self.subs(c, ctx)
@@ -802,6 +848,7 @@ def _wrapper(run: _Run) -> None:
             run.code(" ".join(w.text for w in pos), name)
             return
         while pos and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", pos[0].text):
+            run.wk.assignment(pos[0].text)
             pos = pos[1:]  # sudo VAR=value cmd
         if not pos:
             return
@@ -842,7 +889,7 @@ def _env(run: _Run) -> None:
             i += 1
             continue
         if "=" in s and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", s):
-            run.wk.assigned.add(s.split("=", 1)[0])
+            run.wk.assignment(s)
             i += 1
             continue
         rest = args[i:]
@@ -908,6 +955,9 @@ def _shell(run: _Run) -> None:
     # A shell reading commands from stdin.
     if run.ctx.download:
         run.flag("destructive", f"download piped into {name}")
+        return
+    if run.ctx.stdin is not None and name != "fish":
+        run.code(run.ctx.stdin, f"{name} <<heredoc")  # the heredoc / here-string is the script
         return
     run.flag("unknown", f"{name} executes commands from stdin")
 
@@ -1015,8 +1065,10 @@ def _interpreter(run: _Run) -> None:
         if run.ctx.download:
             run.flag("destructive", f"download piped into {name}")
             return
-        run.flag("unknown", f"{name} executes code from stdin")
-        return
+        if run.ctx.stdin is None:
+            run.flag("unknown", f"{name} executes code from stdin")
+            return
+        code = run.ctx.stdin  # a heredoc / here-string is the program: judge it like inline code
     if name in ("perl", "ruby") and not code_dyn:
         inplace = any(re.fullmatch(r"-[a-zA-Z]*i\S*", a.text) for a in args[:i + 1]) or \
             any(a.text.startswith("-i") for a in args[:i])
@@ -1535,6 +1587,13 @@ def _tar(run: _Run) -> None:
             cdir = args[idx + 1]
         elif a.text.startswith("--directory="):
             cdir = W(a.text.split("=", 1)[1])
+    for a in args:
+        t = a.text
+        if t.startswith(("--checkpoint-action", "--to-command", "--use-compress-program", "--info-script",
+                         "--new-volume-script", "--rsh-command", "--rmt-command", "-I", "-F")) and \
+                not t.startswith("--file"):
+            run.flag("unknown", f"tar {t.split('=', 1)[0]} runs a command")
+            return
     if "x" in modes:
         run.acc.unresolved = True
         run.write(cdir or W("."), "tar extract")
@@ -1567,6 +1626,9 @@ def _unzip(run: _Run) -> None:
 
 
 def _zip(run: _Run) -> None:
+    if any(a.text in ("-TT", "--unzip-command") or a.text.startswith("--unzip-command=") for a in run.args):
+        run.flag("unknown", "zip -TT runs a test command")
+        return
     opts, pos = _split_opts(run.args, ("-b", "-n", "-t", "-tt", "-x", "-i", "-O", "--out", "-P", "-Z"))
     if _has(opts, "--help", "-h", "-v") and not pos:
         return
@@ -1613,6 +1675,10 @@ def _rsync(run: _Run) -> None:
                                       "--info", "--debug", "--rsync-path", "-M", "--remote-option"))
     if _has(opts, "--help", "--version") and not pos:
         return
+    for v in opts.get("-e", []) + opts.get("--rsh", []):
+        if not re.match(r"^\s*(ssh|/usr/bin/ssh)(\s|$)", v):
+            run.flag("unknown", "rsync -e runs a custom remote-shell command")
+            return
     if _has(opts, "-n", "--dry-run", "--list-only"):
         return
     if len(pos) < 2:
@@ -1875,11 +1941,28 @@ verify-pack show-branch get-tar-commit-id column fmt-merge-msg interpret-trailer
 instaweb_ro mergetool_ro difftool_ro bugreport_ro show-index unpack-file_ro""".split())
 
 
+_GIT_SAFE_CONFIG = ("color.", "user.", "advice.", "log.", "i18n.", "init.", "safe.directory", "core.quotepath",
+                    "core.autocrlf", "core.safecrlf", "core.longpaths", "core.abbrev", "column.", "format.pretty",
+                    "pull.rebase", "push.default", "diff.renames", "diff.algorithm", "merge.conflictstyle",
+                    "status.", "blame.", "grep.linenumber", "grep.extendedregexp", "core.ignorecase",
+                    "protocol.version", "http.sslverify", "fetch.prune", "commit.gpgsign", "tag.gpgsign",
+                    "rebase.autostash", "maintenance.auto", "gc.auto")
+
+
 def _git(run: _Run) -> None:
     args = run.args
     i = 0
     while i < len(args):
         s = args[i].text
+        if s in ("-c", "--config-env") and i + 1 < len(args):
+            key = args[i + 1].text.split("=", 1)[0].lower()
+            if args[i + 1].dyn or not key.startswith(_GIT_SAFE_CONFIG):
+                # core.pager, alias.*, diff.external, filter.*, core.sshCommand ... run commands
+                run.flag("unknown", f"git -c {key}: configuration that may run commands")
+                return
+        if s.startswith("--exec-path="):
+            run.flag("unknown", "git --exec-path changes which programs git runs")
+            return
         if s in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env",
                  "--super-prefix", "--list-cmds", "--attr-source"):
             i += 2
@@ -1908,6 +1991,19 @@ def _git(run: _Run) -> None:
     name = f"git {sub}"
     if sub == "hash-object" and "-w" in r:
         run.flag("mutating", "git hash-object -w writes an object")
+        return
+    if sub == "grep" and any(t.startswith(("-O", "--open-files-in-pager")) for t in r):
+        run.flag("unknown", "git grep -O runs a pager command")
+        return
+    if sub == "difftool" and any(t.startswith(("-x", "--extcmd", "-t", "--tool")) for t in r):
+        run.flag("unknown", "git difftool runs an external command")
+        return
+    if sub == "submodule" and pos[:1] and pos[0].text == "foreach":
+        run.code(" ".join(p.text for p in pos[1:]), "git submodule foreach")
+        return
+    if sub == "bisect" and pos[:1] and pos[0].text == "run":
+        run.sub(pos[1:])
+        run.flag("mutating", "git bisect run checks out commits")
         return
     if sub in _GIT_READ:
         if sub == "diff" and _has(opts, "--output"):
@@ -2934,6 +3030,23 @@ _RULES: dict[str, Callable[[_Run], None]] = {
 }
 
 
+def _pager(run: _Run) -> None:
+    # less '+!cmd' / more '+!cmd' run a shell command on start.
+    if any(a.text.startswith("+") and "!" in a.text for a in run.args) or any(a.dyn and a.text.startswith("+")
+                                                                               for a in run.args):
+        run.flag("unknown", f"{run.name} +command runs a shell command")
+
+
+def _trap(run: _Run) -> None:
+    args = run.args
+    if not args or args[0].text in ("-l", "-p") or args[0].text == "-":
+        return
+    if args[0].dyn:
+        run.flag("unknown", "trap with non-literal code")
+        return
+    run.code(args[0].text, "trap")  # runs later, on the signal or on exit
+
+
 def _uv(run: _Run) -> None:
     """uv/poetry: `uv run CMD` runs CMD (analyze it); other subcommands use the service-CLI rules."""
     args = run.args
@@ -3266,6 +3379,16 @@ _RULES.update({
     "profiles": lambda r: _service_cli(r, _S(depth=1, read="help status list show validate version")),
     "textutil": lambda r: (None if any(a.text in ("-stdout", "-info", "-help") for a in r.args)
                            else r.flag("mutating", "textutil converts files")),
+    "rg": lambda r: (r.flag("unknown", "rg --pre runs a preprocessor command")
+                     if any(a.text == "--pre" or a.text.startswith("--pre=") for a in r.args) else None),
+    "less": lambda r: _pager(r), "more": lambda r: _pager(r), "most": lambda r: _pager(r),
+    "man": lambda r: (r.flag("unknown", "man with a custom pager/browser runs it")
+                      if any(a.text.startswith(("-P", "--pager", "-H", "--html")) for a in r.args) else None),
+    "trap": lambda r: _trap(r),
+    "alias": lambda r: (r.flag("unknown", "alias definitions change what later commands run")
+                        if any("=" in a.text for a in r.args) else None),
+    "hash": lambda r: (r.flag("unknown", "hash -p changes which binary a name runs")
+                       if any(a.text.startswith("-p") for a in r.args) else None),
     "make": lambda r: (None if any(a.text in ("-n", "--dry-run", "--just-print", "--recon", "-q", "--question",
                                               "-v", "--version", "--help", "-h", "-p_ro") for a in r.args)
                        else r.flag("unknown", "make runs recipes (arbitrary commands)")),

@@ -266,3 +266,78 @@ def test_import_is_light() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root,
                          env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}, timeout=60)
     assert out.stdout.strip() == "True", out.stderr
+
+
+# --- programs made to run other code by their environment, options or configuration --------------------
+
+@pytest.mark.parametrize("cmd", [
+    "GIT_PAGER='rm -rf ~' git log", "PAGER='sh -c x' man ls", "LD_PRELOAD=/tmp/x.so ls", "PATH=/tmp/evil:$PATH ls",
+    "export PATH=/tmp:$PATH; ls", "env PATH=/x ls", "sudo LD_PRELOAD=x ls", "BASH_ENV=/tmp/x bash -c ls",
+    "GIT_SSH_COMMAND='rm -rf /' git fetch", "git -c core.pager='rm -rf /' log", "git -c alias.st='!rm x' st",
+    "git -c core.fsmonitor=./evil status", "git --exec-path=/tmp log", "tar -cf x.tar --checkpoint=1 "
+    "--checkpoint-action=exec=sh .", "tar -xf a.tar --to-command=sh", "tar -I 'sh -c x' -xf a.tar",
+    "rsync -e 'sh -c x' a b:", "rg --pre 'sh -c x' foo", "git grep -O'rm -rf /' foo",
+    "git difftool -x 'rm -rf /'", "less '+!rm -rf /' f", "man -P 'rm -rf /' ls", "alias ls='rm -rf /'; ls",
+    "hash -p /tmp/x ls; ls", "zip -T -TT 'sh -c x' a.zip f", "sort --compress-program=sh f",
+    "awk 'BEGIN { while ((\"ls\" | getline l) > 0) print l }'", "sed -n 'e rm -rf /' f",
+    "sed 's/x/rm -rf \\//e' f", "find . -fprint /etc/passwd",
+])
+def test_execution_hijacks_are_never_read_only(cmd: str) -> None:
+    assert analyze(cmd).kind != "read_only", analyze(cmd)
+
+
+def test_safe_git_config_overrides_stay_read_only() -> None:
+    assert analyze("git -c color.ui=always log --oneline").kind == "read_only"
+    assert analyze("git -c core.quotepath=false status").kind == "read_only"
+
+
+@pytest.mark.parametrize("cmd", [
+    "trap 'rm -rf /' EXIT", "sh <<EOF\nrm -rf /\nEOF", "bash <<< 'git reset --hard'",
+    "cat <<EOF | sh\nrm -rf /\nEOF", "python3 <<EOF\nimport shutil; shutil.rmtree('/')\nEOF",
+    "git submodule foreach 'rm -rf .'", "echo ${x:-`rm -rf /`}",
+])
+def test_code_fed_as_data_is_analyzed(cmd: str) -> None:
+    assert analyze(cmd).kind == "destructive", analyze(cmd)
+
+
+def test_heredoc_to_shell_with_read_only_body_is_read_only() -> None:
+    assert analyze("bash <<'EOF'\nls -la\ngit status\nEOF").kind == "read_only"
+    assert analyze("python3 - <<'EOF'\nprint(1)\nEOF").kind == "read_only"
+
+
+def test_stray_heredoc_parse_is_unknown() -> None:
+    # `<<-EOF` followed by a literal backslash-t: tree-sitter leaves the body in stray words.
+    assert analyze("bash <<-EOF\n\\trm -rf /etc\nEOF").kind == "unknown"
+
+
+def test_redirect_after_cd_in_list_uses_new_cwd() -> None:
+    assert analyze("cd a && echo x > out").writes == ("a/out",)
+    assert analyze("cd a; ls | tee t").writes == ("a/t",)
+
+
+@pytest.mark.parametrize("cmd", [
+    "kubectl get secret db -o yaml", "kubectl config view --raw", "aws secretsmanager get-secret-value --secret-id x",
+    "aws ssm get-parameter --name p --with-decryption", "gh auth token", "gcloud auth print-access-token",
+])
+def test_reads_that_print_credentials_ask(cmd: str) -> None:
+    assert analyze(cmd).kind == "unknown", analyze(cmd)
+
+
+@pytest.mark.parametrize("cmd,kind", [
+    ("kubectl get pods", "read_only"), ("kubectl delete pod x", "destructive"), ("kubectl apply -f x.yaml", "mutating"),
+    ("kubectl exec pod -- ls", "read_only"), ("kubectl exec pod -- rm -rf /data", "destructive"),
+    ("docker ps -a", "read_only"), ("docker system prune -af", "destructive"), ("docker exec c cat /etc/hosts", "read_only"),
+    ("aws s3 ls s3://b", "read_only"), ("aws ec2 terminate-instances --instance-ids i-1", "destructive"),
+    ("aws s3 sync . s3://b --delete", "destructive"), ("aws ec2 describe-instances --instance-ids i-1", "read_only"),
+    ("gh pr list", "read_only"), ("gh pr merge 3", "mutating"), ("gh repo delete o/r", "destructive"),
+    ("gh api repos/o/r", "read_only"), ("gh api -X DELETE repos/o/r", "destructive"),
+    ("az vm list", "read_only"), ("az group delete -n rg", "destructive"), ("helm upgrade x c --dry-run", "read_only"),
+    ("terraform plan", "read_only"), ("terraform apply", "mutating"), ("terraform destroy", "destructive"),
+    ("npm ls", "read_only"), ("npm install x", "mutating"), ("npm test", "unknown"), ("cargo build", "unknown"),
+    ("psql -c 'select 1'", "read_only"), ("psql -c 'DROP TABLE t'", "destructive"),
+    ("sqlite3 db 'insert into t values (1)'", "mutating"), ("sqlite3 -readonly db 'DROP TABLE t'", "read_only"),
+    ("curl -X DELETE https://api/x/1", "destructive"), ("curl -d a=1 https://api", "mutating"),
+    ("curl -s https://api/x", "read_only"), ("ip addr show", "read_only"), ("ip route add 1.2.3.0/24 dev e0", "mutating"),
+])
+def test_service_cli_verbs(cmd: str, kind: str) -> None:
+    assert analyze(cmd).kind == kind, analyze(cmd)
