@@ -1281,8 +1281,8 @@ def _cp_like(run: _Run) -> None:
         if run.xargs:
             run.acc.unresolved = True
         kind = "mutating"
-        if _dangerous_target(dest) and run.name in ("mv", "cp") and dest.text in ("/", "/dev/null"):
-            kind = "destructive"
+        if run.name == "mv" and dest.literal and (dest.text in ("/dev/null",) or _DEV_BLOCK.match(dest.text)):
+            run.flag("destructive", f"mv onto the device {dest.text}")
         run.write(dest, run.name, kind)
         if len(srcs) > 1 or (srcs and srcs[0].glob):
             run.acc.unresolved = True  # dest is a directory: the written names are dest/<basename>
@@ -2390,6 +2390,11 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
             return
     if optnames & {"--help", "-h"} or (low and low[-1] == "help") or (low and low[0] == "help") or (low == ["version"] and len(args) == 1):
         return
+    if run.name in ("npm", "pnpm", "yarn", "bun") and low[:1] and low[0] in (
+            "install", "i", "ci", "add", "isntall", "in", "update", "up", "upgrade", "rebuild") and \
+            not any(a.text == "--ignore-scripts" for a in args) and "--dry-run" not in optnames:
+        run.flag("unknown", f"{run.name} {low[0]} runs package lifecycle scripts")
+        return
     if low and low[0] in svc.runs:
         run.flag("unknown", f"{run.name} {low[0]} runs project code")
         return
@@ -2606,6 +2611,11 @@ def _pip(run: _Run) -> None:
     if sub == "cache" and len(pos) > 1 and pos[1].text in ("dir", "info", "list"):
         return
     if sub == "install" and _has(opts, "--dry-run"):
+        return
+    if sub in ("install", "wheel", "download") and not _has(opts, "--only-binary") or \
+            (sub == "install" and _has(opts, "-e", "--editable")):
+        # building an sdist runs the package's setup code
+        run.flag("unknown", f"pip {sub} may run package build code")
         return
     run.flag("mutating", f"pip {sub}")
 
@@ -3030,6 +3040,20 @@ _RULES: dict[str, Callable[[_Run], None]] = {
 }
 
 
+def _su(run: _Run) -> None:
+    args = run.args
+    for k, a in enumerate(args):
+        if a.text in ("-c", "--command") and k + 1 < len(args):
+            if args[k + 1].dyn:
+                break
+            run.code(args[k + 1].text, "su -c")
+            return
+        if a.text.startswith("--command="):
+            run.code(a.text.split("=", 1)[1], "su -c")
+            return
+    run.flag("unknown", "su opens a shell as another user")
+
+
 def _pager(run: _Run) -> None:
     # less '+!cmd' / more '+!cmd' run a shell command on start.
     if any(a.text.startswith("+") and "!" in a.text for a in run.args) or any(a.dyn and a.text.startswith("+")
@@ -3177,9 +3201,12 @@ def _dscl(run: _Run) -> None:
 
 
 def _editor(run: _Run) -> None:
-    opts, pos = _split_opts(run.args, ("-c", "-S", "-u", "-i"))
+    opts, pos = _split_opts(run.args, ("-c", "-S", "-u", "-i", "--cmd", "--eval", "-l", "--load"))
     if _has(opts, "--version", "--help", "-h") and not pos:
         return
+    if _has(opts, "-c", "--cmd", "-S", "--eval", "-l", "--load", "-x", "--batch", "-s") or \
+            any(p.text.startswith("+") for p in pos):
+        run.flag("unknown", f"{run.name} runs editor commands (which can run shell commands)")
     for p in pos:
         if not p.text.startswith("+"):
             run.write(p, f"{run.name} edits")
@@ -3389,6 +3416,7 @@ _RULES.update({
                         if any("=" in a.text for a in r.args) else None),
     "hash": lambda r: (r.flag("unknown", "hash -p changes which binary a name runs")
                        if any(a.text.startswith("-p") for a in r.args) else None),
+    "su": lambda r: _su(r),
     "make": lambda r: (None if any(a.text in ("-n", "--dry-run", "--just-print", "--recon", "-q", "--question",
                                               "-v", "--version", "--help", "-h", "-p_ro") for a in r.args)
                        else r.flag("unknown", "make runs recipes (arbitrary commands)")),

@@ -333,7 +333,7 @@ def test_reads_that_print_credentials_ask(cmd: str) -> None:
     ("gh api repos/o/r", "read_only"), ("gh api -X DELETE repos/o/r", "destructive"),
     ("az vm list", "read_only"), ("az group delete -n rg", "destructive"), ("helm upgrade x c --dry-run", "read_only"),
     ("terraform plan", "read_only"), ("terraform apply", "mutating"), ("terraform destroy", "destructive"),
-    ("npm ls", "read_only"), ("npm install x", "mutating"), ("npm test", "unknown"), ("cargo build", "unknown"),
+    ("npm ls", "read_only"), ("npm install x", "unknown"), ("npm ci --ignore-scripts", "mutating"), ("npm test", "unknown"), ("cargo build", "unknown"),
     ("psql -c 'select 1'", "read_only"), ("psql -c 'DROP TABLE t'", "destructive"),
     ("sqlite3 db 'insert into t values (1)'", "mutating"), ("sqlite3 -readonly db 'DROP TABLE t'", "read_only"),
     ("curl -X DELETE https://api/x/1", "destructive"), ("curl -d a=1 https://api", "mutating"),

@@ -57,8 +57,8 @@ M = [  # mutating: (command, writes, deletes)
  ("cd sub && rm x.txt", [], ["sub/x.txt"]), ("cd a/b; touch c", ["a/b/c"], []), ("rm notes.txt", [], ["notes.txt"]),
  ("rmdir emptydir", [], ["emptydir"]), ("git add -A", [], []), ("git commit -m 'rm -rf / is bad'", [], []),
  ("git merge feature", [], []), ("git pull", [], []), ("git stash", [], []), ("git checkout -b topic", [], []),
- ("git apply fix.patch", [], []), ("patch -p1 < fix.diff", [], []), ("npm install lodash", [], []),
- ("pip install requests", [], []), ("curl -o page.html https://example.com", ["page.html"], []),
+ ("git apply fix.patch", [], []), ("patch -p1 < fix.diff", [], []), ("npm install --ignore-scripts lodash", [], []),
+ ("pip install --only-binary :all: requests", [], []), ("curl -o page.html https://example.com", ["page.html"], []),
  ("wget -O data.json https://example.com/d", ["data.json"], []), ("curl -X POST -d a=1 https://api.example.com", [], []),
  ("sort -o sorted.txt in.txt", ["sorted.txt"], []), ("git tag v1.0", [], []), ("kubectl apply -f deploy.yaml", [], []),
  ("docker build -t img .", [], []), ("rsync -a src/ dst/", ["dst/"], []), ("cp -r src /tmp/backup", ["/tmp/backup"], []),
@@ -81,7 +81,7 @@ U = ["python script.py", "bash deploy.sh", "./configure", "make install", "node 
      "sed -f script.sed in.txt", "awk -f prog.awk in.txt", "awk '{system(\"rm \" $1)}' list", "sed 's/a/b/w out.txt' in",
      "echo \"unterminated", "ls ((", "cat <(", "fzf --bind 'enter:execute(rm {})'", "ssh host 'rm -rf /tmp/x'",
      "xargs -I{} sh -c {}", "watch -n1 'date >> t.log'", "sudo -s", "env -S 'rm -rf build' x",
-     "cargo run", "npm test", "pytest -q", "go run .", "docker run --rm -v $PWD:/w img", "bash < script.sh"]
+     "cargo run", "npm test", "npm install lodash", "pip install requests", "pytest -q", "go run .", "docker run --rm -v $PWD:/w img", "bash < script.sh"]
 for c in U:
     out.append({"command": c, "kind": "not_read_only"})
 
