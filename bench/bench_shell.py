@@ -49,6 +49,8 @@ INTENTIONAL: list[tuple[str, str, str, str]] = [
      "dmesg -n, security *-keychain -s)",
      r"credentials|token|login|logout|workspace select|dmesg|owner|get-access|receive-message|stop-query|"
      r"generate-credential"),
+    ("dippy", "safe", "configuration or environment that changes what runs (git -c core.editor, PATH=...)",
+     r"git -c |PATH="),
     ("dippy", "safe", "unknown programs stay unknown (rule: never vouch for a program we do not model)",
      r"unknown-|anything|mystery|^rtk$"),
     ("dippy", "ask", "reads only; peer asks for other reasons (dry-run/check modes, help, bare program, "
