@@ -220,6 +220,7 @@ class _Walker:
         self.functions: dict[str, Any] = {}
         self.assigned: set[str] = set()   # variables assigned anywhere in the command (untrusted values)
         self.stage_downloads = False      # the current pipeline stage runs a downloader
+        self.stage_output: str | None = None  # literal text the current stage prints (echo/printf)
 
     # -- generic -------------------------------------------------------------------------------------------
     def walk(self, node: Any, ctx: _Ctx) -> None:
@@ -285,11 +286,16 @@ class _Walker:
         # executes its stdin as code is "download piped to a shell".
         sub = ctx.copy()
         sub.download = False
+        fed: str | None = None
         for c in node.named_children:
             self.stage_downloads = False
-            self.walk(c, sub.copy())
+            self.stage_output = None
+            stage = sub.copy()
+            stage.stdin = fed
+            self.walk(c, stage)
             if self.stage_downloads:
                 sub.download = True
+            fed = self.stage_output  # `echo 'cmd' | sh`: literal text flows into the next stage
 
     def _walk_redirected(self, node: Any, ctx: _Ctx) -> None:
         body = node.child_by_field_name("body")
@@ -403,6 +409,10 @@ class _Walker:
             if n.type in ("command", "pipeline", "list", "subshell", "redirected_statement"):
                 self.walk(n, ctx)
                 continue
+            if n.type == "expansion" and re.search(r"@[PE]\}?$", n.text.decode("utf-8", "replace").rstrip("}")
+                                                   + "}"):
+                # ${x@P} expands prompt escapes, including $(...) inside the variable's value.
+                self.acc.flag("unknown", "prompt expansion ${...@P} can run commands")
             if n.type == "word" and n.parent is not None and n.parent.type == "expansion":
                 # tree-sitter-bash leaves `cmd` inside ${x:-`cmd`} as a plain word: analyze it ourselves.
                 txt = n.text.decode("utf-8", "replace")
@@ -744,6 +754,11 @@ def _run_argv(wk: _Walker, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = F
         return  # body already analyzed at definition
     if name in _DOWNLOADERS:
         wk.stage_downloads = True
+    if name in ("echo", "printf") and all(a.literal for a in args):
+        out = " ".join(a.text for a in args if not (name == "echo" and a.text in ("-n", "-e", "-E")))
+        if name == "printf" or "-e" in (a.text for a in args):
+            out = out.replace("\\n", "\n").replace("\\t", "\t")
+        wk.stage_output = out
     if any(a.text[:1] in _UNICODE_DASHES for a in args if not a.dyn):
         # `git reset ‐‐hard` with U+2010: not an option to the program, and a classic way to fool matchers.
         wk.acc.flag("unknown", f"{name}: an argument starts with a unicode dash")
@@ -794,7 +809,8 @@ _UNICODE_DASHES = frozenset("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uf
 _SYSTEM_BIN = _LazyRe(r"^/(usr/(local/)?)?s?bin/[^/]+$|^/opt/homebrew/bin/[^/]+$|^/bin/[^/]+$|"
                       r"^/usr/libexec/[^/]+$|^/home/linuxbrew/\.linuxbrew/bin/[^/]+$")
 _HELP_ARGS = frozenset("--help -h -help --version -version -V help version -?".split())
-_DISK_TOOLS = frozenset("fdisk sfdisk cfdisk gdisk sgdisk parted wipefs mkswap blkdiscard badblocks "
+_DISK_TOOLS = frozenset("fdisk sfdisk cfdisk gdisk sgdisk parted wipefs mkswap blkdiscard badblocks mke2fs "
+                        "mkdosfs mkntfs mke2fs newfs newfs_apfs newfs_hfs newfs_msdos zap-disk "
                         "diskutil_erase cryptsetup zpool_destroy lvremove vgremove pvremove mdadm "
                         "hdparm".split())
 _POWER = frozenset("shutdown reboot halt poweroff".split())
@@ -1147,6 +1163,8 @@ def _rm(run: _Run) -> None:
             run.delete(p, f"{run.name} (unresolved target)", "destructive")
         elif _SYSTEM_PATH.match(p.text):
             run.delete(p, f"{run.name} of a system path", "destructive")
+        elif recursive and _VCS_DIR.search(p.text):
+            run.delete(p, f"{run.name} -r of version-control metadata (history is lost)", "destructive")
         elif recursive and not _confined(p.text, run.ctx):
             run.delete(p, f"{run.name} -r outside the working directory", "destructive")
         elif recursive:
@@ -1167,6 +1185,7 @@ _CRITICAL = _LazyRe(r"^(/|/\*|~|~/|~/\*|\.|\./|\.\.|\.\./|\*|/(bin|boot|dev|etc|
 
 _SYSTEM_PATH = _LazyRe(r"^/(etc|usr|bin|sbin|boot|lib|lib32|lib64|opt|sys|proc|root|dev|srv|var/(?!tmp/)|"
                           r"System|Library|Applications|private/(?!tmp/|var/tmp/))")
+_VCS_DIR = _LazyRe(r"(^|/)\.(git|hg|svn|jj|orchestration)(/|$)")
 _TEMP_RE = _LazyRe(r"^(/tmp|/var/tmp|/private/tmp|/private/var/tmp|/dev/shm)/+[^/]")
 _TMPVAR_RE = _LazyRe(r'^"?\$(\{TMPDIR(:-/tmp)?\}|TMPDIR|\{TMP\}|TMP|\{TEMP\}|TEMP)/+[^/$]')
 
@@ -1851,6 +1870,9 @@ def _source(run: _Run) -> None:
     if run.ctx.download and (not run.args or run.args[0].text in ("/dev/stdin", "-")):
         run.flag("destructive", "download piped into source")
         return
+    if run.ctx.stdin is not None and run.args and run.args[0].text in ("/dev/stdin", "/dev/fd/0", "-"):
+        run.code(run.ctx.stdin, f"{run.name} /dev/stdin")
+        return
     run.flag("unknown", f"{run.name} runs a script file")
 
 
@@ -2342,6 +2364,12 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
         return  # e.g. `brew --prefix python`
     if "--list" in optnames and not any(p in _DESTROY_VERBS for p in low):
         return  # `az devops configure --list`, `cargo owner --list`
+    if "down" in low and optnames & {"-v", "--volumes", "--rmi"}:
+        run.flag("destructive", f"{run.name} {' '.join(path)} removes volumes or images")
+        return
+    if run.name in ("terraform", "tofu") and low[:1] == ["apply"] and "-destroy" in optnames:
+        run.flag("destructive", f"{run.name} apply -destroy")
+        return
     if run.name in ("docker", "podman", "kubectl", "oc") and "exec" in low[:2]:
         _container_exec(run, args, svc)
         return

@@ -341,3 +341,27 @@ def test_reads_that_print_credentials_ask(cmd: str) -> None:
 ])
 def test_service_cli_verbs(cmd: str, kind: str) -> None:
     assert analyze(cmd).kind == kind, analyze(cmd)
+
+
+@pytest.mark.parametrize("cmd", [
+    "echo 'rm -rf /' | sh", "printf 'rm -rf /\\n' | bash", "echo -e 'ls\\nrm -rf /' | sh",
+    "source /dev/stdin <<< 'rm -rf /'", "mke2fs /dev/sdb", "rm -rf .git", "rm -rf sub/.git/",
+    "docker compose down -v", "terraform apply -destroy -auto-approve", "su -c 'rm -rf /'", "mv x /dev/null",
+])
+def test_more_destructive_forms(cmd: str) -> None:
+    assert analyze(cmd).kind == "destructive", analyze(cmd)
+
+
+def test_literal_text_piped_into_a_shell_is_judged_as_code() -> None:
+    assert analyze("printf 'ls\\n' | bash").kind == "read_only"
+    assert analyze("echo 'rm -rf /' | grep rm").kind == "read_only"
+
+
+def test_prompt_expansion_is_unknown() -> None:
+    assert analyze("x='$(rm -rf /)'; echo ${x@P}").kind == "unknown"
+
+
+@pytest.mark.parametrize("cmd", ["npm install", "pip install -e .", "yarn add left-pad", "vim -c ':!rm x' f",
+                                 "emacs --batch --eval '(delete-file \"x\")'"])
+def test_code_running_installs_and_editors_are_unknown(cmd: str) -> None:
+    assert analyze(cmd).kind == "unknown", analyze(cmd)
