@@ -629,27 +629,22 @@ def _has(opts: dict[str, list[str]], *names: str) -> bool:
 # ----------------------------------------------------------------------------------------------------------
 # program tables
 
-# Programs that never modify files by themselves (given no redirection and no special option below).
+# Programs that never modify files by themselves (given no redirection; rules below override these).
 _READ_ONLY = frozenset("""
-ls ll la l dir vdir exa eza lsd tree cat bat batcat tac nl head tail less more most wc grep egrep fgrep rg ag ack
-pwd echo printf which whereis type hash whatis apropos man info help date cal uptime free stat file du df ps pgrep
-pstree top htop btop sort uniq cut paste join comm fold fmt column expand unexpand tr rev tsort jq yq gron
-diff diff3 sdiff cmp colordiff delta test [ [[ true false : uname whoami id groups hostname hostnamectl sha1sum
-sha224sum sha256sum sha384sum sha512sum md5sum md5 shasum b2sum cksum sum crc32 basename dirname realpath readlink
-locate mlocate plocate fd fdfind printenv env_list nproc lscpu lsblk lsusb lspci lsmod lsof ss netstat ip_ro dig
-host nslookup whois ping ping6 traceroute tracepath mtr getconf locale tty logname users who w last lastlog
-sleep seq yes expr factor bc dc numfmt od hexdump xxd strings base32 base64 basenc dos2unix_ro look
-vmstat iostat mpstat sar dmesg_ro journalctl_ro sw_vers system_profiler defaults_ro mdfind mdls
-uuidgen mktemp_ro cloc tokei scc wc jless fx glow mdcat column csvlook xsv qsv mlr_ro
-hyperfine_ro tldr cheat shellcheck hadolint yamllint jsonlint markdownlint actionlint tsc_noemit
-pydoc pip_ro ldd nm objdump readelf otool size strace_ro ltrace_ro getent id_ro finger pinky
-timedatectl_ro loginctl_ro lsattr_ro namei envsubst tput stty_ro reset_ro clear dirs jobs fc_ro
-true false let local_ro read_ro wait shift times ulimit_ro umask_ro getopts alias_ro unalias_ro
-declare_ro typeset_ro readonly_ro export_ro set_ro shopt_ro trap_ro caller_ro compgen complete_ro
-kill_ro ulimit printenv nice_ro git-lfs_ro diffstat wdiff lesspipe zcat zless zmore zgrep zegrep zfgrep bzcat
-bzgrep bzless xzcat xzgrep xzless lzcat zstdcat lz4cat unpigz_ro pv nl view_ro
+ls ll la l dir vdir exa eza lsd tree cat bat batcat tac nl head tail less more most wc grep egrep fgrep rg ag
+ack pwd echo printf which whereis type hash whatis apropos man info help date cal uptime free stat file du df
+ps pgrep pstree top htop btop sort uniq cut paste join comm fold fmt column expand unexpand tr rev tsort jq yq
+gron diff diff3 sdiff cmp colordiff delta test [ [[ true false : uname whoami id groups hostname sha1sum
+sha224sum sha256sum sha384sum sha512sum md5sum md5 shasum b2sum cksum sum crc32 basename dirname realpath
+readlink locate mlocate plocate fd fdfind printenv nproc lscpu lsblk lsusb lspci lsmod lsof ss
+netstat dig host nslookup whois ping ping6 traceroute tracepath mtr getconf locale tty logname users who w
+last lastlog sleep seq yes expr factor bc dc numfmt od hexdump xxd strings base32 base64 basenc look vmstat
+iostat mpstat sar sw_vers system_profiler mdfind mdls uuidgen cloc tokei scc jless fx glow mdcat csvlook xsv
+qsv tldr cheat shellcheck hadolint yamllint jsonlint actionlint nm objdump readelf otool size
+getent finger pinky namei envsubst tput clear dirs jobs let wait shift times getopts compgen ulimit diffstat
+wdiff lesspipe zcat zless zmore zgrep zegrep zfgrep bzcat bzgrep bzless xzcat xzgrep xzless lzcat zstdcat
+lz4cat pv
 """.split())
-_READ_ONLY = frozenset(x for x in _READ_ONLY if not x.endswith("_ro"))
 
 # Programs whose output only goes to stdout unless an option says otherwise (handled by rules below).
 _SHELLS = frozenset("sh bash zsh dash ksh mksh fish ash busybox_sh tcsh csh yash".split())
@@ -1960,7 +1955,7 @@ _GIT_READ = frozenset("""status log diff show blame annotate rev-parse rev-list 
 describe shortlog grep whatchanged diff-tree diff-index diff-files cherry range-diff name-rev merge-base show-ref
 for-each-ref var version help check-ignore check-attr check-mailmap count-objects fsck verify-commit verify-tag
 verify-pack show-branch get-tar-commit-id column fmt-merge-msg interpret-trailers check-ref-format hash-object
-instaweb_ro mergetool_ro difftool_ro bugreport_ro show-index unpack-file_ro""".split())
+show-index""".split())
 
 
 _GIT_SAFE_CONFIG = ("color.", "user.", "advice.", "log.", "i18n.", "init.", "safe.directory", "core.quotepath",
@@ -2090,7 +2085,7 @@ def _git(run: _Run) -> None:
         return
     if sub == "submodule":
         act = pos[0].text if pos else "status"
-        if act in ("status", "summary", "foreach_ro"):
+        if act in ("status", "summary"):
             return
         if act == "deinit" and _has(opts, "-f", "--force"):
             run.flag("destructive", "git submodule deinit --force")
@@ -2283,7 +2278,7 @@ class _Svc:
 _READ_VERBS = frozenset("""list ls get show describe view status info inspect search logs log version help
 whoami ping top explain history cat read print diff check validate lint tail events api-resources api-versions
 cluster-info current-context get-contexts get-clusters get-users can-i outdated deps uses leaves doctor
-query exists tree why audit-ro env which home desc options formulae casks tap-info stats df du images ps
+query exists tree why  env which home desc options formulae casks tap-info stats df du images ps
 port plan output providers graph fmt-check verify preview browse wait whatis inventory contents completion
 completions services synth synthesize acknowledge context find topic token ports audit help-search find-dupes
 stars sbom trusted-root
@@ -2558,15 +2553,15 @@ _SERVICE_CLIS: dict[str, _Svc] = {
                  read="ps images inspect logs version info history port top stats diff events search ls df "
                       "config",
                  mutate="run exec build pull push start restart create commit tag login logout cp up down "
-                        "restart pause unpause update rename attach load import save export compose_ro"),
+                        "restart pause unpause update rename attach load import save export "),
     "podman": _S(runs="run exec", valued=_COMMON_VALUED, depth=3,
                  read="ps images inspect logs version info history port top stats diff events search ls df",
                  mutate="run exec build pull push start restart create commit tag login cp up down"),
     "brew": _S(depth=2, valued="-S", mutate="on off start stop restart run kill", read="list ls info search deps uses outdated doctor dr config leaves desc options log "
-                             "cat docs analytics bundle_ro fetch --config --cache --cellar --caskroom --prefix "
+                             "cat docs analytics  fetch --config --cache --cellar --caskroom --prefix "
                              "--repository --repo --env --taps "
                              "formulae casks tap-info shellenv commands missing home homepage --prefix "
-                             "--cellar --repository --cache --env --version --caskroom abv livecheck fetch_ro",
+                             "--cellar --repository --cache --env --version --caskroom abv livecheck ",
                destroy="uninstall remove rm cleanup untap autoremove zap"),
     "npm": _S(mutate="version", verb_first=True, runs="run run-script test t start restart exec x rebuild install-test it stop explore", depth=2, read="ls list ll la view info show v outdated search s find help config get explain why "
                             "doctor prefix root bin whoami ping fund query docs repo bugs help-search",
@@ -2579,7 +2574,7 @@ _SERVICE_CLIS: dict[str, _Svc] = {
                 read="fetch help version tree metadata search verify-project locate-project pkgid "
                               "read-manifest info"),
     "terraform": _S(depth=2, runs="test", read="plan show validate output providers graph version console pull modules metadata "
-                                  "workspace_ro fmt-ro", destroy="destroy"),
+                                  " ", destroy="destroy"),
     "tofu": _S(depth=2, read="plan show validate output providers graph version", destroy="destroy"),
     "pulumi": _S(depth=2, read="preview stack whoami about version logs config", destroy="destroy"),
     "rclone": _S(depth=1, read="ls lsd lsl lsf lsjson size check tree cat about listremotes version md5sum "
@@ -2595,7 +2590,6 @@ _SERVICE_CLIS: dict[str, _Svc] = {
                                   "plist hostinfo resolveport dumpjpcategory managerpid manageruid managername "
                                   "error variant getenv examine dumpstate print-token", mutate="config",
                     destroy="remove unload bootout kill"),
-    "journalctl": _S(depth=0),
     "auth0": _S(depth=3),
     "wrangler": _S(depth=3), "doppler": _S(depth=3), "op": _S(depth=3), "fastly": _S(depth=3),
     "flipt": _S(depth=3), "ldcli": _S(depth=3), "nats": _S(depth=3), "unleash": _S(depth=3),
@@ -2605,7 +2599,7 @@ _SERVICE_CLIS: dict[str, _Svc] = {
     "firebase": _S(depth=2), "doctl": _S(depth=4), "linode-cli": _S(depth=3), "hcloud": _S(depth=3),
     "eksctl": _S(depth=3), "kind": _S(depth=3), "minikube": _S(depth=2), "k3d": _S(depth=3),
     "rabbitmqctl": _S(depth=1), "rabbitmqadmin": _S(depth=2), "newrelic": _S(depth=3), "azcopy": _S(depth=1),
-    "gsutil_": _S(), "cdk": _S(depth=1, read="ls list synth diff doctor docs context_ro metadata acknowledge_ro "
+    "cdk": _S(depth=1, read="ls list synth diff doctor docs metadata "
                                               "notices version", destroy="destroy"),
     "packer": _S(depth=2, read="validate inspect version console installed required"),
     "ansible-config": _S(depth=1, read="list dump view"),
@@ -2616,7 +2610,6 @@ _SERVICE_CLIS: dict[str, _Svc] = {
     "gem": _S(depth=1, read="list search info query contents which environment specification help"),
     "apt": _S(depth=1, read="list search show policy depends rdepends changelog"),
     "apt-cache": _S(depth=1, read="search show policy depends rdepends pkgnames showpkg stats madison"),
-    "dpkg": _S(depth=0), "rpm": _S(depth=0),
     "snap": _S(depth=1, read="list info find version services"),
     "flatpak": _S(depth=1, read="list info search remote-ls history"),
     "ip": _S(depth=2, read="show list ls a addr address link route r neigh n rule maddr monitor netconf"
@@ -2631,8 +2624,8 @@ def _pip(run: _Run) -> None:
     sub = pos[0].text if pos else ""
     if not pos:
         return
-    if sub in ("list", "show", "freeze", "check", "help", "search", "inspect", "debug", "index", "config_ro",
-               "hash", "cache_ro") or (sub == "download" and False):
+    if sub in ("list", "show", "freeze", "check", "help", "search", "inspect", "debug", "index",
+               "hash"):
         return
     if sub == "config" and len(pos) > 1 and pos[1].text in ("list", "get", "debug"):
         return
@@ -2951,7 +2944,7 @@ def _yq(run: _Run) -> None:
 
 def _jq(run: _Run) -> None:
     opts, pos = _split_opts(run.args, ("--arg", "--argjson", "--slurpfile", "--rawfile", "--indent", "-f",
-                                      "--from-file", "-L", "--args_ro"))
+                                      "--from-file", "-L"))
 
 
 def _printf(run: _Run) -> None:
@@ -3066,6 +3059,19 @@ _RULES: dict[str, Callable[[_Run], None]] = {
     "enable": lambda r: None, "disown": lambda r: None, "bg": lambda r: None, "fg": lambda r: None,
     "mapfile": lambda r: None, "readarray": lambda r: None, "let": lambda r: None,
 }
+
+
+def _pkg_query(run: _Run, read_opts: tuple[str, ...]) -> None:
+    """dpkg / rpm: query options are read-only; install/remove/purge change the system."""
+    texts = [a.text for a in run.args]
+    if texts and all(t.startswith("-") is False or t in read_opts or t.startswith(read_opts) for t in texts) \
+            and any(t in read_opts or t.startswith(read_opts) for t in texts):
+        return
+    if any(t in ("-r", "-P", "--remove", "--purge", "-e", "--erase") for t in texts):
+        run.flag("destructive" if any(t in ("-P", "--purge") for t in texts) else "mutating",
+                 f"{run.name} removes packages")
+        return
+    run.flag("mutating", f"{run.name} changes installed packages")
 
 
 def _su(run: _Run) -> None:
@@ -3358,10 +3364,10 @@ _RULES.update({
                                                  "--help", "-h", "--list-tasks")
                                       for a in r.args)
                           or any(a.text == "-m" and i + 1 < len(r.args) and r.args[i + 1].text in
-                                 ("ping", "setup", "debug", "gather_facts", "stat", "command_ro")
+                                 ("ping", "setup", "debug", "gather_facts", "stat")
                                  for i, a in enumerate(r.args))
                           else r.flag("unknown", "ansible runs modules on hosts")),
-    "ansible-test": _mac_tool(("sanity", "units", "--version", "env", "integration_ro")),
+    "ansible-test": _mac_tool(("sanity", "units", "--version", "env")),
     "ansible-pull": lambda r: (None if any(a.text in ("--help", "-h", "--version", "--check", "-C", "--list-hosts")
                                            for a in r.args) else r.flag("unknown", "ansible-pull runs a playbook")),
     "ansible-console": lambda r: (None if any(a.text in ("--help", "-h", "--version", "--list-hosts")
@@ -3393,7 +3399,7 @@ _RULES.update({
     "systemd-run": lambda r: r.flag("unknown", "systemd-run runs a command"),
     "docker-compose": lambda r: _service_cli(r, _SERVICE_CLIS["docker"]),
     "podman-compose": lambda r: _service_cli(r, _SERVICE_CLIS["docker"]),
-    "bd": lambda r: _service_cli(r, _S(depth=1, read="list show ready blocked stats search dep_ro")),
+    "bd": lambda r: _service_cli(r, _S(depth=1, read="list show ready blocked stats search ")),
     "java": lambda r: (None if any(a.text in ("-version", "--version", "-help", "--help") for a in r.args)
                        and len(r.args) == 1
                        else (r.flag("destructive", "java runs a destructive CLI command")
@@ -3445,8 +3451,17 @@ _RULES.update({
     "hash": lambda r: (r.flag("unknown", "hash -p changes which binary a name runs")
                        if any(a.text.startswith("-p") for a in r.args) else None),
     "su": lambda r: _su(r),
+    "dpkg": lambda r: _pkg_query(r, ("-l", "-L", "-s", "-S", "-p", "--list", "--listfiles", "--status", "--search",
+                                     "--print-avail", "--get-selections", "--print-architecture", "-c",
+                                     "--contents", "-I", "--info", "--compare-versions", "--audit", "-C")),
+    "rpm": lambda r: _pkg_query(r, ("-q", "-qa", "-qi", "-ql", "-qf", "-qc", "-qd", "-qR", "--query", "-K",
+                                    "--checksig", "-V", "--verify", "--eval", "--showrc", "-qp", "-qpl")),
+    "hostnamectl": lambda r: (r.flag("mutating", "hostnamectl changes host settings")
+                              if any(a.text.startswith("set-") for a in r.args) else None),
+    "markdownlint": lambda r: (r.flag("mutating", "markdownlint --fix rewrites files")
+                               if any(a.text == "--fix" for a in r.args) else None),
     "make": lambda r: (None if any(a.text in ("-n", "--dry-run", "--just-print", "--recon", "-q", "--question",
-                                              "-v", "--version", "--help", "-h", "-p_ro") for a in r.args)
+                                              "-v", "--version", "--help", "-h") for a in r.args)
                        else r.flag("unknown", "make runs recipes (arbitrary commands)")),
 })
 

@@ -365,3 +365,12 @@ def test_prompt_expansion_is_unknown() -> None:
                                  "emacs --batch --eval '(delete-file \"x\")'"])
 def test_code_running_installs_and_editors_are_unknown(cmd: str) -> None:
     assert analyze(cmd).kind == "unknown", analyze(cmd)
+
+
+@pytest.mark.parametrize("cmd", ["security frobnicate", "ansible-test integration", "tmutil frobnicate",
+                                 "diskutil eraseDisk JHFS+ X disk2", "defaults write com.x k v", "networksetup -setv6off x",
+                                 "launchctl load x.plist", "dpkg -i x.deb", "rpm -e pkg", "hostnamectl set-hostname h",
+                                 "pmset -a sleep 0", "scutil --set HostName x", "pkgutil --forget com.x"])
+def test_table_driven_tools_default_to_not_read_only(cmd: str) -> None:
+    # Guards the verb/prefix tables: an unlisted action must never fall through to read_only.
+    assert analyze(cmd).kind != "read_only", analyze(cmd)
