@@ -81,14 +81,18 @@ class ShellAnalysis:
 # parser (lazy, module-level cache)
 
 _PARSER: Any = None
+_LOCK: Any = None  # a tree-sitter Parser is not safe to share between threads (MCP server, TUI)
 
 
 def _parser() -> Any:
-    global _PARSER
+    global _PARSER, _LOCK
     if _PARSER is None:
+        import threading
+
         import tree_sitter_bash
         from tree_sitter import Language, Parser
 
+        _LOCK = threading.Lock()
         _PARSER = Parser(Language(tree_sitter_bash.language()))
     return _PARSER
 
@@ -120,7 +124,9 @@ def _analyze_into(source: str, acc: "_Acc", ctx: "_Ctx", depth: int) -> None:
     if "\x00" in source:
         acc.flag("unknown", "NUL byte in command")
         return
-    tree = _parser().parse(source.encode("utf-8", "surrogatepass"))
+    parser = _parser()
+    with _LOCK:
+        tree = parser.parse(source.encode("utf-8", "surrogatepass"))
     root = tree.root_node
     if root.has_error:
         acc.flag("unknown", "command does not parse cleanly")

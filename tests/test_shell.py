@@ -374,3 +374,32 @@ def test_code_running_installs_and_editors_are_unknown(cmd: str) -> None:
 def test_table_driven_tools_default_to_not_read_only(cmd: str) -> None:
     # Guards the verb/prefix tables: an unlisted action must never fall through to read_only.
     assert analyze(cmd).kind != "read_only", analyze(cmd)
+
+
+def test_concurrent_use_from_threads() -> None:
+    import threading
+
+    from orchestrator import shell
+
+    cmds = [f"rm -rf dir{i} && ls" for i in range(200)] + [f"cat f{i} | grep x" for i in range(200)]
+    errors: list[str] = []
+
+    def work(chunk: list[str]) -> None:
+        for c in chunk:
+            shell._analyze_cached.cache_clear()
+            res = analyze(c)
+            want = "mutating" if c.startswith("rm") else "read_only"
+            if res.kind != want:
+                errors.append(f"{c}: {res}")
+
+    threads = [threading.Thread(target=work, args=(cmds[i::4],)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+def test_pathological_nesting_is_unknown_not_an_exception() -> None:
+    res = analyze("echo " + "$(" * 3000 + "ls" + ")" * 3000)
+    assert res.kind == "unknown"
