@@ -111,6 +111,9 @@ def analyze(command: str) -> ShellAnalysis:
 
 @functools.lru_cache(maxsize=2048)
 def _analyze_cached(command: str) -> ShellAnalysis:
+    if not command.strip():
+        # Fail closed: an empty command usually means the adapter could not find the real one.
+        return ShellAnalysis("unknown", reasons=("empty command",))
     acc = _Acc()
     _analyze_into(command, acc, _Ctx(), 0)
     return acc.result()
@@ -1484,8 +1487,8 @@ def _find(run: _Run) -> None:
             i += 2
             continue
         if s in ("-delete",):
+            # The deleted paths are whatever find matches: no path to report, only `unresolved`.
             run.acc.unresolved = True
-            run.acc.deletes.append("<find results>")
             run.flag("destructive", "find -delete")
         elif s in ("-exec", "-execdir", "-ok", "-okdir"):
             j = i + 1
@@ -3361,7 +3364,7 @@ _RULES.update({
     "qlmanage": _mac_tool(("-m", "-h", "-p", "-t")),
     "mdimport": _mac_tool(("-L", "-A", "-X", "-t", "-n")),
     "say": lambda r: [r.write(W(a.text.split("=", 1)[1]) if "=" in a.text else
-                              (r.args[k + 1] if k + 1 < len(r.args) else W("?")), "say -o")
+                              (r.args[k + 1] if k + 1 < len(r.args) else W("", True)), "say -o")
                       for k, a in enumerate(r.args) if a.text.split("=", 1)[0] in ("-o", "--output-file")] and None,
     "ping": lambda r: None,
     "sleep": lambda r: None,
@@ -3382,7 +3385,7 @@ _RULES.update({
     "compression_tool": lambda r: (None if not any(a.text == "-o" for a in r.args)
                                    else r.write(r.args[[a.text for a in r.args].index("-o") + 1]
                                                 if [a.text for a in r.args].index("-o") + 1 < len(r.args)
-                                                else W("?"), "compression_tool -o")),
+                                                else W("", True), "compression_tool -o")),
     "binhex": _mac_tool(("-h", "--help", "probe", "info", "-V", "--version"), stdout_flags=("-c", "--pipe",
                                                                                               "--to-stdout")),
     "applesingle": _mac_tool(("-h", "--help", "probe", "info", "-V", "--version"), stdout_flags=("-c", "--pipe",
@@ -3415,7 +3418,7 @@ _RULES.update({
     "7zz": lambda r: _7z(r),
     "ansible-doc": lambda r: None,
     "ansible-inventory": lambda r: (r.write(W(next((r.args[i + 1].text for i, a in enumerate(r.args[:-1])
-                                                    if a.text == "--output"), "?")), "ansible-inventory --output")
+                                                    if a.text == "--output"), "")), "ansible-inventory --output")
                                     if any(a.text == "--output" for a in r.args) else None),
     "ansible-lint": lambda r: (r.flag("mutating", "ansible-lint --fix rewrites files")
                                if any(a.text.startswith("--fix") or a.text == "--write" for a in r.args) else None),
