@@ -82,10 +82,11 @@ class ShellAnalysis:
 
 _PARSER: Any = None
 _LOCK: Any = None  # a tree-sitter Parser is not safe to share between threads (MCP server, TUI)
+_TLS: Any = None   # per-thread stack top: the original bytes of the source being walked (see _t)
 
 
 def _parser() -> Any:
-    global _PARSER, _LOCK
+    global _PARSER, _LOCK, _TLS
     if _PARSER is None:
         import threading
 
@@ -93,6 +94,7 @@ def _parser() -> Any:
         from tree_sitter import Language, Parser
 
         _LOCK = threading.Lock()
+        _TLS = threading.local()
         _PARSER = Parser(Language(tree_sitter_bash.language()))
     return _PARSER
 
@@ -128,13 +130,29 @@ def _analyze_into(source: str, acc: "_Acc", ctx: "_Ctx", depth: int) -> None:
         acc.flag("unknown", "NUL byte in command")
         return
     parser = _parser()
+    raw = source.encode("utf-8", "surrogatepass")
+    # tree-sitter-bash 0.25 segfaults on some astral code points (e.g. "{" + U+DC8A0). Bash treats every
+    # non-ASCII character as an ordinary word character, so we parse an ASCII shadow with the same byte
+    # length ("a" per byte) and read all node text from the original bytes by offset (_t).
+    shadow = raw if source.isascii() else b"".join(
+        c.encode("utf-8", "surrogatepass") if c < "\x80" else b"a" * len(c.encode("utf-8", "surrogatepass"))
+        for c in source)
     with _LOCK:
-        tree = parser.parse(source.encode("utf-8", "surrogatepass"))
+        tree = parser.parse(shadow)
     root = tree.root_node
     if root.has_error:
         acc.flag("unknown", "command does not parse cleanly")
-    walker = _Walker(acc, depth)
-    walker.walk(root, ctx)
+    prev = getattr(_TLS, "src", None)
+    _TLS.src = raw
+    try:
+        _Walker(acc, depth).walk(root, ctx)
+    finally:
+        _TLS.src = prev
+
+
+def _t(node: Any) -> str:
+    """The original text of a node (the tree was parsed from the ASCII shadow of the same length)."""
+    return _TLS.src[node.start_byte:node.end_byte].decode("utf-8", "replace")
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -250,7 +268,7 @@ class _Walker:
             self.subs(node, ctx)
             for a in [node] + list(node.named_children):
                 if a.type == "variable_assignment":
-                    self.assignment(a.text.decode("utf-8", "replace"))
+                    self.assignment(_t(a))
         elif t in ("test_command", "negated_command", "arithmetic_expansion", "binary_expression",
                    "unary_expression", "parenthesized_expression", "ternary_expression",
                    "postfix_expression"):
@@ -315,7 +333,7 @@ class _Walker:
         if not late:
             self._redirects(redirects, ctx)
         if body is not None:
-            bodies = [c.text.decode("utf-8", "replace") for r in redirects if r.type == "heredoc_redirect"
+            bodies = [_t(c) for r in redirects if r.type == "heredoc_redirect"
                       for c in r.named_children if c.type == "heredoc_body"]
             bctx = ctx
             if bodies:
@@ -340,7 +358,7 @@ class _Walker:
             if r.type == "file_redirect":
                 self._redirect(r, ctx)
             elif r.type == "heredoc_redirect":
-                text = "".join(c.text.decode("utf-8", "replace") for c in r.named_children
+                text = "".join(_t(c) for c in r.named_children
                                if c.type == "heredoc_body")
                 for c in r.named_children:
                     if c.type == "file_redirect":
@@ -389,7 +407,7 @@ class _Walker:
     def _walk_function(self, node: Any, ctx: _Ctx) -> None:
         name_node = node.child_by_field_name("name")
         body = node.child_by_field_name("body")
-        name = name_node.text.decode("utf-8", "replace") if name_node is not None else ""
+        name = _t(name_node) if name_node is not None else ""
         self.functions[name] = body
         if body is not None:
             # A function calling itself (`:(){ :|:& };:`) is a fork bomb pattern.
@@ -418,13 +436,13 @@ class _Walker:
             if n.type in ("command", "pipeline", "list", "subshell", "redirected_statement"):
                 self.walk(n, ctx)
                 continue
-            if n.type == "expansion" and re.search(r"@[PE]\}?$", n.text.decode("utf-8", "replace").rstrip("}")
+            if n.type == "expansion" and re.search(r"@[PE]\}?$", _t(n).rstrip("}")
                                                    + "}"):
                 # ${x@P} expands prompt escapes, including $(...) inside the variable's value.
                 self.acc.flag("unknown", "prompt expansion ${...@P} can run commands")
             if n.type == "word" and n.parent is not None and n.parent.type == "expansion":
                 # tree-sitter-bash leaves `cmd` inside ${x:-`cmd`} as a plain word: analyze it ourselves.
-                txt = n.text.decode("utf-8", "replace")
+                txt = _t(n)
                 for m in re.finditer(r"`([^`]*)`", txt):
                     _analyze_into(m.group(1), self.acc, ctx.copy(), self.depth + 1)
                 if "$(" in txt:
@@ -471,7 +489,7 @@ class _Walker:
             t = c.type
             if t == "variable_assignment":
                 self.subs(c, ctx)
-                self.assignment(c.text.decode("utf-8", "replace"))
+                self.assignment(_t(c))
                 continue
             if t in ("file_redirect", "herestring_redirect"):
                 self.subs(c, ctx)
@@ -514,7 +532,7 @@ def _calls_name(node: Any, name: str) -> bool:
     stack = [node]
     while stack:
         n = stack.pop()
-        if n.type == "command_name" and n.text.decode("utf-8", "replace") == name:
+        if n.type == "command_name" and _t(n) == name:
             return True
         stack.extend(n.children)
     return False
@@ -526,7 +544,7 @@ _ESCAPE_RE = _LazyRe(r"\\(.)", re.S)
 def _word_parts(node: Any) -> tuple[str, bool, bool]:
     """(text after quote removal, has expansion, has unquoted glob) for one word-like node."""
     t = node.type
-    raw = node.text.decode("utf-8", "replace")
+    raw = _t(node)
     if t == "word":
         glob = bool(_GLOB_CHARS.search(raw.replace("\\*", "").replace("\\?", "").replace("\\[", "")))
         brace = "{" in raw and "}" in raw and "," in raw
@@ -550,10 +568,10 @@ def _word_parts(node: Any) -> tuple[str, bool, bool]:
             inner = node.named_children[0]
         for c in inner.named_children:
             if c.type == "string_content":
-                parts.append(re.sub(r"\\([$`\"\\\n])", r"\1", c.text.decode("utf-8", "replace")))
+                parts.append(re.sub(r"\\([$`\"\\\n])", r"\1", _t(c)))
             else:
                 dyn = True
-                parts.append(c.text.decode("utf-8", "replace"))
+                parts.append(_t(c))
         if not inner.named_children and len(raw) >= 2:
             return "", False, False
         return "".join(parts), dyn, False
@@ -990,7 +1008,7 @@ def _contains_download(w: W) -> bool:
     while stack:
         n = stack.pop()
         if n.type == "command_name":
-            if _prog_name(W(n.text.decode("utf-8", "replace"))) in _DOWNLOADERS:
+            if _prog_name(W(_t(n))) in _DOWNLOADERS:
                 return True
         stack.extend(n.children)
     return False
