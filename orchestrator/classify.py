@@ -1,0 +1,368 @@
+"""Mutation classification: ``AST_REFACTOR`` (behaviour kept) vs ``INTENT_EVOLUTION`` (behaviour changed).
+
+Computed from the pre- and post-image, never taken on the agent's word; :func:`classify` returns the class and a
+short evidence string (names of functions / node kinds, never file contents or literal values).
+
+Python (``ast``): both sides are parsed and *normalised*, then compared:
+    1. docstrings are dropped (documentation, like comments; ``ast`` already drops comments and formatting);
+    2. **extract/inline constant**: a module-level ``NAME = <literal>`` assigned exactly once in the module (no other
+       binding, no ``global``) is inlined into its uses and its assignment removed. *Decision*: extracting a literal
+       into such a constant (or inlining one) is a refactor — the value every use sees is identical; the module
+       gains/loses one attribute, which we accept. Changing the literal's value is evolution;
+    3. **consistent renames**: every name *bound in the module* (defs, classes, parameters, assignment / loop /
+       with / except / import-as targets, and attribute or keyword uses spelled like one) is alpha-renamed to
+       ``_v0, _v1, …`` in order of first appearance. Free names (builtins, imported modules' attributes) are kept,
+       so ``print`` -> ``log`` is evolution while ``total`` -> ``acc`` everywhere is a refactor. Equal canonical
+       trees mean a bijective renaming exists.
+    Equal normalised trees → ``AST_REFACTOR``; otherwise ``INTENT_EVOLUTION`` with evidence (new/removed functions
+    or classes, branch count change, changed literals, or the functions whose bodies differ). If the new text does
+    not parse → evolution ("does not parse"); if neither side parses, the generic heuristic is used.
+
+Shell (tree-sitter-bash, if importable): leaf tokens outside ``comment`` nodes are compared; equal → refactor.
+
+Anything else (generic, documented heuristic): a regex tokenizer (strings, numbers, identifiers, operators) with
+comments removed for the comment syntaxes implied by the file extension; equal token streams (so whitespace,
+indentation, line wrapping or comment-only changes) → refactor; anything else → evolution. Renames are *not*
+recognised outside Python (conservative: evolution).
+
+File-level operations: create and delete are evolution; a rename with identical content is a refactor.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import Counter
+
+__all__ = ["AST_REFACTOR", "INTENT_EVOLUTION", "CLASSES", "classify", "classify_python", "classify_generic",
+           "normalise_declared", "combine"]
+
+AST_REFACTOR = "AST_REFACTOR"
+INTENT_EVOLUTION = "INTENT_EVOLUTION"
+CLASSES = (AST_REFACTOR, INTENT_EVOLUTION)
+
+_PY_EXT = (".py", ".pyi", ".pyw")
+_SH_EXT = (".sh", ".bash")
+
+
+def normalise_declared(value: object) -> str | None:
+    """Map an agent-declared class (any case, ``-``/space separators, short forms) to a canonical one, or None."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    v = value.strip().upper().replace("-", "_").replace(" ", "_")
+    if v in ("AST_REFACTOR", "REFACTOR"):
+        return AST_REFACTOR
+    if v in ("INTENT_EVOLUTION", "EVOLUTION", "FEATURE"):
+        return INTENT_EVOLUTION
+    return None
+
+
+def combine(classes: list[str]) -> str:
+    """Class of a whole call touching several files: evolution if any file evolved."""
+    return INTENT_EVOLUTION if INTENT_EVOLUTION in classes else AST_REFACTOR
+
+
+def classify(path: str, old: str | None, new: str | None) -> tuple[str, str]:
+    """Classify one file's change; ``None`` means the file did not exist (create) / no longer exists (delete)."""
+    if old is None and new is None:
+        return AST_REFACTOR, "no change"
+    if old is None:
+        return INTENT_EVOLUTION, "new file"
+    if new is None:
+        return INTENT_EVOLUTION, "file deleted"
+    if old == new:
+        return AST_REFACTOR, "content unchanged"
+    low = path.lower()
+    if low.endswith(_PY_EXT) or (not _ext(low) and old.startswith("#!") and "python" in old.split("\n", 1)[0]):
+        return classify_python(old, new)
+    if low.endswith(_SH_EXT) or (not _ext(low) and re.match(r"#!.*\b(ba)?sh\b", old)):
+        got = _classify_bash(old, new)
+        if got is not None:
+            return got
+    return classify_generic(path, old, new)
+
+
+def _ext(path: str) -> str:
+    base = path.rsplit("/", 1)[-1]
+    return base.rsplit(".", 1)[-1] if "." in base else ""
+
+
+# ------------------------------------------------------------------------------------------------------ Python
+
+def classify_python(old: str, new: str) -> tuple[str, str]:
+    """Python rules (see the module docstring)."""
+    try:
+        t_old = ast.parse(old)
+    except (SyntaxError, ValueError):
+        t_old = None
+    try:
+        t_new = ast.parse(new)
+    except (SyntaxError, ValueError):
+        t_new = None
+    if t_new is None:
+        if t_old is None:
+            cls, ev = classify_generic("x.py", old, new)
+            return cls, "python (neither side parses): " + ev
+        return INTENT_EVOLUTION, "python: new source does not parse"
+    if t_old is None:
+        return INTENT_EVOLUTION, "python: old source did not parse, new one does"
+    raw_old, raw_new = ast.dump(t_old), ast.dump(t_new)
+    if raw_old == raw_new:
+        return AST_REFACTOR, "python: AST identical (formatting/comments only)"
+    notes: list[str] = []
+    _strip_docstrings(t_old)
+    _strip_docstrings(t_new)
+    if ast.dump(t_old) == ast.dump(t_new):
+        return AST_REFACTOR, "python: docstring-only change"
+    c_old = _inline_constants(t_old)
+    c_new = _inline_constants(t_new)
+    if set(c_old) != set(c_new):
+        extracted = sorted(set(c_new) - set(c_old))
+        inlined = sorted(set(c_old) - set(c_new))
+        if extracted:
+            notes.append("extracted constant(s): " + ", ".join(extracted[:5]))
+        if inlined:
+            notes.append("inlined constant(s): " + ", ".join(inlined[:5]))
+    d_old, d_new = _canonical(t_old), _canonical(t_new)
+    if d_old == d_new:
+        if ast.dump(t_old) != ast.dump(t_new):
+            notes.append("consistent rename(s): " + _renames(t_old, t_new))
+        return AST_REFACTOR, "python: " + ("; ".join(notes) or "equivalent AST")
+    return INTENT_EVOLUTION, "python: " + _evolution_evidence(t_old, t_new)
+
+
+def _strip_docstrings(tree: ast.AST) -> None:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                    and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+
+
+def _bound_names(tree: ast.AST) -> list[str]:
+    """Names bound anywhere in the module, in order of appearance."""
+    out: dict[str, None] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out[node.name] = None
+        elif isinstance(node, ast.arg):
+            out[node.arg] = None
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            out[node.id] = None
+        elif isinstance(node, ast.alias):
+            out[node.asname or node.name.split(".")[0]] = None
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            out.update(dict.fromkeys(node.names))
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            out[node.name] = None
+        elif isinstance(node, ast.MatchAs) and node.name:
+            out[node.name] = None
+        elif isinstance(node, ast.MatchStar) and node.name:
+            out[node.name] = None
+    return list(out)
+
+
+def _inline_constants(tree: ast.Module) -> dict[str, object]:
+    """Inline module-level single-assignment literal constants in place; returns {name: value}."""
+    counts: Counter[str] = Counter()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            counts[node.id] += 1
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for n in node.names:
+                counts[n] += 2  # rebindable from a function: not a constant
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            counts[node.name] += 1
+        elif isinstance(node, ast.arg):
+            counts[node.arg] += 1
+        elif isinstance(node, ast.alias):
+            counts[node.asname or node.name.split(".")[0]] += 1
+    consts: dict[str, ast.expr] = {}
+    keep: list[ast.stmt] = []
+    for stmt in tree.body:
+        target = value = None
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            target, value = stmt.targets[0].id, stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+            target, value = stmt.target.id, stmt.value
+        if target and counts[target] == 1 and _is_literal(value):
+            consts[target] = value
+            continue
+        keep.append(stmt)
+    if not consts:
+        return {}
+
+    class _Inline(ast.NodeTransformer):
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            if isinstance(node.ctx, ast.Load) and node.id in consts:
+                return consts[node.id]
+            return node
+
+    tree.body = keep or [ast.Pass()]
+    _Inline().visit(tree)
+    return {k: ast.dump(v) for k, v in consts.items()}
+
+
+def _is_literal(node: ast.expr | None) -> bool:
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        return isinstance(node.operand, ast.Constant)
+    if isinstance(node, ast.Tuple):
+        return all(_is_literal(e) for e in node.elts)
+    return False
+
+
+def _canonical(tree: ast.AST) -> str:
+    bound = set(_bound_names(tree))
+    mapping: dict[str, str] = {}
+
+    def canon(name: str) -> str:
+        if name not in bound:
+            return name
+        if name not in mapping:
+            mapping[name] = f"_v{len(mapping)}"
+        return mapping[name]
+
+    # Visit in source order (ast.walk is BFS; a deterministic order is all we need, the same for both sides).
+    class _Ren(ast.NodeTransformer):
+        def generic_visit(self, node: ast.AST) -> ast.AST:
+            for attr in ("name", "id", "arg", "attr", "asname"):
+                v = getattr(node, attr, None)
+                if isinstance(v, str):
+                    if isinstance(node, ast.alias) and attr == "name":
+                        continue  # the imported module/object name itself is not ours to rename
+                    setattr(node, attr, canon(v))
+            if isinstance(node, (ast.Global, ast.Nonlocal)):
+                node.names = [canon(n) for n in node.names]
+            if isinstance(node, ast.alias) and node.asname is None:
+                # `import x` binds x; canonicalise the binding via a synthetic asname so uses match.
+                node.asname = canon(node.name.split(".")[0])
+            return super().generic_visit(node)
+
+    import copy
+    return ast.dump(_Ren().visit(copy.deepcopy(tree)))
+
+
+def _renames(t_old: ast.AST, t_new: ast.AST) -> str:
+    a, b = _bound_names(t_old), _bound_names(t_new)
+    pairs = [f"{x}->{y}" for x, y in zip(a, b) if x != y]
+    return ", ".join(pairs[:5]) + (" …" if len(pairs) > 5 else "") if pairs else "(identifiers)"
+
+
+_BRANCH_NODES = (ast.If, ast.IfExp, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith,
+                 ast.Match, ast.BoolOp, ast.comprehension)
+
+
+def _defs(tree: ast.AST) -> dict[str, ast.AST]:
+    out: dict[str, ast.AST] = {}
+
+    def walk(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                q = prefix + child.name
+                out[q] = child
+                walk(child, q + ".")
+            else:
+                walk(child, prefix)
+
+    walk(tree, "")
+    return out
+
+
+def _evolution_evidence(t_old: ast.AST, t_new: ast.AST) -> str:
+    parts: list[str] = []
+    d_old, d_new = _defs(t_old), _defs(t_new)
+    added = [k for k in d_new if k not in d_old]
+    removed = [k for k in d_old if k not in d_new]
+    if added:
+        parts.append("new def(s): " + ", ".join(added[:5]))
+    if removed:
+        parts.append("removed def(s): " + ", ".join(removed[:5]))
+    b_old = sum(isinstance(n, _BRANCH_NODES) for n in ast.walk(t_old))
+    b_new = sum(isinstance(n, _BRANCH_NODES) for n in ast.walk(t_new))
+    if b_old != b_new:
+        parts.append(f"branches/loops {b_old}->{b_new}")
+    k_old = Counter(ast.dump(n) for n in ast.walk(t_old) if isinstance(n, ast.Constant))
+    k_new = Counter(ast.dump(n) for n in ast.walk(t_new) if isinstance(n, ast.Constant))
+    if k_old != k_new:
+        parts.append(f"changed literal(s) ({sum((k_old - k_new).values())} removed, "
+                     f"{sum((k_new - k_old).values())} added)")
+    changed = [k for k in d_new if k in d_old and _canonical(d_old[k]) != _canonical(d_new[k])]
+    if changed:
+        parts.append("changed body: " + ", ".join(changed[:5]))
+    return "; ".join(parts) or "behavioural AST change (module level)"
+
+
+# ------------------------------------------------------------------------------------------------- bash (t-s)
+
+def _classify_bash(old: str, new: str) -> tuple[str, str] | None:
+    try:
+        import tree_sitter
+        import tree_sitter_bash
+    except ImportError:
+        return None
+    try:
+        parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+
+        def leaves(src: str) -> list[tuple[str, bytes]]:
+            data = src.encode("utf-8", "surrogateescape")
+            tree = parser.parse(data)
+            out: list[tuple[str, bytes]] = []
+            stack = [tree.root_node]
+            while stack:
+                n = stack.pop()
+                if n.type == "comment":
+                    continue
+                if n.child_count == 0:
+                    out.append((n.type, data[n.start_byte:n.end_byte]))
+                else:
+                    stack.extend(reversed(n.children))
+            return out
+
+        if leaves(old) == leaves(new):
+            return AST_REFACTOR, "bash (tree-sitter): whitespace/comment-only change"
+        return INTENT_EVOLUTION, "bash (tree-sitter): token change"
+    except Exception:  # a grammar/ABI mismatch must not break recording: fall back to the generic heuristic
+        return None
+
+
+# ---------------------------------------------------------------------------------------------------- generic
+
+_HASH_COMMENT = ("py", "sh", "bash", "zsh", "rb", "pl", "r", "yaml", "yml", "toml", "cfg", "ini", "conf",
+                 "mk", "cmake", "dockerfile", "tf", "nix", "ps1", "jl", "ex", "exs")
+_SLASH_COMMENT = ("c", "h", "cc", "cpp", "hpp", "cxx", "js", "jsx", "ts", "tsx", "mjs", "cjs", "java", "kt",
+                  "kts", "go", "rs", "swift", "cs", "scala", "dart", "php", "css", "scss", "less", "groovy",
+                  "proto", "zig", "sol")
+_DASH_COMMENT = ("sql", "lua", "hs", "elm", "ada")
+_XML_COMMENT = ("html", "htm", "xml", "svg", "vue", "md", "markdown")
+
+_TOKEN = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`[^`]*`|\w+|[^\w\s]')
+
+
+def _strip_comments(ext: str, text: str) -> str:
+    if ext in _SLASH_COMMENT:
+        text = re.sub(r'("(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\')|/\*.*?\*/|//[^\n]*',
+                      lambda m: m.group(1) or " ", text, flags=re.S)
+    elif ext in _HASH_COMMENT or ext == "":
+        text = re.sub(r'("(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\')|#[^\n]*',
+                      lambda m: m.group(1) or " ", text)
+    elif ext in _DASH_COMMENT:
+        text = re.sub(r'("(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\')|--[^\n]*',
+                      lambda m: m.group(1) or " ", text)
+    elif ext in _XML_COMMENT:
+        text = re.sub(r"<!--.*?-->", " ", text, flags=re.S)
+    return text
+
+
+def classify_generic(path: str, old: str, new: str) -> tuple[str, str]:
+    """Token heuristic for languages without a parser here (see the module docstring)."""
+    ext = _ext(path.lower())
+    if path.lower().rsplit("/", 1)[-1] in ("makefile", "dockerfile"):
+        ext = "mk"
+    a = _TOKEN.findall(_strip_comments(ext, old))
+    b = _TOKEN.findall(_strip_comments(ext, new))
+    if a == b:
+        return AST_REFACTOR, f"tokens identical (whitespace/comment-only change; heuristic for .{ext or 'noext'})"
+    return INTENT_EVOLUTION, f"token change ({len(a)}->{len(b)} tokens; heuristic for .{ext or 'noext'})"

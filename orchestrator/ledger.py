@@ -1,0 +1,493 @@
+"""The trace ledger: an append-only, hash-chained JSONL file (``.orchestration/agent_trace.jsonl``).
+
+Each line is one Agent Trace 0.1.0 record (see ``orchestrator/data/agent-trace.schema.json``); orchestrator's own
+fields live under ``metadata["dev.orchestrator"]`` and the chain under ``metadata["dev.orchestrator"]["chain"]``.
+
+Writing (:func:`append`)
+    open with ``O_APPEND``, take an exclusive ``fcntl.flock``, read the last line's hash, build the line, **one**
+    ``os.write`` of the whole line, ``fdatasync`` (default; ``fsync=False`` to skip), close (releases the lock).
+    If the file does not end with ``"\\n"`` (a writer died mid-write) the torn tail is first moved to the quarantine
+    file ``<ledger>.quarantine`` (appended, fsynced, then the ledger is truncated to the last complete line) so a new
+    record is never glued onto a fragment. Nothing is ever deleted.
+
+Line layout and hashes
+    The line is ``json.dumps(record, separators=(",", ":"), ensure_ascii=True)`` with insertion order kept and
+    ``metadata`` last, ``"dev.orchestrator"`` last in it and ``chain`` last in that, so every line ends with the
+    fixed-size tail ``"chain":{"prev":"sha256:<64 hex>","hash":"sha256:<64 hex>"}}}}``.
+    ``hash`` = sha256 of the exact line bytes with the hash *value* (``sha256:<hex>``) replaced by the empty string
+    (i.e. of the line as it was before the hash was filled in). It covers every byte of the line, ``prev`` included.
+    ``prev`` = the ``hash`` of the line that was last in the file when this record was appended, or
+    :data:`GENESIS` for the first record.
+
+Chain rule (what :func:`verify` accepts), designed so that a ``git merge`` with the union merge driver of two
+branches that both appended records verifies, while edits, deletions and reorderings are still detected:
+    1. every line is complete (ends with ``"\\n"``), has the fixed tail, and its ``hash`` matches its bytes
+       (an edited byte anywhere in the line fails here, at that line);
+    2. its ``prev`` is :data:`GENESIS` or the hash of an **earlier** line of the file — normally the line just
+       before; after a union merge the first record of the "theirs" block points back to the common ancestor
+       record, which is earlier in the file (a fork). A deleted record leaves its successor pointing at a hash that
+       does not exist; swapping two lines makes the first of them point at a *later* line: both fail, at the line
+       where the chain breaks;
+    3. no hash appears twice (a duplicated/replayed line fails);
+    4. the record passes the schema check (below).
+    Known limits, inherent to any unsigned hash chain: removing records from the *end* of a branch (the newest
+    records) or rewriting a record together with every record after it (recomputing all hashes) is not detectable
+    from the file alone; the git history of the versioned ledger is the anchor for that.
+    Memory stays bounded: a first pass collects only the *non-linear* links (prev != previous line's hash, i.e. one
+    per merge or per tampering) and the hashes of records carrying them; the second pass keeps just those.
+
+Schema check
+    :func:`check_record` is a hand-written structural check of everything the JSON schema requires (required keys,
+    types, enums, integer minimums, version pattern, uuid shape, timestamp shape) plus orchestrator's metadata fields.
+    ``verify(strict=True)`` additionally runs full ``jsonschema`` (a dev extra) with format checking on every line;
+    if jsonschema is not importable, strict falls back to the structural check and says so in the result.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+__all__ = [
+    "NS",
+    "SPEC_VERSION",
+    "GENESIS",
+    "GITATTRIBUTES_LINE",
+    "LedgerError",
+    "VerifyResult",
+    "RepairResult",
+    "append",
+    "make_line",
+    "line_hash",
+    "iter_lines",
+    "iter_records",
+    "check_record",
+    "verify",
+    "repair",
+    "quarantine_path",
+    "schema_path",
+]
+
+NS = "dev.orchestrator"
+SPEC_VERSION = "0.1.0"
+GENESIS = "sha256:" + "0" * 64
+#: The line ``orch init`` writes to ``.gitattributes`` so ``git merge`` unions concurrent appends.
+GITATTRIBUTES_LINE = ".orchestration/agent_trace.jsonl merge=union"
+
+# Fixed-size tail of every line (see module docstring).
+_T_HEAD = b'"chain":{"prev":"sha256:'
+_T_MID = b'","hash":"sha256:'
+_T_END = b'"}}}}'
+_HEXLEN = 64
+TAIL_LEN = len(_T_HEAD) + _HEXLEN + len(_T_MID) + _HEXLEN + len(_T_END)
+_O_PREV = len(_T_HEAD)
+_O_MID = _O_PREV + _HEXLEN
+_O_HASH = _O_MID + len(_T_MID)
+_O_END = _O_HASH + _HEXLEN
+_HASHVAL_LEN = len("sha256:") + _HEXLEN  # what is blanked for hashing
+_HEX_RE = re.compile(rb"[0-9a-f]{64}")
+
+
+class LedgerError(Exception):
+    """The ledger could not be written or read as expected."""
+
+
+def schema_path() -> Path:
+    """Path of the bundled Agent Trace JSON schema (the package does not depend on ../shared at runtime)."""
+    return Path(__file__).resolve().parent / "data" / "agent-trace.schema.json"
+
+
+def quarantine_path(ledger: str | os.PathLike[str]) -> Path:
+    """Where torn tails are moved: ``<ledger>.quarantine`` next to the ledger."""
+    return Path(os.fspath(ledger) + ".quarantine")
+
+
+# --------------------------------------------------------------------------------------------------- line format
+
+def _ordered(record: dict, prev: str) -> dict:
+    """Copy of ``record`` with metadata/NS/chain moved last and the chain set to ``prev`` + empty hash."""
+    rec = {k: v for k, v in record.items() if k != "metadata"}
+    md_in = record.get("metadata") or {}
+    md = {k: v for k, v in md_in.items() if k != NS}
+    ns = {k: v for k, v in (md_in.get(NS) or {}).items() if k != "chain"}
+    ns["chain"] = {"prev": prev, "hash": ""}
+    md[NS] = ns
+    rec["metadata"] = md
+    return rec
+
+
+def make_line(record: dict, prev: str = GENESIS) -> tuple[bytes, dict]:
+    """Serialise ``record`` chained after ``prev``; returns ``(line bytes without newline, record with chain)``."""
+    rec = _ordered(record, prev)
+    blank = json.dumps(rec, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+    if not blank.endswith(b'"hash":""}}}}'):
+        raise LedgerError("record layout broken: metadata must be the last key")  # pragma: no cover
+    h = "sha256:" + hashlib.sha256(blank).hexdigest()
+    line = blank[:-len(_T_END)] + h.encode("ascii") + _T_END
+    rec["metadata"][NS]["chain"]["hash"] = h
+    return line, rec
+
+
+def _split_tail(line: bytes) -> tuple[bytes, bytes] | None:
+    """``(prev_hex, hash_hex)`` from a line (no newline) if it has the fixed tail, else None."""
+    t = line[-TAIL_LEN:]
+    if (len(t) != TAIL_LEN or t[:_O_PREV] != _T_HEAD or t[_O_MID:_O_HASH] != _T_MID or t[_O_END:] != _T_END):
+        return None
+    return t[_O_PREV:_O_MID], t[_O_HASH:_O_END]
+
+
+def line_hash(line: bytes) -> str:
+    """Recompute a line's chain hash from its bytes (newline excluded): sha256 with the hash value blanked."""
+    blank = line[:-(len(_T_END) + _HASHVAL_LEN)] + _T_END
+    return "sha256:" + hashlib.sha256(blank).hexdigest()
+
+
+# ----------------------------------------------------------------------------------------------------- writing
+
+def _last_line(fd: int, size: int) -> bytes:
+    """The last complete line of the file (without its newline); reads backwards in chunks."""
+    end = size - 1  # the final newline
+    buf = b""
+    pos = end
+    while pos > 0:
+        step = min(8192, pos)
+        pos -= step
+        buf = os.pread(fd, step, pos) + buf
+        nl = buf.rfind(b"\n")
+        if nl >= 0:
+            return buf[nl + 1:]
+    return buf
+
+
+def _prev_of(fd: int, size: int) -> str:
+    if size == 0:
+        return GENESIS
+    tail = os.pread(fd, TAIL_LEN + 1, max(0, size - TAIL_LEN - 1))
+    parts = _split_tail(tail[:-1])
+    if parts is not None and _HEX_RE.fullmatch(parts[1]):
+        return "sha256:" + parts[1].decode("ascii")
+    # Not one of our lines (hand-edited / foreign): chain to the hash of its raw bytes; verify flags that line.
+    return "sha256:" + hashlib.sha256(_last_line(fd, size)).hexdigest()
+
+
+def _quarantine_locked(fd: int, ledger: str | os.PathLike[str], size: int) -> int:
+    """Move bytes after the last newline to the quarantine file, then truncate. Caller holds the lock."""
+    pos = size
+    frag = b""
+    while pos > 0:
+        step = min(65536, pos)
+        pos -= step
+        chunk = os.pread(fd, step, pos)
+        nl = chunk.rfind(b"\n")
+        if nl >= 0:
+            frag = chunk[nl + 1:] + frag
+            pos += nl + 1
+            break
+        frag = chunk + frag
+    if not frag:
+        return 0
+    qfd = os.open(quarantine_path(ledger), os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        data = frag + b"\n"
+        if os.write(qfd, data) != len(data):
+            raise LedgerError("short write to quarantine file")
+        os.fsync(qfd)  # the fragment must be safe before we cut it from the ledger
+    finally:
+        os.close(qfd)
+    os.ftruncate(fd, pos)
+    return len(frag)
+
+
+def append(path: str | os.PathLike[str], record: dict, *, fsync: bool = True) -> dict:
+    """Append ``record`` to the ledger at ``path`` (created if missing); returns the record with its chain fields.
+
+    Safe across threads and processes (``flock``); one ``os.write`` per record.
+    """
+    p = os.fspath(path)
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(p, flags, 0o644)
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(p) or ".", exist_ok=True)
+        fd = os.open(p, flags, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            _quarantine_locked(fd, p, size)
+            size = os.fstat(fd).st_size
+        line, rec = make_line(record, _prev_of(fd, size))
+        data = line + b"\n"
+        n = os.write(fd, data)
+        if n != len(data):  # pragma: no cover - disk full; leave a torn tail that the next writer quarantines
+            raise LedgerError(f"short write to ledger ({n} of {len(data)} bytes)")
+        if fsync:
+            (getattr(os, "fdatasync", None) or os.fsync)(fd)
+        return rec
+    finally:
+        os.close(fd)  # also releases the flock
+
+
+# ----------------------------------------------------------------------------------------------------- reading
+
+def iter_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes]]:
+    """Yield ``(line_number, raw line bytes including its newline if any)``; constant memory."""
+    with open(path, "rb", buffering=1 << 20) as f:
+        for i, line in enumerate(f, 1):
+            yield i, line
+
+
+def iter_records(path: str | os.PathLike[str], *, contains: bytes | None = None,
+                 skip_bad: bool = True) -> Iterator[tuple[int, dict]]:
+    """Yield ``(line_number, record)``; constant memory.
+
+    ``contains``: cheap byte pre-filter applied before JSON parsing (callers re-check the parsed field).
+    Lines that are not JSON objects (torn tail, corruption) are skipped, or raise :class:`LedgerError` if
+    ``skip_bad`` is False.
+    """
+    if not os.path.exists(path):
+        return
+    loads = json.loads
+    for i, line in iter_lines(path):
+        if contains is not None and contains not in line:
+            continue
+        try:
+            obj = loads(line)
+        except ValueError:
+            if skip_bad:
+                continue
+            raise LedgerError(f"line {i}: not valid JSON") from None
+        if isinstance(obj, dict):
+            yield i, obj
+        elif not skip_bad:
+            raise LedgerError(f"line {i}: not a JSON object")
+
+
+# ------------------------------------------------------------------------------------------------ schema check
+
+_VERSION_RE = re.compile(r"[0-9]+\.[0-9]+\.[0-9]+\Z")
+_UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\Z")
+_TS_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:[Zz]|[+-]\d\d:\d\d)\Z")
+_VCS_TYPES = frozenset({"git", "jj", "hg", "svn"})
+_CONTRIB_TYPES = frozenset({"human", "ai", "mixed", "unknown"})
+_CLASSES = frozenset({"AST_REFACTOR", "INTENT_EVOLUTION"})
+
+
+def _contrib_err(c: object, where: str) -> str | None:
+    if type(c) is not dict:
+        return f"{where}: contributor must be an object"
+    if c.get("type") not in _CONTRIB_TYPES:
+        return f"{where}: contributor.type invalid"
+    m = c.get("model_id")
+    if m is not None and (type(m) is not str or len(m) > 250):
+        return f"{where}: contributor.model_id must be a string of <= 250 chars"
+    return None
+
+
+def check_record(r: object, *, ours: bool = True) -> str | None:
+    """Structural schema check; returns None if valid, else a reason. ``ours`` also checks orchestrator metadata."""
+    if type(r) is not dict:
+        return "record is not a JSON object"
+    v = r.get("version")
+    if type(v) is not str or not _VERSION_RE.match(v):
+        return "version missing or not x.y.z"
+    i = r.get("id")
+    if type(i) is not str or not _UUID_RE.match(i):
+        return "id missing or not a uuid"
+    t = r.get("timestamp")
+    if type(t) is not str or not _TS_RE.match(t):
+        return "timestamp missing or not RFC 3339"
+    vcs = r.get("vcs")
+    if vcs is not None and (type(vcs) is not dict or vcs.get("type") not in _VCS_TYPES
+                            or type(vcs.get("revision")) is not str):
+        return "vcs must have type (git/jj/hg/svn) and revision"
+    tool = r.get("tool")
+    if tool is not None and (type(tool) is not dict or any(type(tool[k]) is not str for k in ("name", "version")
+                                                           if k in tool)):
+        return "tool must be an object with string name/version"
+    files = r.get("files")
+    if type(files) is not list:
+        return "files missing or not an array"
+    for fi, f in enumerate(files):
+        if type(f) is not dict or type(f.get("path")) is not str or type(f.get("conversations")) is not list:
+            return f"files[{fi}]: needs path (string) and conversations (array)"
+        for ci, c in enumerate(f["conversations"]):
+            if type(c) is not dict or type(c.get("ranges")) is not list:
+                return f"files[{fi}].conversations[{ci}]: needs ranges (array)"
+            if "contributor" in c:
+                e = _contrib_err(c["contributor"], f"files[{fi}].conversations[{ci}]")
+                if e:
+                    return e
+            if "url" in c and type(c["url"]) is not str:
+                return f"files[{fi}].conversations[{ci}]: url must be a string"
+            for ri, rg in enumerate(c["ranges"]):
+                if type(rg) is not dict:
+                    return f"files[{fi}]...ranges[{ri}]: not an object"
+                s, e_ = rg.get("start_line"), rg.get("end_line")
+                if type(s) is not int or type(e_) is not int or s < 1 or e_ < 1:
+                    return f"files[{fi}]...ranges[{ri}]: start_line/end_line must be integers >= 1"
+                ch = rg.get("content_hash")
+                if ch is not None and type(ch) is not str:
+                    return f"files[{fi}]...ranges[{ri}]: content_hash must be a string"
+    md = r.get("metadata")
+    if md is not None and type(md) is not dict:
+        return "metadata must be an object"
+    if ours:
+        ns = md.get(NS) if md else None
+        if type(ns) is not dict:
+            return f"metadata.{NS} missing"
+        mc = ns.get("mutation_class")
+        if mc not in _CLASSES:
+            return f"metadata.{NS}.mutation_class must be AST_REFACTOR or INTENT_EVOLUTION"
+        if type(ns.get("tool_name")) is not str or type(ns.get("files")) is not list:
+            return f"metadata.{NS}: tool_name and files required"
+        ch = ns.get("chain")
+        if type(ch) is not dict or type(ch.get("prev")) is not str or type(ch.get("hash")) is not str:
+            return f"metadata.{NS}.chain missing"
+    return None
+
+
+def _strict_validator():
+    try:
+        import jsonschema  # dev extra: full validation only where installed
+    except ImportError:
+        return None
+    schema = json.loads(schema_path().read_text(encoding="utf-8"))
+    cls = jsonschema.validators.validator_for(schema)
+    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+
+
+# ------------------------------------------------------------------------------------------------------ verify
+
+@dataclass
+class VerifyResult:
+    """Outcome of :func:`verify`. ``bad_line`` is the 1-based number of the first bad line (None when ok)."""
+
+    ok: bool
+    records: int = 0
+    bad_line: int | None = None
+    reason: str | None = None
+    torn: bool = False
+    forks: int = 0
+    schema: str = "structural"
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        """JSON-friendly form."""
+        return {"ok": self.ok, "records": self.records, "bad_line": self.bad_line, "reason": self.reason,
+                "torn": self.torn, "forks": self.forks, "schema": self.schema, "notes": self.notes}
+
+
+def verify(path: str | os.PathLike[str], *, strict: bool = False, schema: bool = True) -> VerifyResult:
+    """Verify chain and schema of the ledger; stops at the first bad line (see the module docstring for rules).
+
+    ``schema=False`` checks the chain only (no JSON parsing); ``strict=True`` adds full jsonschema validation.
+    """
+    p = os.fspath(path)
+    if not os.path.exists(p):
+        return VerifyResult(ok=True, notes=["ledger does not exist"])
+    # Pass 1: only the non-linear links (forks from merges, or tampering) and their records' hashes.
+    nonlinear: set[bytes] = set()
+    last: bytes | None = None
+    for _, line in iter_lines(p):
+        parts = _split_tail(line[:-1] if line.endswith(b"\n") else line)
+        if parts is None:
+            last = None
+            continue
+        prev, h = parts
+        if prev != last and prev != b"0" * 64:
+            nonlinear.add(prev)
+            nonlinear.add(h)  # a record with a non-linear link may be a duplicate: track its hash too
+        last = h
+    res = VerifyResult(ok=True)
+    validator = None
+    if strict:
+        validator = _strict_validator()
+        res.schema = "jsonschema+structural" if validator is not None else "structural (jsonschema not installed)"
+    elif not schema:
+        res.schema = "none (chain only)"
+    zero = b"0" * 64
+    seen: set[bytes] = set()
+    last = None
+    loads = json.loads
+    sha = hashlib.sha256
+    cut = len(_T_END) + _HASHVAL_LEN
+
+    def bad(n: int, why: str, torn: bool = False) -> VerifyResult:
+        res.ok, res.bad_line, res.reason, res.torn = False, n, why, torn
+        return res
+
+    for n, raw in iter_lines(p):
+        if not raw.endswith(b"\n"):
+            return bad(n, "torn last line (incomplete write); run `orch trace repair`", torn=True)
+        line = raw[:-1]
+        if not line:
+            return bad(n, "empty line")
+        parts = _split_tail(line)
+        if parts is None:
+            return bad(n, "not a chained orchestrator record (chain tail missing or malformed)")
+        prev, h = parts
+        if sha(line[:-cut] + _T_END).hexdigest().encode("ascii") != h:
+            return bad(n, "record content does not match its hash (edited)")
+        if prev == last or prev == zero:
+            pass
+        elif prev in seen:
+            res.forks += 1
+        else:
+            return bad(n, "prev hash does not refer to an earlier record (a record was deleted or lines reordered)")
+        if h in nonlinear:
+            if h in seen:
+                return bad(n, "duplicate record (same hash appears twice)")
+            seen.add(h)
+        last = h
+        if schema or validator is not None:
+            try:
+                obj = loads(line)
+            except ValueError as e:
+                return bad(n, f"not valid JSON: {e}")
+            why = check_record(obj)
+            if why:
+                return bad(n, f"schema: {why}")
+            if validator is not None:
+                errs = sorted(validator.iter_errors(obj), key=lambda e: list(e.path))
+                if errs:
+                    return bad(n, f"jsonschema: {errs[0].message} at /{'/'.join(map(str, errs[0].path))}")
+        res.records += 1
+    return res
+
+
+# ------------------------------------------------------------------------------------------------------ repair
+
+@dataclass
+class RepairResult:
+    """What :func:`repair` did."""
+
+    quarantined_bytes: int
+    quarantine: Path | None
+
+
+def repair(path: str | os.PathLike[str]) -> RepairResult:
+    """Move a torn last line (no trailing newline) to ``<ledger>.quarantine``; never deletes data.
+
+    Only the torn tail is handled; a bad line in the middle is reported by :func:`verify` and left for a human.
+    """
+    p = os.fspath(path)
+    if not os.path.exists(p):
+        return RepairResult(0, None)
+    fd = os.open(p, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        size = os.fstat(fd).st_size
+        if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+            return RepairResult(0, None)
+        n = _quarantine_locked(fd, p, size)
+        os.fsync(fd)
+        return RepairResult(n, quarantine_path(p))
+    finally:
+        os.close(fd)
