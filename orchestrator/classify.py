@@ -62,8 +62,12 @@ def combine(classes: list[str]) -> str:
     return INTENT_EVOLUTION if INTENT_EVOLUTION in classes else AST_REFACTOR
 
 
-def classify(path: str, old: str | None, new: str | None) -> tuple[str, str]:
-    """Classify one file's change; ``None`` means the file did not exist (create) / no longer exists (delete)."""
+def classify(path: str, old: str | None, new: str | None, hunks: list | None = None) -> tuple[str, str]:
+    """Classify one file's change; ``None`` means the file did not exist (create) / no longer exists (delete).
+
+    ``hunks`` (from :func:`orchestrator.diffing.diff_hunks`) lets the classifier look only at the changed region
+    (expanded to whole top-level statements for Python), which keeps a small edit of a big file cheap.
+    """
     if old is None and new is None:
         return AST_REFACTOR, "no change"
     if old is None:
@@ -74,12 +78,101 @@ def classify(path: str, old: str | None, new: str | None) -> tuple[str, str]:
         return AST_REFACTOR, "content unchanged"
     low = path.lower()
     if low.endswith(_PY_EXT) or (not _ext(low) and old.startswith("#!") and "python" in old.split("\n", 1)[0]):
+        if hunks:
+            got = _classify_python_region(old, new, hunks)
+            if got is not None:
+                return got
         return classify_python(old, new)
+    if hunks:
+        old, new = _span(old, new, hunks)
     if low.endswith(_SH_EXT) or (not _ext(low) and re.match(r"#!.*\b(ba)?sh\b", old)):
         got = _classify_bash(old, new)
         if got is not None:
             return got
     return classify_generic(path, old, new)
+
+
+def _span(old: str, new: str, hunks: list) -> tuple[str, str]:
+    """The old and new text of the changed region (first hunk to last hunk), for the token heuristics."""
+    from .diffing import split_lines
+    a, b = split_lines(old), split_lines(new)
+    first, last = hunks[0], hunks[-1]
+    o0 = first.old_start - (1 if first.old_lines else 0)
+    o1 = last.old_start + last.old_lines - (1 if last.old_lines else 0)
+    n0 = first.new_start - (1 if first.new_lines else 0)
+    n1 = last.new_start + last.new_lines - (1 if last.new_lines else 0)
+    return "".join(a[o0:o1]), "".join(b[n0:n1])
+
+
+_CONTINUATION = re.compile(r"(else|elif|except|finally)\b|[)\]}#]")
+
+
+def _top_start(line: str) -> bool:
+    """Heuristic: does this line start a top-level Python statement?"""
+    return bool(line) and not line[0].isspace() and not _CONTINUATION.match(line)
+
+
+def _classify_python_region(old: str, new: str, hunks: list) -> tuple[str, str] | None:
+    """Classify by parsing only the top-level statements that contain the hunks; None = use the whole file.
+
+    The lines before the first hunk and after the last are identical on both sides, so the module ASTs are equal
+    (modulo renames) iff the changed regions' ASTs are, *provided* no module-level name renamed in the region is
+    still referenced outside it (checked by a word search of the unchanged text, which errs toward evolution).
+    """
+    from .diffing import split_lines
+    a, b = split_lines(old), split_lines(new)
+    first, last = hunks[0], hunks[-1]
+    pre = first.old_start - (1 if first.old_lines else 0)  # identical leading lines
+    if pre != first.new_start - (1 if first.new_lines else 0):
+        return None
+    suf = len(a) - (last.old_start + last.old_lines - (1 if last.old_lines else 0))
+    if pre + suf > len(a) or pre + suf > len(b):
+        return None
+    s = pre
+    while s > 0 and not _top_start(a[s - 1]):
+        s -= 1
+    s = s - 1 if s > 0 else 0  # include the statement-start line itself
+    e = suf  # lines kept after the region, counted from the end
+    while e > 0 and not _top_start(a[len(a) - e]):
+        e -= 1
+    if (len(a) - s - e) > 0.6 * len(a) and len(a) > 50:
+        return None  # most of the file changed: just parse it whole
+    ra, rb = "".join(a[s:len(a) - e]), "".join(b[s:len(b) - e])
+    try:
+        ast.parse(ra)
+        ast.parse(rb)
+    except (SyntaxError, ValueError):
+        return None  # the heuristic cut inside a construct: fall back to the whole file
+    cls, ev = classify_python(ra, rb)
+    if cls == AST_REFACTOR:
+        outside = "".join(a[:s]) + "".join(a[len(a) - e:])
+        gone = set(_module_names(ra)) - set(_module_names(rb))
+        clash = sorted(n for n in gone if re.search(r"\b%s\b" % re.escape(n), outside))
+        if clash:
+            return INTENT_EVOLUTION, ("python: renamed module-level name(s) still used elsewhere: "
+                                      + ", ".join(clash[:5]))
+    return cls, ev + f" [region lines {s + 1}-{len(b) - e}]"
+
+
+def _module_names(src: str) -> list[str]:
+    """Names bound at module or class level (not function locals): what other code can refer to."""
+    out: list[str] = []
+
+    def visit(body: list) -> None:
+        for st in body:
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                out.append(st.name)
+            elif isinstance(st, ast.ClassDef):
+                out.append(st.name)
+                visit(st.body)
+            else:
+                for n in ast.walk(st):
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                        out.append(n.id)
+                    elif isinstance(n, ast.alias):
+                        out.append(n.asname or n.name.split(".")[0])
+    visit(ast.parse(src).body)
+    return out
 
 
 def _ext(path: str) -> str:
@@ -106,38 +199,43 @@ def classify_python(old: str, new: str) -> tuple[str, str]:
         return INTENT_EVOLUTION, "python: new source does not parse"
     if t_old is None:
         return INTENT_EVOLUTION, "python: old source did not parse, new one does"
-    raw_old, raw_new = ast.dump(t_old), ast.dump(t_new)
-    if raw_old == raw_new:
-        return AST_REFACTOR, "python: AST identical (formatting/comments only)"
-    notes: list[str] = []
-    _strip_docstrings(t_old)
-    _strip_docstrings(t_new)
     if ast.dump(t_old) == ast.dump(t_new):
-        return AST_REFACTOR, "python: docstring-only change"
-    c_old = _inline_constants(t_old)
-    c_new = _inline_constants(t_new)
-    if set(c_old) != set(c_new):
-        extracted = sorted(set(c_new) - set(c_old))
-        inlined = sorted(set(c_old) - set(c_new))
-        if extracted:
-            notes.append("extracted constant(s): " + ", ".join(extracted[:5]))
-        if inlined:
-            notes.append("inlined constant(s): " + ", ".join(inlined[:5]))
-    d_old, d_new = _canonical(t_old), _canonical(t_new)
-    if d_old == d_new:
-        if ast.dump(t_old) != ast.dump(t_new):
-            notes.append("consistent rename(s): " + _renames(t_old, t_new))
-        return AST_REFACTOR, "python: " + ("; ".join(notes) or "equivalent AST")
-    return INTENT_EVOLUTION, "python: " + _evolution_evidence(t_old, t_new)
+        return AST_REFACTOR, "python: AST identical (formatting/comments only)"
+    # Normalise in place (the trees are ours): docstrings, literal constants, then alpha-renaming. Notes for the
+    # evidence are computed only on the refactor path; evolution evidence comes from fresh parses.
+    doc_old, doc_new = _strip_docstrings(t_old), _strip_docstrings(t_new)
+    c_old, c_new = _inline_constants(t_old), _inline_constants(t_new)
+    d_old, m_old = _canonical(t_old)
+    d_new, m_new = _canonical(t_new)
+    if d_old != d_new:
+        return INTENT_EVOLUTION, "python: " + _evolution_evidence(ast.parse(old), ast.parse(new))
+    notes: list[str] = []
+    if doc_old != doc_new:
+        notes.append("docstring change")
+    extracted = sorted(set(c_new) - set(c_old))
+    inlined = sorted(set(c_old) - set(c_new))
+    if extracted:
+        notes.append("extracted constant(s): " + ", ".join(extracted[:5]))
+    if inlined:
+        notes.append("inlined constant(s): " + ", ".join(inlined[:5]))
+    inv_new = {v: k for k, v in m_new.items()}
+    pairs = [f"{k}->{inv_new[v]}" for k, v in m_old.items() if inv_new.get(v, k) != k]
+    if pairs:
+        notes.append("consistent rename(s): " + ", ".join(pairs[:5]) + (" …" if len(pairs) > 5 else ""))
+    return AST_REFACTOR, "python: " + ("; ".join(notes) or "equivalent AST")
 
 
-def _strip_docstrings(tree: ast.AST) -> None:
+def _strip_docstrings(tree: ast.AST) -> list[str]:
+    """Remove docstrings in place; returns them (to tell whether they changed)."""
+    docs: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             body = node.body
             if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
                     and isinstance(body[0].value.value, str):
+                docs.append(body[0].value.value)
                 node.body = body[1:] or [ast.Pass()]
+    return docs
 
 
 def _bound_names(tree: ast.AST) -> list[str]:
@@ -214,7 +312,8 @@ def _is_literal(node: ast.expr | None) -> bool:
     return False
 
 
-def _canonical(tree: ast.AST) -> str:
+def _canonical(tree: ast.AST) -> tuple[str, dict[str, str]]:
+    """Alpha-rename bound names in place; returns (dump, {original name: canonical name})."""
     bound = set(_bound_names(tree))
     mapping: dict[str, str] = {}
 
@@ -241,14 +340,7 @@ def _canonical(tree: ast.AST) -> str:
                 node.asname = canon(node.name.split(".")[0])
             return super().generic_visit(node)
 
-    import copy
-    return ast.dump(_Ren().visit(copy.deepcopy(tree)))
-
-
-def _renames(t_old: ast.AST, t_new: ast.AST) -> str:
-    a, b = _bound_names(t_old), _bound_names(t_new)
-    pairs = [f"{x}->{y}" for x, y in zip(a, b) if x != y]
-    return ", ".join(pairs[:5]) + (" …" if len(pairs) > 5 else "") if pairs else "(identifiers)"
+    return ast.dump(_Ren().visit(tree)), mapping
 
 
 _BRANCH_NODES = (ast.If, ast.IfExp, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith,
@@ -284,12 +376,12 @@ def _evolution_evidence(t_old: ast.AST, t_new: ast.AST) -> str:
     b_new = sum(isinstance(n, _BRANCH_NODES) for n in ast.walk(t_new))
     if b_old != b_new:
         parts.append(f"branches/loops {b_old}->{b_new}")
-    k_old = Counter(ast.dump(n) for n in ast.walk(t_old) if isinstance(n, ast.Constant))
-    k_new = Counter(ast.dump(n) for n in ast.walk(t_new) if isinstance(n, ast.Constant))
+    k_old = Counter(repr(n.value) for n in ast.walk(t_old) if isinstance(n, ast.Constant))
+    k_new = Counter(repr(n.value) for n in ast.walk(t_new) if isinstance(n, ast.Constant))
     if k_old != k_new:
         parts.append(f"changed literal(s) ({sum((k_old - k_new).values())} removed, "
                      f"{sum((k_new - k_old).values())} added)")
-    changed = [k for k in d_new if k in d_old and _canonical(d_old[k]) != _canonical(d_new[k])]
+    changed = [k for k in d_new if k in d_old and ast.dump(d_old[k]) != ast.dump(d_new[k])]
     if changed:
         parts.append("changed body: " + ", ".join(changed[:5]))
     return "; ".join(parts) or "behavioural AST change (module level)"
