@@ -116,8 +116,9 @@ def _classify_python_region(old: str, new: str, hunks: list) -> tuple[str, str] 
     """Classify by parsing only the top-level statements that contain the hunks; None = use the whole file.
 
     The lines before the first hunk and after the last are identical on both sides, so the module ASTs are equal
-    (modulo renames) iff the changed regions' ASTs are, *provided* no module-level name renamed in the region is
-    still referenced outside it (checked by a word search of the unchanged text, which errs toward evolution).
+    (modulo renames) iff the changed regions' ASTs are, *provided* module-level names of the region that the rest of
+    the file mentions are neither renamed nor inlined as constants: those are held fixed (found by a word search of
+    the unchanged text, which can only err toward evolution).
     """
     from .diffing import split_lines
     a, b = split_lines(old), split_lines(new)
@@ -143,14 +144,10 @@ def _classify_python_region(old: str, new: str, hunks: list) -> tuple[str, str] 
         ast.parse(rb)
     except (SyntaxError, ValueError):
         return None  # the heuristic cut inside a construct: fall back to the whole file
-    cls, ev = classify_python(ra, rb)
-    if cls == AST_REFACTOR:
-        outside = "".join(a[:s]) + "".join(a[len(a) - e:])
-        gone = set(_module_names(ra)) - set(_module_names(rb))
-        clash = sorted(n for n in gone if re.search(r"\b%s\b" % re.escape(n), outside))
-        if clash:
-            return INTENT_EVOLUTION, ("python: renamed module-level name(s) still used elsewhere: "
-                                      + ", ".join(clash[:5]))
+    outside = "".join(a[:s]) + "".join(a[len(a) - e:])
+    module_level = set(_module_names(ra)) | set(_module_names(rb))
+    fixed = frozenset(n for n in module_level if re.search(r"\b%s\b" % re.escape(n), outside))
+    cls, ev = classify_python(ra, rb, fixed=fixed)
     return cls, ev + f" [region lines {s + 1}-{len(b) - e}]"
 
 
@@ -182,8 +179,8 @@ def _ext(path: str) -> str:
 
 # ------------------------------------------------------------------------------------------------------ Python
 
-def classify_python(old: str, new: str) -> tuple[str, str]:
-    """Python rules (see the module docstring)."""
+def classify_python(old: str, new: str, fixed: frozenset[str] = frozenset()) -> tuple[str, str]:
+    """Python rules (see the module docstring). ``fixed``: names never renamed nor inlined."""
     try:
         t_old = ast.parse(old)
     except (SyntaxError, ValueError):
@@ -204,9 +201,9 @@ def classify_python(old: str, new: str) -> tuple[str, str]:
     # Normalise in place (the trees are ours): docstrings, literal constants, then alpha-renaming. Notes for the
     # evidence are computed only on the refactor path; evolution evidence comes from fresh parses.
     doc_old, doc_new = _strip_docstrings(t_old), _strip_docstrings(t_new)
-    c_old, c_new = _inline_constants(t_old), _inline_constants(t_new)
-    d_old, m_old = _canonical(t_old)
-    d_new, m_new = _canonical(t_new)
+    c_old, c_new = _inline_constants(t_old, fixed), _inline_constants(t_new, fixed)
+    d_old, m_old = _canonical(t_old, fixed)
+    d_new, m_new = _canonical(t_new, fixed)
     if d_old != d_new:
         return INTENT_EVOLUTION, "python: " + _evolution_evidence(ast.parse(old), ast.parse(new))
     notes: list[str] = []
@@ -261,7 +258,7 @@ def _bound_names(tree: ast.AST) -> list[str]:
     return list(out)
 
 
-def _inline_constants(tree: ast.Module) -> dict[str, object]:
+def _inline_constants(tree: ast.Module, fixed: frozenset[str] = frozenset()) -> dict[str, object]:
     """Inline module-level single-assignment literal constants in place; returns {name: value}."""
     counts: Counter[str] = Counter()
     for node in ast.walk(tree):
@@ -284,7 +281,7 @@ def _inline_constants(tree: ast.Module) -> dict[str, object]:
             target, value = stmt.targets[0].id, stmt.value
         elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
             target, value = stmt.target.id, stmt.value
-        if target and counts[target] == 1 and _is_literal(value):
+        if target and target not in fixed and counts[target] == 1 and _is_literal(value):
             consts[target] = value
             continue
         keep.append(stmt)
@@ -312,9 +309,9 @@ def _is_literal(node: ast.expr | None) -> bool:
     return False
 
 
-def _canonical(tree: ast.AST) -> tuple[str, dict[str, str]]:
+def _canonical(tree: ast.AST, fixed: frozenset[str] = frozenset()) -> tuple[str, dict[str, str]]:
     """Alpha-rename bound names in place; returns (dump, {original name: canonical name})."""
-    bound = set(_bound_names(tree))
+    bound = set(_bound_names(tree)) - fixed
     mapping: dict[str, str] = {}
 
     def canon(name: str) -> str:

@@ -204,10 +204,13 @@ def _quarantine_locked(fd: int, ledger: str | os.PathLike[str], size: int) -> in
     return len(frag)
 
 
-def append(path: str | os.PathLike[str], record: dict, *, fsync: bool = True) -> dict:
+def append(path: str | os.PathLike[str], record: dict, *, fsync: bool = True,
+           dedupe_key: str | None = None) -> dict | None:
     """Append ``record`` to the ledger at ``path`` (created if missing); returns the record with its chain fields.
 
-    Safe across threads and processes (``flock``); one ``os.write`` per record.
+    Safe across threads and processes (``flock``); one ``os.write`` per record. ``dedupe_key``: if this exact
+    JSON fragment (e.g. ``'"call_id":"toolu_1"'``) occurs in the last 64 KiB of the ledger, nothing is written
+    and None is returned (a post-hook delivered twice must not log the same mutation twice).
     """
     p = os.fspath(path)
     flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
@@ -222,6 +225,10 @@ def append(path: str | os.PathLike[str], record: dict, *, fsync: bool = True) ->
         if size and os.pread(fd, 1, size - 1) != b"\n":
             _quarantine_locked(fd, p, size)
             size = os.fstat(fd).st_size
+        if dedupe_key and size:
+            window = os.pread(fd, min(size, 65536), max(0, size - 65536))
+            if dedupe_key.encode("ascii", "backslashreplace") in window:
+                return None
         line, rec = make_line(record, _prev_of(fd, size))
         data = line + b"\n"
         n = os.write(fd, data)
