@@ -28,11 +28,16 @@ branches that both appended records verifies, while edits, deletions and reorder
        record, which is earlier in the file (a fork). A deleted record leaves its successor pointing at a hash that
        does not exist; swapping two lines makes the first of them point at a *later* line: both fail, at the line
        where the chain breaks;
-    3. no hash appears twice (a duplicated/replayed line fails);
-    4. the record passes the schema check (below).
-    Known limits, inherent to any unsigned hash chain: removing records from the *end* of a branch (the newest
-    records) or rewriting a record together with every record after it (recomputing all hashes) is not detectable
-    from the file alone; the git history of the versioned ledger is the anchor for that.
+    3. every hash in its optional ``merge_parents`` list also refers to an earlier line. The first record written
+       after a merge lists there every other dangling head of the chain (the newest record of the "ours" block,
+       which nothing else points to), so deleting that record is detected as well: it joins the merge back into
+       one chain, like a merge commit;
+    4. no hash appears twice (a duplicated/replayed line fails);
+    5. the record passes the schema check (below).
+    Known limits, inherent to any unsigned hash chain: removing the newest records (those no later record points
+    to yet, e.g. right after a merge before anything else is appended) or rewriting a record together with every
+    record after it (recomputing all hashes) is not detectable from the file alone; the git history of the
+    versioned ledger is the anchor for that.
     Memory stays bounded: a first pass collects only the *non-linear* links (prev != previous line's hash, i.e. one
     per merge or per tampering) and the hashes of records carrying them; the second pass keeps just those.
 
@@ -71,6 +76,8 @@ __all__ = [
     "verify",
     "repair",
     "quarantine_path",
+    "scan_tips",
+    "tips_path",
     "schema_path",
 ]
 
@@ -110,21 +117,23 @@ def quarantine_path(ledger: str | os.PathLike[str]) -> Path:
 
 # --------------------------------------------------------------------------------------------------- line format
 
-def _ordered(record: dict, prev: str) -> dict:
+def _ordered(record: dict, prev: str, parents: list[str] | None = None) -> dict:
     """Copy of ``record`` with metadata/NS/chain moved last and the chain set to ``prev`` + empty hash."""
     rec = {k: v for k, v in record.items() if k != "metadata"}
     md_in = record.get("metadata") or {}
     md = {k: v for k, v in md_in.items() if k != NS}
-    ns = {k: v for k, v in (md_in.get(NS) or {}).items() if k != "chain"}
+    ns = {k: v for k, v in (md_in.get(NS) or {}).items() if k not in ("chain", "merge_parents")}
+    if parents:
+        ns["merge_parents"] = list(parents)
     ns["chain"] = {"prev": prev, "hash": ""}
     md[NS] = ns
     rec["metadata"] = md
     return rec
 
 
-def make_line(record: dict, prev: str = GENESIS) -> tuple[bytes, dict]:
-    """Serialise ``record`` chained after ``prev``; returns ``(line bytes without newline, record with chain)``."""
-    rec = _ordered(record, prev)
+def make_line(record: dict, prev: str = GENESIS, parents: list[str] | None = None) -> tuple[bytes, dict]:
+    """Serialise ``record`` chained after ``prev`` (and merge ``parents``); returns ``(line, record with chain)``."""
+    rec = _ordered(record, prev, parents)
     blank = json.dumps(rec, separators=(",", ":"), ensure_ascii=True).encode("ascii")
     if not blank.endswith(b'"hash":""}}}}'):
         raise LedgerError("record layout broken: metadata must be the last key")  # pragma: no cover
@@ -204,11 +213,67 @@ def _quarantine_locked(fd: int, ledger: str | os.PathLike[str], size: int) -> in
     return len(frag)
 
 
+_MP_KEY = b'"merge_parents":['
+_MP_RE = re.compile(rb'"merge_parents":\[((?:"sha256:[0-9a-f]{64}",?)*)\]')
+
+
+def _merge_parents(line: bytes) -> list[bytes]:
+    """Hex digests listed in a line's ``merge_parents`` (fast path: most lines have none)."""
+    if _MP_KEY not in line:
+        return []
+    m = _MP_RE.search(line)
+    return re.findall(rb"sha256:([0-9a-f]{64})", m.group(1)) if m else [b"<malformed>"]
+
+
+def tips_path(ledger: str | os.PathLike[str]) -> Path:
+    """Writer-side cache of the chain's dangling heads: ``<ledger dir>/run/<ledger name>.tips`` (runtime state)."""
+    p = Path(os.fspath(ledger))
+    return p.parent / "run" / (p.name + ".tips")
+
+
+def scan_tips(path: str | os.PathLike[str]) -> set[bytes]:
+    """Hashes (hex) of records nothing points to yet: normally one; more after a union merge."""
+    tips: set[bytes] = set()
+    for _, line in iter_lines(path):
+        parts = _split_tail(line.rstrip(b"\n"))
+        if parts is None:
+            continue
+        tips.discard(parts[0])
+        for mp in _merge_parents(line):
+            tips.discard(mp)
+        tips.add(parts[1])
+    return tips
+
+
+def _load_tips(state: Path, size: int, last: str) -> set[bytes] | None:
+    try:
+        text = state.read_text(encoding="ascii")
+    except (OSError, ValueError):
+        return None
+    head, _, rest = text.partition("\n")
+    if head != f"{size} {last}":
+        return None  # the ledger changed behind the writers' back (git merge/checkout): rescan
+    return {t.encode("ascii") for t in rest.split()}
+
+
+def _save_tips(state: Path, size: int, last: str, tips: set[bytes]) -> None:
+    try:
+        state.parent.mkdir(parents=True, exist_ok=True)
+        state.write_text(f"{size} {last}\n" + "".join(t.decode("ascii") + "\n" for t in sorted(tips)),
+                         encoding="ascii")
+    except OSError:
+        pass  # only a cache: the next writer rescans
+
+
 def append(path: str | os.PathLike[str], record: dict, *, fsync: bool = True,
            dedupe_key: str | None = None) -> dict | None:
     """Append ``record`` to the ledger at ``path`` (created if missing); returns the record with its chain fields.
 
-    Safe across threads and processes (``flock``); one ``os.write`` per record. ``dedupe_key``: if this exact
+    Safe across threads and processes (``flock``); one ``os.write`` per record. If the chain has other dangling
+    heads than the last line (after a union merge), they are listed in ``merge_parents`` so that they become
+    referenced too (see the module docstring); the heads are cached in :func:`tips_path`, validated against the
+    ledger size and last hash, and rescanned (once, O(n)) when the file was changed by something else (git).
+    ``dedupe_key``: if this exact
     JSON fragment (e.g. ``'"call_id":"toolu_1"'``) occurs in the last 64 KiB of the ledger, nothing is written
     and None is returned (a post-hook delivered twice must not log the same mutation twice).
     """
@@ -229,13 +294,22 @@ def append(path: str | os.PathLike[str], record: dict, *, fsync: bool = True,
             window = os.pread(fd, min(size, 65536), max(0, size - 65536))
             if dedupe_key.encode("ascii", "backslashreplace") in window:
                 return None
-        line, rec = make_line(record, _prev_of(fd, size))
+        prev = _prev_of(fd, size)
+        state = tips_path(p)
+        tips = _load_tips(state, size, prev) if size else set()
+        if tips is None:
+            tips = scan_tips(p)
+        last_hex = prev[7:].encode("ascii")
+        parents = sorted("sha256:" + t.decode("ascii") for t in tips if t != last_hex)
+        line, rec = make_line(record, prev, parents)
         data = line + b"\n"
         n = os.write(fd, data)
         if n != len(data):  # pragma: no cover - disk full; leave a torn tail that the next writer quarantines
             raise LedgerError(f"short write to ledger ({n} of {len(data)} bytes)")
         if fsync:
             (getattr(os, "fdatasync", None) or os.fsync)(fd)
+        h = rec["metadata"][NS]["chain"]["hash"]
+        _save_tips(state, size + n, h, {h[7:].encode("ascii")})
         return rec
     finally:
         os.close(fd)  # also releases the flock
@@ -382,13 +456,14 @@ class VerifyResult:
     reason: str | None = None
     torn: bool = False
     forks: int = 0
+    heads: int = 0
     schema: str = "structural"
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         """JSON-friendly form."""
         return {"ok": self.ok, "records": self.records, "bad_line": self.bad_line, "reason": self.reason,
-                "torn": self.torn, "forks": self.forks, "schema": self.schema, "notes": self.notes}
+                "torn": self.torn, "forks": self.forks, "heads": self.heads, "schema": self.schema, "notes": self.notes}
 
 
 def verify(path: str | os.PathLike[str], *, strict: bool = False, schema: bool = True) -> VerifyResult:
@@ -401,6 +476,7 @@ def verify(path: str | os.PathLike[str], *, strict: bool = False, schema: bool =
         return VerifyResult(ok=True, notes=["ledger does not exist"])
     # Pass 1: only the non-linear links (forks from merges, or tampering) and their records' hashes.
     nonlinear: set[bytes] = set()
+    heads: set[bytes] = set()
     last: bytes | None = None
     for _, line in iter_lines(p):
         parts = _split_tail(line[:-1] if line.endswith(b"\n") else line)
@@ -411,8 +487,14 @@ def verify(path: str | os.PathLike[str], *, strict: bool = False, schema: bool =
         if prev != last and prev != b"0" * 64:
             nonlinear.add(prev)
             nonlinear.add(h)  # a record with a non-linear link may be a duplicate: track its hash too
+        heads.discard(prev)
+        for mp in _merge_parents(line):
+            nonlinear.add(mp)
+            heads.discard(mp)
+        heads.add(h)
         last = h
-    res = VerifyResult(ok=True)
+    res = VerifyResult(ok=True, heads=len(heads))
+    del heads
     validator = None
     if strict:
         validator = _strict_validator()
@@ -448,6 +530,9 @@ def verify(path: str | os.PathLike[str], *, strict: bool = False, schema: bool =
             res.forks += 1
         else:
             return bad(n, "prev hash does not refer to an earlier record (a record was deleted or lines reordered)")
+        for mp in _merge_parents(line):
+            if mp not in seen:
+                return bad(n, "merge parent does not refer to an earlier record (a record was deleted or moved)")
         if h in nonlinear:
             if h in seen:
                 return bad(n, "duplicate record (same hash appears twice)")
