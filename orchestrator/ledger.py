@@ -466,92 +466,185 @@ class VerifyResult:
                 "torn": self.torn, "forks": self.forks, "heads": self.heads, "schema": self.schema, "notes": self.notes}
 
 
-def verify(path: str | os.PathLike[str], *, strict: bool = False, schema: bool = True) -> VerifyResult:
-    """Verify chain and schema of the ledger; stops at the first bad line (see the module docstring for rules).
+def _check_lines(path: str, start: int, end: int | None, schema: bool, strict: bool
+                 ) -> tuple[int, int | None, str | None, bool]:
+    """Per-line checks that need no context (tail layout, own hash, JSON, schema) on bytes [start, end).
+
+    Returns ``(lines checked, 0-based index of the first bad line or None, reason, torn)``. Runs in worker
+    processes for big ledgers, so it only takes picklable arguments.
+    """
+    validator = _strict_validator() if strict else None
+    loads = json.loads
+    sha = hashlib.sha256
+    cut = len(_T_END) + _HASHVAL_LEN
+    check = check_record
+    count = 0
+    with open(path, "rb", buffering=1 << 20) as f:
+        f.seek(start)
+        pos = start
+        for raw in f:
+            if end is not None and pos >= end:
+                break
+            pos += len(raw)
+            if raw[-1:] != b"\n":
+                return count, count, "torn last line (incomplete write); run `orch trace repair`", True
+            line = raw[:-1]
+            if not line:
+                return count, count, "empty line", False
+            parts = _split_tail(line)
+            if parts is None:
+                return count, count, "not a chained orchestrator record (chain tail missing or malformed)", False
+            if sha(line[:-cut] + _T_END).hexdigest().encode("ascii") != parts[1]:
+                return count, count, "record content does not match its hash (edited)", False
+            if schema:
+                try:
+                    obj = loads(line)
+                except ValueError as e:
+                    return count, count, f"not valid JSON: {e}", False
+                why = check(obj)
+                if why:
+                    return count, count, f"schema: {why}", False
+                if validator is not None:
+                    errs = sorted(validator.iter_errors(obj), key=lambda e: list(e.path))
+                    if errs:
+                        where = "/".join(map(str, errs[0].path))
+                        return count, count, f"jsonschema: {errs[0].message} at /{where}", False
+            count += 1
+    return count, None, None, False
+
+
+def _chunks(path: str, n: int) -> list[tuple[int, int | None]]:
+    """Split the file into ``n`` byte ranges that start at line starts."""
+    size = os.path.getsize(path)
+    bounds = [0]
+    with open(path, "rb") as f:
+        for k in range(1, n):
+            f.seek(max(size * k // n, bounds[-1]))
+            if f.tell() > 0:
+                f.readline()  # move to the next line start
+            pos = f.tell()
+            if pos > bounds[-1] and pos < size:
+                bounds.append(pos)
+    return [(b, bounds[i + 1] if i + 1 < len(bounds) else None) for i, b in enumerate(bounds)]
+
+
+#: Ledgers bigger than this are verified with worker processes (one per CPU, at most 4).
+PARALLEL_MIN_BYTES = 32 * 1024 * 1024
+
+
+def verify(path: str | os.PathLike[str], *, strict: bool = False, schema: bool = True,
+           workers: int | None = None) -> VerifyResult:
+    """Verify chain and schema of the ledger; reports the first bad line (see the module docstring for rules).
 
     ``schema=False`` checks the chain only (no JSON parsing); ``strict=True`` adds full jsonschema validation.
+    The context-free per-line checks (own hash, JSON, schema) run in ``workers`` processes for big ledgers
+    (default: one per CPU up to 4 when the file is over 32 MiB); the links between lines are checked here.
     """
     p = os.fspath(path)
     if not os.path.exists(p):
         return VerifyResult(ok=True, notes=["ledger does not exist"])
+    res = VerifyResult(ok=True)
+    if strict:
+        res.schema = "jsonschema+structural" if _strict_validator() is not None else \
+            "structural (jsonschema not installed)"
+    elif not schema:
+        res.schema = "none (chain only)"
+    if workers is None:
+        workers = min(os.cpu_count() or 1, 4) if os.path.getsize(p) >= PARALLEL_MIN_BYTES else 1
+    pool = futures = None
+    if workers > 1:
+        import concurrent.futures
+        import multiprocessing
+        pool = concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+        futures = [pool.submit(_check_lines, p, a, b, schema or strict, strict) for a, b in _chunks(p, workers)]
+    try:
+        link_bad, link_reason, n_lines, forks, heads = _check_links(p)
+        if futures is None:
+            results = [_check_lines(p, 0, None, schema or strict, strict)]
+        else:
+            results = [f.result() for f in futures]
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    res.forks, res.heads = forks, heads
+    # First bad line over both kinds of checks (a line's own problem wins over a link problem on the same line).
+    base = 0
+    line_bad: tuple[int, str, bool] | None = None
+    for count, bad, why, torn in results:
+        if bad is not None:
+            line_bad = (base + bad + 1, str(why), torn)
+            break
+        base += count
+    if line_bad is not None and (link_bad is None or line_bad[0] <= link_bad):
+        res.ok, res.bad_line, res.reason, res.torn = False, line_bad[0], line_bad[1], line_bad[2]
+        res.records = line_bad[0] - 1
+    elif link_bad is not None:
+        res.ok, res.bad_line, res.reason = False, link_bad, link_reason
+        res.records = link_bad - 1
+    else:
+        res.records = n_lines
+    return res
+
+
+def _check_links(p: str) -> tuple[int | None, str | None, int, int, int]:
+    """The chain links (prev / merge_parents / duplicates) in two streaming passes with bounded memory.
+
+    Returns ``(first bad line, reason, lines, forks, heads)``. Lines whose tail is malformed are skipped here
+    (:func:`_check_lines` reports them).
+    """
+    zero = b"0" * 64
     # Pass 1: only the non-linear links (forks from merges, or tampering) and their records' hashes.
     nonlinear: set[bytes] = set()
     heads: set[bytes] = set()
     last: bytes | None = None
+    split = _split_tail
     for _, line in iter_lines(p):
-        parts = _split_tail(line[:-1] if line.endswith(b"\n") else line)
+        parts = split(line[:-1] if line[-1:] == b"\n" else line)
         if parts is None:
             last = None
             continue
         prev, h = parts
-        if prev != last and prev != b"0" * 64:
+        if prev != last and prev != zero:
             nonlinear.add(prev)
             nonlinear.add(h)  # a record with a non-linear link may be a duplicate: track its hash too
         heads.discard(prev)
-        for mp in _merge_parents(line):
-            nonlinear.add(mp)
-            heads.discard(mp)
+        if _MP_KEY in line:
+            for mp in _merge_parents(line):
+                nonlinear.add(mp)
+                heads.discard(mp)
         heads.add(h)
         last = h
-    res = VerifyResult(ok=True, heads=len(heads))
+    n_heads = len(heads)
     del heads
-    validator = None
-    if strict:
-        validator = _strict_validator()
-        res.schema = "jsonschema+structural" if validator is not None else "structural (jsonschema not installed)"
-    elif not schema:
-        res.schema = "none (chain only)"
-    zero = b"0" * 64
+    # Pass 2: every link must point to an earlier line.
     seen: set[bytes] = set()
     last = None
-    loads = json.loads
-    sha = hashlib.sha256
-    cut = len(_T_END) + _HASHVAL_LEN
-
-    def bad(n: int, why: str, torn: bool = False) -> VerifyResult:
-        res.ok, res.bad_line, res.reason, res.torn = False, n, why, torn
-        return res
-
-    for n, raw in iter_lines(p):
-        if not raw.endswith(b"\n"):
-            return bad(n, "torn last line (incomplete write); run `orch trace repair`", torn=True)
-        line = raw[:-1]
-        if not line:
-            return bad(n, "empty line")
-        parts = _split_tail(line)
+    forks = 0
+    n = 0
+    for n, line in iter_lines(p):
+        parts = split(line[:-1] if line[-1:] == b"\n" else line)
         if parts is None:
-            return bad(n, "not a chained orchestrator record (chain tail missing or malformed)")
+            last = None
+            continue
         prev, h = parts
-        if sha(line[:-cut] + _T_END).hexdigest().encode("ascii") != h:
-            return bad(n, "record content does not match its hash (edited)")
         if prev == last or prev == zero:
             pass
         elif prev in seen:
-            res.forks += 1
+            forks += 1
         else:
-            return bad(n, "prev hash does not refer to an earlier record (a record was deleted or lines reordered)")
-        for mp in _merge_parents(line):
-            if mp not in seen:
-                return bad(n, "merge parent does not refer to an earlier record (a record was deleted or moved)")
+            return n, "prev hash does not refer to an earlier record (a record was deleted or lines reordered)", \
+                n, forks, n_heads
+        if _MP_KEY in line:
+            for mp in _merge_parents(line):
+                if mp not in seen:
+                    return n, "merge parent does not refer to an earlier record (a record was deleted or moved)", \
+                        n, forks, n_heads
         if h in nonlinear:
             if h in seen:
-                return bad(n, "duplicate record (same hash appears twice)")
+                return n, "duplicate record (same hash appears twice)", n, forks, n_heads
             seen.add(h)
         last = h
-        if schema or validator is not None:
-            try:
-                obj = loads(line)
-            except ValueError as e:
-                return bad(n, f"not valid JSON: {e}")
-            why = check_record(obj)
-            if why:
-                return bad(n, f"schema: {why}")
-            if validator is not None:
-                errs = sorted(validator.iter_errors(obj), key=lambda e: list(e.path))
-                if errs:
-                    return bad(n, f"jsonschema: {errs[0].message} at /{'/'.join(map(str, errs[0].path))}")
-        res.records += 1
-    return res
+    return None, None, n, forks, n_heads
 
 
 # ------------------------------------------------------------------------------------------------------ repair

@@ -306,3 +306,24 @@ def test_iter_records_streams_and_prefilters(tmp_path: Path) -> None:
     got = [r["metadata"][ledger.NS]["intent_id"] for _, r in ledger.iter_records(p, contains=b'"B"')]
     assert got == ["B", "B"]
     assert [n for n, _ in ledger.iter_records(p)] == [1, 2, 3, 4, 5]
+
+
+@pytest.mark.parametrize("tamper", ["edit", "swap", "delete", "torn", "none"])
+def test_parallel_verify_agrees_with_sequential(tmp_path: Path, tamper: str) -> None:
+    p = tmp_path / "l.jsonl"
+    fill(p, 40)
+    raw = lines(p)
+    if tamper == "edit":
+        raw[30] = raw[30].replace(b"INT-1", b"INT-9", 1)
+    elif tamper == "swap":
+        raw[25], raw[26] = raw[26], raw[25]
+    elif tamper == "delete":
+        del raw[33]
+    elif tamper == "torn":
+        raw.append(b'{"version":')
+    p.write_bytes(b"".join(raw))
+    seq = ledger.verify(p, workers=1)
+    par = ledger.verify(p, workers=3)
+    assert (seq.ok, seq.bad_line, seq.reason, seq.torn, seq.records) == \
+        (par.ok, par.bad_line, par.reason, par.torn, par.records)
+    assert seq.ok == (tamper == "none")
