@@ -31,6 +31,9 @@ File-level operations: create and delete are evolution; a rename with identical 
 from __future__ import annotations
 
 import ast
+import copy
+import io
+import pickle
 import re
 from collections import Counter
 
@@ -196,7 +199,7 @@ def classify_python(old: str, new: str, fixed: frozenset[str] = frozenset()) -> 
         return INTENT_EVOLUTION, "python: new source does not parse"
     if t_old is None:
         return INTENT_EVOLUTION, "python: old source did not parse, new one does"
-    if ast.dump(t_old) == ast.dump(t_new):
+    if _key(t_old) == _key(t_new):
         return AST_REFACTOR, "python: AST identical (formatting/comments only)"
     # Normalise in place (the trees are ours): docstrings, literal constants, then alpha-renaming. Notes for the
     # evidence are computed only on the refactor path; evolution evidence comes from fresh parses.
@@ -291,12 +294,12 @@ def _inline_constants(tree: ast.Module, fixed: frozenset[str] = frozenset()) -> 
     class _Inline(ast.NodeTransformer):
         def visit_Name(self, node: ast.Name) -> ast.AST:
             if isinstance(node.ctx, ast.Load) and node.id in consts:
-                return consts[node.id]
+                return copy.deepcopy(consts[node.id])
             return node
 
     tree.body = keep or [ast.Pass()]
     _Inline().visit(tree)
-    return {k: ast.dump(v) for k, v in consts.items()}
+    return {k: _key(copy.deepcopy(v)) for k, v in consts.items()}
 
 
 def _is_literal(node: ast.expr | None) -> bool:
@@ -309,76 +312,99 @@ def _is_literal(node: ast.expr | None) -> bool:
     return False
 
 
-def _canonical(tree: ast.AST, fixed: frozenset[str] = frozenset()) -> tuple[str, dict[str, str]]:
-    """Alpha-rename bound names in place; returns (dump, {original name: canonical name})."""
+def _canonical(tree: ast.AST, fixed: frozenset[str] = frozenset()) -> tuple[bytes, dict[str, str]]:
+    """Alpha-rename bound names in place; returns (comparison key, {original name: canonical name})."""
     bound = set(_bound_names(tree)) - fixed
     mapping: dict[str, str] = {}
 
     def canon(name: str) -> str:
         if name not in bound:
             return name
-        if name not in mapping:
-            mapping[name] = f"_v{len(mapping)}"
-        return mapping[name]
+        c = mapping.get(name)
+        if c is None:
+            c = mapping[name] = f"_v{len(mapping)}"
+        return c
 
-    # Visit in source order (ast.walk is BFS; a deterministic order is all we need, the same for both sides).
-    class _Ren(ast.NodeTransformer):
-        def generic_visit(self, node: ast.AST) -> ast.AST:
-            for attr in ("name", "id", "arg", "attr", "asname"):
-                v = getattr(node, attr, None)
-                if isinstance(v, str):
-                    if isinstance(node, ast.alias) and attr == "name":
-                        continue  # the imported module/object name itself is not ours to rename
-                    setattr(node, attr, canon(v))
-            if isinstance(node, (ast.Global, ast.Nonlocal)):
-                node.names = [canon(n) for n in node.names]
-            if isinstance(node, ast.alias) and node.asname is None:
-                # `import x` binds x; canonicalise the binding via a synthetic asname so uses match.
-                node.asname = canon(node.name.split(".")[0])
-            return super().generic_visit(node)
+    # ast.walk is breadth-first: not source order, but deterministic and the same for equal trees.
+    for node in ast.walk(tree):
+        d = node.__dict__
+        for attr in ("name", "id", "arg", "attr", "asname"):
+            v = d.get(attr)
+            if type(v) is str:
+                if attr == "name" and isinstance(node, ast.alias):
+                    continue  # the imported module/object name itself is not ours to rename
+                d[attr] = canon(v)
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            node.names = [canon(n) for n in node.names]
+        elif isinstance(node, ast.alias) and node.asname is None:
+            # `import x` binds x; canonicalise the binding via a synthetic asname so uses match.
+            node.asname = canon(node.name.split(".")[0])
+    return _key(tree), mapping
 
-    return ast.dump(_Ren().visit(tree)), mapping
+
+_POS = ("lineno", "col_offset", "end_lineno", "end_col_offset")
+
+
+def _key(tree: ast.AST) -> bytes:
+    """Position-free structural key of a tree (pickled without memo: C speed, unlike ``ast.dump``).
+
+    Strips positions in place. Memoisation is off so that shared vs. equal sub-objects pickle identically.
+    """
+    for node in ast.walk(tree):
+        d = node.__dict__
+        if "lineno" in d:
+            for k in _POS:
+                d.pop(k, None)
+    buf = io.BytesIO()
+    p = pickle.Pickler(buf, 4)
+    p.fast = True  # no memo: equal trees give equal bytes whatever object sharing the parser did
+    p.dump(tree)
+    return buf.getvalue()
 
 
 _BRANCH_NODES = (ast.If, ast.IfExp, ast.For, ast.AsyncFor, ast.While, ast.Try, ast.With, ast.AsyncWith,
                  ast.Match, ast.BoolOp, ast.comprehension)
 
 
-def _defs(tree: ast.AST) -> dict[str, ast.AST]:
-    out: dict[str, ast.AST] = {}
-
-    def walk(node: ast.AST, prefix: str) -> None:
+def _facts(tree: ast.AST) -> tuple[dict[str, ast.AST], int, Counter[str]]:
+    """One pass: qualified defs, number of branch/loop nodes, multiset of literal values (as repr)."""
+    defs: dict[str, ast.AST] = {}
+    consts: Counter[str] = Counter()
+    branches = 0
+    stack: list[tuple[ast.AST, str]] = [(tree, "")]
+    while stack:
+        node, prefix = stack.pop()
+        if isinstance(node, _BRANCH_NODES):
+            branches += 1
+        elif type(node) is ast.Constant:
+            consts[repr(node.value)] += 1
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node is not tree:
+            prefix = prefix + node.name
+            defs[prefix] = node
+            prefix += "."
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                q = prefix + child.name
-                out[q] = child
-                walk(child, q + ".")
-            else:
-                walk(child, prefix)
-
-    walk(tree, "")
-    return out
+            stack.append((child, prefix))
+    return defs, branches, consts
 
 
 def _evolution_evidence(t_old: ast.AST, t_new: ast.AST) -> str:
     parts: list[str] = []
-    d_old, d_new = _defs(t_old), _defs(t_new)
+    d_old, b_old, k_old = _facts(t_old)
+    d_new, b_new, k_new = _facts(t_new)
     added = [k for k in d_new if k not in d_old]
     removed = [k for k in d_old if k not in d_new]
     if added:
-        parts.append("new def(s): " + ", ".join(added[:5]))
+        parts.append("new def(s): " + ", ".join(sorted(added)[:5]))
     if removed:
-        parts.append("removed def(s): " + ", ".join(removed[:5]))
-    b_old = sum(isinstance(n, _BRANCH_NODES) for n in ast.walk(t_old))
-    b_new = sum(isinstance(n, _BRANCH_NODES) for n in ast.walk(t_new))
+        parts.append("removed def(s): " + ", ".join(sorted(removed)[:5]))
     if b_old != b_new:
         parts.append(f"branches/loops {b_old}->{b_new}")
-    k_old = Counter(repr(n.value) for n in ast.walk(t_old) if isinstance(n, ast.Constant))
-    k_new = Counter(repr(n.value) for n in ast.walk(t_new) if isinstance(n, ast.Constant))
     if k_old != k_new:
         parts.append(f"changed literal(s) ({sum((k_old - k_new).values())} removed, "
                      f"{sum((k_new - k_old).values())} added)")
-    changed = [k for k in d_new if k in d_old and ast.dump(d_old[k]) != ast.dump(d_new[k])]
+    # Innermost changed defs only: a changed method also changes its class.
+    changed = sorted(k for k in d_new if k in d_old and _key(d_old[k]) != _key(d_new[k]))
+    changed = [k for k in changed if not any(o.startswith(k + ".") for o in changed)]
     if changed:
         parts.append("changed body: " + ", ".join(changed[:5]))
     return "; ".join(parts) or "behavioural AST change (module level)"

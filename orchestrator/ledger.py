@@ -226,9 +226,13 @@ def _merge_parents(line: bytes) -> list[bytes]:
 
 
 def tips_path(ledger: str | os.PathLike[str]) -> Path:
-    """Writer-side cache of the chain's dangling heads: ``<ledger dir>/run/<ledger name>.tips`` (runtime state)."""
+    """Fallback cache of the chain's heads when the filesystem has no user xattrs:
+    ``<ledger dir>/run/<ledger name>.tips`` (runtime state, gitignored)."""
     p = Path(os.fspath(ledger))
     return p.parent / "run" / (p.name + ".tips")
+
+
+_XATTR = "user.orchestrator.heads"
 
 
 def scan_tips(path: str | os.PathLike[str]) -> set[bytes]:
@@ -245,22 +249,40 @@ def scan_tips(path: str | os.PathLike[str]) -> set[bytes]:
     return tips
 
 
-def _load_tips(state: Path, size: int, last: str) -> set[bytes] | None:
+def _load_tips(fd: int, ledger: str, size: int, last: str) -> set[bytes] | None:
+    """Cached heads, valid only if recorded for exactly this size and last hash; None = rescan."""
     try:
-        text = state.read_text(encoding="ascii")
-    except (OSError, ValueError):
-        return None
-    head, _, rest = text.partition("\n")
-    if head != f"{size} {last}":
-        return None  # the ledger changed behind the writers' back (git merge/checkout): rescan
+        raw = os.getxattr(fd, _XATTR)
+    except OSError:
+        try:
+            with open(tips_path(ledger), "rb") as f:
+                raw = f.read()
+        except OSError:
+            return None
+    head, _, rest = raw.decode("ascii", "replace").partition("\n")
+    if head.strip() != f"{size} {last}":
+        return None  # the ledger changed behind the writers' back (git merge/checkout rewrote it): rescan
     return {t.encode("ascii") for t in rest.split()}
 
 
-def _save_tips(state: Path, size: int, last: str, tips: set[bytes]) -> None:
+def _save_tips(fd: int, ledger: str, size: int, last: str, tips: set[bytes]) -> None:
+    """Cache the heads as an xattr of the ledger file itself: no extra file to open or truncate per append, and
+    git (which rewrites the file on merge/checkout) drops it, which forces the rescan that is needed then."""
+    data = (f"{size} {last}\n" + "".join(t.decode("ascii") + "\n" for t in sorted(tips))).encode("ascii")
     try:
-        state.parent.mkdir(parents=True, exist_ok=True)
-        state.write_text(f"{size} {last}\n" + "".join(t.decode("ascii") + "\n" for t in sorted(tips)),
-                         encoding="ascii")
+        os.setxattr(fd, _XATTR, data)
+        return
+    except OSError:
+        pass
+    try:  # no xattrs here: a side file, overwritten in place (no truncation: that forces a flush on ext4)
+        tp = tips_path(ledger)
+        tp.parent.mkdir(parents=True, exist_ok=True)
+        tfd = os.open(tp, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+        try:
+            old = os.fstat(tfd).st_size
+            os.pwrite(tfd, data.ljust(old, b" "), 0)
+        finally:
+            os.close(tfd)
     except OSError:
         pass  # only a cache: the next writer rescans
 
@@ -271,8 +293,9 @@ def append(path: str | os.PathLike[str], record: dict, *, fsync: bool = True,
 
     Safe across threads and processes (``flock``); one ``os.write`` per record. If the chain has other dangling
     heads than the last line (after a union merge), they are listed in ``merge_parents`` so that they become
-    referenced too (see the module docstring); the heads are cached in :func:`tips_path`, validated against the
-    ledger size and last hash, and rescanned (once, O(n)) when the file was changed by something else (git).
+    referenced too (see the module docstring); the heads are cached in an xattr of the ledger (else in
+    :func:`tips_path`), validated against the ledger size and last hash, and rescanned (once, O(n)) when the file
+    was changed by something else (git).
     ``dedupe_key``: if this exact
     JSON fragment (e.g. ``'"call_id":"toolu_1"'``) occurs in the last 64 KiB of the ledger, nothing is written
     and None is returned (a post-hook delivered twice must not log the same mutation twice).
@@ -295,8 +318,7 @@ def append(path: str | os.PathLike[str], record: dict, *, fsync: bool = True,
             if dedupe_key.encode("ascii", "backslashreplace") in window:
                 return None
         prev = _prev_of(fd, size)
-        state = tips_path(p)
-        tips = _load_tips(state, size, prev) if size else set()
+        tips = _load_tips(fd, p, size, prev) if size else set()
         if tips is None:
             tips = scan_tips(p)
         last_hex = prev[7:].encode("ascii")
@@ -309,7 +331,7 @@ def append(path: str | os.PathLike[str], record: dict, *, fsync: bool = True,
         if fsync:
             (getattr(os, "fdatasync", None) or os.fsync)(fd)
         h = rec["metadata"][NS]["chain"]["hash"]
-        _save_tips(state, size + n, h, {h[7:].encode("ascii")})
+        _save_tips(fd, p, size + n, h, {h[7:].encode("ascii")})
         return rec
     finally:
         os.close(fd)  # also releases the flock

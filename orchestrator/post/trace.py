@@ -21,7 +21,7 @@ Pre-image sources, in order: Claude Code's ``originalFile`` (single-file tools),
 with nothing at all, the whole current file as one range with evidence "no pre-image".
 
 Never stored in the ledger: file contents. Never recorded twice: the ledger append is skipped when a record with the
-same ``call_id`` (tool_use_id, else the capture key) is among the last 64 KiB of the ledger (checked under the
+same ``tool_use_id`` (else ``call_id``, the capture key) is among the last 64 KiB of the ledger (checked under the
 ledger lock), and calls that changed
 nothing produce no record.
 """
@@ -306,15 +306,17 @@ def build_record(gov: Any, call: Any, changes: list[dict]) -> dict:
     declared = _cls.normalise_declared(declared_raw)
     meta_files = []
     for c in changes:
-        m = {"path": c["path"], "op": c["op"], "added": c["added"], "removed": c["removed"],
-             "mutation_class": c["class"], "evidence": c["evidence"]}
+        m = {"path": c["path"], "op": c["op"], "added": c["added"], "removed": c["removed"]}
+        if len(changes) > 1:  # per-file class/evidence only when they can differ from the record's
+            m["mutation_class"], m["evidence"] = c["class"], c["evidence"]
         if "from" in c:
             m["from"] = c["from"]
         for flag in ("binary", "large"):
             if c.get(flag):
                 m[flag] = True
         meta_files.append(m)
-    evidence = "; ".join(f"{c['path']}: {c['evidence']}" for c in changes if c["class"] == computed)
+    evidence = "; ".join((f"{c['path']}: " if len(changes) > 1 else "") + c["evidence"]
+                         for c in changes if c["class"] == computed)
     rec: dict[str, Any] = {"version": ledger.SPEC_VERSION, "id": str(uuid.uuid4()), "timestamp": _now()}
     rev = vcs.head_revision(gov.workspace.root)
     if rev:
@@ -332,10 +334,10 @@ def build_record(gov: Any, call: Any, changes: list[dict]) -> dict:
         "agent_id": _get(call, "agent_id"),
         "tool_name": str(_get(call, "tool") or "unknown"),
         "tool_use_id": _get(call, "tool_use_id"),
-        "call_id": _key_of(call),
-        "model_id": str(model) if model else None,
-        "files": meta_files,
     }
+    if not ns["tool_use_id"]:
+        ns["call_id"] = _key_of(call)  # dedupe key for calls without a tool_use_id
+    ns["files"] = meta_files
     rec["metadata"] = {ledger.NS: ns}
     return rec
 
@@ -372,7 +374,9 @@ def record(gov: Any, call: Any, result: dict | None = None) -> dict | None:
         if not changes:
             return None
         rec = build_record(gov, call, changes)
-        return ledger.append(gov.workspace.ledger_file, rec, fsync=_fsync_setting(gov),
-                             dedupe_key=f'"call_id":{json.dumps(key)}' if key else None)
+        tuid = _get(call, "tool_use_id")
+        dedupe = f'"tool_use_id":{json.dumps(str(tuid))}' if tuid else (f'"call_id":{json.dumps(key)}' if key
+                                                                        else None)
+        return ledger.append(gov.workspace.ledger_file, rec, fsync=_fsync_setting(gov), dedupe_key=dedupe)
     finally:
         _cleanup(gov, call, key)
