@@ -339,6 +339,13 @@ def append(path: str | os.PathLike[str], record: dict, *, fsync: bool = True,
 
 # ----------------------------------------------------------------------------------------------------- reading
 
+def _open_lines(path: str | os.PathLike[str], start: int = 0):
+    """A binary file positioned at ``start``; iterating it yields raw lines (C-speed, bounded memory)."""
+    f = open(path, "rb", buffering=1 << 20)
+    f.seek(start)
+    return f
+
+
 def iter_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes]]:
     """Yield ``(line_number, raw line bytes including its newline if any)``; constant memory."""
     with open(path, "rb", buffering=1 << 20) as f:
@@ -495,43 +502,53 @@ def _check_lines(path: str, start: int, end: int | None, schema: bool, strict: b
     Returns ``(lines checked, 0-based index of the first bad line or None, reason, torn)``. Runs in worker
     processes for big ledgers, so it only takes picklable arguments.
     """
+    import gc
     validator = _strict_validator() if strict else None
     loads = json.loads
     sha = hashlib.sha256
     cut = len(_T_END) + _HASHVAL_LEN
+    te = _T_END
     check = check_record
     count = 0
-    with open(path, "rb", buffering=1 << 20) as f:
-        f.seek(start)
-        pos = start
-        for raw in f:
-            if end is not None and pos >= end:
-                break
-            pos += len(raw)
-            if raw[-1:] != b"\n":
-                return count, count, "torn last line (incomplete write); run `orch trace repair`", True
-            line = raw[:-1]
-            if not line:
-                return count, count, "empty line", False
-            parts = _split_tail(line)
-            if parts is None:
-                return count, count, "not a chained orchestrator record (chain tail missing or malformed)", False
-            if sha(line[:-cut] + _T_END).hexdigest().encode("ascii") != parts[1]:
-                return count, count, "record content does not match its hash (edited)", False
-            if schema:
-                try:
-                    obj = loads(line)
-                except ValueError as e:
-                    return count, count, f"not valid JSON: {e}", False
-                why = check(obj)
-                if why:
-                    return count, count, f"schema: {why}", False
-                if validator is not None:
-                    errs = sorted(validator.iter_errors(obj), key=lambda e: list(e.path))
-                    if errs:
-                        where = "/".join(map(str, errs[0].path))
-                        return count, count, f"jsonschema: {errs[0].message} at /{where}", False
-            count += 1
+    gc_was = gc.isenabled()
+    gc.disable()  # parsed records are acyclic and dropped at once: the cyclic GC would only cost time
+    try:
+        with _open_lines(path, start) as f:
+            pos = start
+            for raw in f:
+                if end is not None and pos >= end:
+                    break
+                pos += len(raw)
+                if raw[-1:] != b"\n":
+                    return count, count, "torn last line (incomplete write); run `orch trace repair`", True
+                line = raw[:-1]
+                if not line:
+                    return count, count, "empty line", False
+                parts = _split_tail(line)
+                if parts is None:
+                    return count, count, "not a chained orchestrator record (chain tail missing or malformed)", \
+                        False
+                hh = sha(memoryview(line)[:-cut])
+                hh.update(te)
+                if hh.hexdigest().encode("ascii") != parts[1]:
+                    return count, count, "record content does not match its hash (edited)", False
+                if schema:
+                    try:
+                        obj = loads(line)
+                    except ValueError as e:
+                        return count, count, f"not valid JSON: {e}", False
+                    why = check(obj)
+                    if why:
+                        return count, count, f"schema: {why}", False
+                    if validator is not None:
+                        errs = sorted(validator.iter_errors(obj), key=lambda e: list(e.path))
+                        if errs:
+                            where = "/".join(map(str, errs[0].path))
+                            return count, count, f"jsonschema: {errs[0].message} at /{where}", False
+                count += 1
+    finally:
+        if gc_was:
+            gc.enable()
     return count, None, None, False
 
 
@@ -615,57 +632,71 @@ def _check_links(p: str) -> tuple[int | None, str | None, int, int, int]:
     (:func:`_check_lines` reports them).
     """
     zero = b"0" * 64
+    th, tm, te = _T_HEAD, _T_MID, _T_END
+    L, oP, oM, oH, oE = TAIL_LEN, _O_PREV, _O_MID, _O_HASH, _O_END
+    mpk = _MP_KEY
     # Pass 1: only the non-linear links (forks from merges, or tampering) and their records' hashes.
     nonlinear: set[bytes] = set()
     heads: set[bytes] = set()
     last: bytes | None = None
-    split = _split_tail
-    for _, line in iter_lines(p):
-        parts = split(line[:-1] if line[-1:] == b"\n" else line)
-        if parts is None:
-            last = None
-            continue
-        prev, h = parts
-        if prev != last and prev != zero:
-            nonlinear.add(prev)
-            nonlinear.add(h)  # a record with a non-linear link may be a duplicate: track its hash too
-        heads.discard(prev)
-        if _MP_KEY in line:
-            for mp in _merge_parents(line):
-                nonlinear.add(mp)
-                heads.discard(mp)
-        heads.add(h)
-        last = h
+    ten = te + b"\n"
+    n = 0
+    with _open_lines(p) as f:
+        for line in f:
+            n += 1
+            b0 = len(line) - L - 1
+            if b0 < 0 or not (line.endswith(ten) and line.startswith(th, b0) and line.startswith(tm, b0 + oM)):
+                last = None
+                continue
+            prev = line[b0 + oP:b0 + oM]
+            h = line[b0 + oH:b0 + oE]
+            if prev != last and prev != zero:
+                nonlinear.add(prev)
+                nonlinear.add(h)  # a record with a non-linear link may be a duplicate: track its hash too
+            if mpk in line:
+                for mp in _merge_parents(line):
+                    nonlinear.add(mp)
+                    heads.discard(mp)
+            heads.discard(prev)
+            heads.add(h)
+            last = h
     n_heads = len(heads)
     del heads
+    if not nonlinear:
+        # Every record pointed at the line just before it (or was a genesis): nothing can be missing,
+        # reordered or duplicated, so the second pass is not needed (the common case without merges).
+        return None, None, n, 0, n_heads
     # Pass 2: every link must point to an earlier line.
     seen: set[bytes] = set()
     last = None
     forks = 0
     n = 0
-    for n, line in iter_lines(p):
-        parts = split(line[:-1] if line[-1:] == b"\n" else line)
-        if parts is None:
-            last = None
-            continue
-        prev, h = parts
-        if prev == last or prev == zero:
-            pass
-        elif prev in seen:
-            forks += 1
-        else:
-            return n, "prev hash does not refer to an earlier record (a record was deleted or lines reordered)", \
-                n, forks, n_heads
-        if _MP_KEY in line:
-            for mp in _merge_parents(line):
-                if mp not in seen:
-                    return n, "merge parent does not refer to an earlier record (a record was deleted or moved)", \
-                        n, forks, n_heads
-        if h in nonlinear:
-            if h in seen:
-                return n, "duplicate record (same hash appears twice)", n, forks, n_heads
-            seen.add(h)
-        last = h
+    with _open_lines(p) as f:
+        for line in f:
+            n += 1
+            b0 = len(line) - L - 1
+            if b0 < 0 or not (line.endswith(ten) and line.startswith(th, b0) and line.startswith(tm, b0 + oM)):
+                last = None
+                continue
+            prev = line[b0 + oP:b0 + oM]
+            h = line[b0 + oH:b0 + oE]
+            if prev == last or prev == zero:
+                pass
+            elif prev in seen:
+                forks += 1
+            else:
+                return (n, "prev hash does not refer to an earlier record (a record was deleted or lines "
+                        "reordered)", n, forks, n_heads)
+            if mpk in line:
+                for mp in _merge_parents(line):
+                    if mp not in seen:
+                        return (n, "merge parent does not refer to an earlier record (a record was deleted or "
+                                "moved)", n, forks, n_heads)
+            if h in nonlinear:
+                if h in seen:
+                    return n, "duplicate record (same hash appears twice)", n, forks, n_heads
+                seen.add(h)
+            last = h
     return None, None, n, forks, n_heads
 
 

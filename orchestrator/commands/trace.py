@@ -726,6 +726,8 @@ def run(args: argparse.Namespace) -> int:
             setattr(args, name, default)
     if args.limit is None and not (args.json or args.jsonl):
         args.limit = 50
+    import gc
+    gc.disable()  # streaming parses millions of short-lived acyclic dicts: the cyclic GC only costs time here
     try:
         return _VERBS[getattr(args, "trace_cmd", None)](args)
     except TraceError as e:
@@ -737,6 +739,8 @@ def run(args: argparse.Namespace) -> int:
         except OSError:
             pass
         return 0
+    finally:
+        gc.enable()
 
 
 def main(argv: list[str] | None = None) -> int:
