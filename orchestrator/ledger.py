@@ -463,6 +463,40 @@ def check_record(r: object, *, ours: bool = True) -> str | None:
     return None
 
 
+# Fast structural check for lines in the writer's own canonical layout (key order, compact separators, ASCII).
+# A line this regex accepts is valid JSON and satisfies everything check_record() checks; any other line (another
+# layout, extra fields, escapes in model_id) goes through json.loads + check_record(). ~5 µs instead of ~20 µs.
+_S = rb'"[^"\\\x00-\x1f\x80-\xff]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f\x80-\xff]*)*"'  # JSON str
+_SN = rb"(?:" + _S + rb"|null)"
+_N = rb"(?:0|[1-9][0-9]*)"
+_P = rb"[1-9][0-9]*"
+_H = rb'"sha256:[0-9a-f]{64}"'
+_RANGE = rb'\{"start_line":' + _P + rb',"end_line":' + _P + rb'(?:,"content_hash":' + _S + rb")?\}"
+_CONV = (rb'\{"contributor":\{"type":"(?:human|ai|mixed|unknown)"'
+         rb'(?:,"model_id":"[^"\\\x00-\x1f\x80-\xff]{0,250}")?\},'
+         rb'"ranges":\[(?:' + _RANGE + rb"(?:," + _RANGE + rb")*)?\]\}")
+_FILE = rb'\{"path":' + _S + rb',"conversations":\[(?:' + _CONV + rb"(?:," + _CONV + rb")*)?\]\}"
+_CLS_RX = rb'"(?:AST_REFACTOR|INTENT_EVOLUTION)"'
+_META = (rb'\{"path":' + _S + rb',"op":"(?:create|modify|delete|rename)","added":' + _N + rb',"removed":' + _N
+         + rb'(?:,"mutation_class":' + _CLS_RX + rb',"evidence":' + _S + rb")?(?:,\"from\":" + _S
+         + rb')?(?:,"binary":true)?(?:,"large":true)?\}')
+_NSRX = (rb'"dev\.orchestrator":\{"intent_id":' + _SN + rb',"mutation_class":' + _CLS_RX
+         + rb',"declared_class":' + _SN + rb',"class_mismatch":(?:true|false),"evidence":' + _S
+         + rb',"session_id":' + _SN + rb',"agent":' + _SN + rb',"agent_id":' + _SN + rb',"tool_name":' + _S
+         + rb',"tool_use_id":' + _SN + rb'(?:,"call_id":' + _SN + rb")?"
+         + rb',"files":\[(?:' + _META + rb"(?:," + _META + rb")*)?\]"
+         + rb'(?:,"merge_parents":\[' + _H + rb"(?:," + _H + rb")*\])?"
+         + rb',"chain":\{"prev":' + _H + rb',"hash":' + _H + rb"\}\}")
+_CANONICAL = re.compile(
+    rb'\{"version":"[0-9]+\.[0-9]+\.[0-9]+",'
+    rb'"id":"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",'
+    rb'"timestamp":"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:[Zz]|[+-][0-9]{2}:[0-9]{2})",'
+    rb'(?:"vcs":\{"type":"(?:git|jj|hg|svn)","revision":' + _S + rb"\},)?"
+    rb'"tool":\{"name":' + _S + rb',"version":' + _S + rb"\},"
+    rb'"files":\[(?:' + _FILE + rb"(?:," + _FILE + rb")*)?\],"
+    rb'"metadata":\{' + _NSRX + rb"\}\}")
+
+
 def _strict_validator():
     try:
         import jsonschema  # dev extra: full validation only where installed
@@ -509,6 +543,7 @@ def _check_lines(path: str, start: int, end: int | None, schema: bool, strict: b
     cut = len(_T_END) + _HASHVAL_LEN
     te = _T_END
     check = check_record
+    canonical = _CANONICAL.fullmatch
     count = 0
     gc_was = gc.isenabled()
     gc.disable()  # parsed records are acyclic and dropped at once: the cyclic GC would only cost time
@@ -532,7 +567,7 @@ def _check_lines(path: str, start: int, end: int | None, schema: bool, strict: b
                 hh.update(te)
                 if hh.hexdigest().encode("ascii") != parts[1]:
                     return count, count, "record content does not match its hash (edited)", False
-                if schema:
+                if schema and (validator is not None or canonical(line) is None):
                     try:
                         obj = loads(line)
                     except ValueError as e:

@@ -327,3 +327,54 @@ def test_parallel_verify_agrees_with_sequential(tmp_path: Path, tamper: str) -> 
     assert (seq.ok, seq.bad_line, seq.reason, seq.torn, seq.records) == \
         (par.ok, par.bad_line, par.reason, par.torn, par.records)
     assert seq.ok == (tamper == "none")
+
+
+def _writer_lines(tmp_path: Path) -> list[bytes]:
+    """Lines written by the real post-hook (the canonical layout the fast path is made for)."""
+    import subprocess as sp
+    from types import SimpleNamespace as SNs
+
+    from orchestrator.post import trace as tr
+    sp.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / ".orchestration").mkdir()
+    gov = SNs(workspace=SNs(root=tmp_path, ledger_file=tmp_path / ".orchestration" / "agent_trace.jsonl",
+                            run_dir=tmp_path / ".orchestration" / "run"), settings={"ledger_fsync": False})
+    for i, (tuid, paths) in enumerate([("t1", ["a.py"]), (None, ["b.py"]), ("t3", ["a.py", "c.txt"]),
+                                       ("t\u00e9\"4", ["d.md"])]):
+        call = SNs(tool="Edit", kind="edit", resolved=paths, shell=None, cwd=None, tool_use_id=tuid,
+                   session_id="s", agent="claude-code", agent_id=None, intent_id="I", mutation_class="refactor",
+                   model_id="anthropic/claude" if i else None)
+        tr.capture(gov, call)
+        for pth in paths:
+            (tmp_path / pth).write_text(f"x = {i}\n")
+        assert tr.record(gov, call, {}) is not None
+    return [x.rstrip(b"\n") for x in lines(gov.workspace.ledger_file)]
+
+
+def test_writer_records_take_the_fast_path(tmp_path: Path) -> None:
+    for x in _writer_lines(tmp_path):
+        assert ledger._CANONICAL.fullmatch(x), x
+        assert ledger.check_record(json.loads(x)) is None
+
+
+def test_fast_path_never_accepts_what_the_full_check_rejects(tmp_path: Path) -> None:
+    """Random byte mutations of real lines: whatever the regex accepts must be valid JSON that passes
+    check_record and jsonschema."""
+    import random
+    raw = _writer_lines(tmp_path)
+    rng = random.Random(7)
+    alphabet = b'{}[]:,"\\0123456789abcnrtuel-. \x00\x1f\x7f\xc3'
+    accepted = rejected = 0
+    for _ in range(4000):
+        base = bytearray(rng.choice(raw))
+        for _ in range(rng.randint(1, 2)):
+            base[rng.randrange(len(base))] = rng.choice(alphabet)
+        line = bytes(base)
+        if ledger._CANONICAL.fullmatch(line):
+            accepted += 1
+            obj = json.loads(line)
+            assert ledger.check_record(obj) is None, line
+            VALIDATOR.validate(obj)
+        else:
+            rejected += 1
+    assert accepted > 50 and rejected > 50
