@@ -123,35 +123,44 @@ def _classify_python_region(old: str, new: str, hunks: list) -> tuple[str, str] 
     the file mentions are neither renamed nor inlined as constants: those are held fixed (found by a word search of
     the unchanged text, which can only err toward evolution).
     """
-    from .diffing import split_lines
-    a, b = split_lines(old), split_lines(new)
-    first, last = hunks[0], hunks[-1]
-    pre = first.old_start - (1 if first.old_lines else 0)  # identical leading lines
-    if pre != first.new_start - (1 if first.new_lines else 0):
-        return None
-    suf = len(a) - (last.old_start + last.old_lines - (1 if last.old_lines else 0))
-    if pre + suf > len(a) or pre + suf > len(b):
-        return None
-    s = pre
-    while s > 0 and not _top_start(a[s - 1]):
-        s -= 1
-    s = s - 1 if s > 0 else 0  # include the statement-start line itself
-    e = suf  # lines kept after the region, counted from the end
-    while e > 0 and not _top_start(a[len(a) - e]):
-        e -= 1
-    if (len(a) - s - e) > 0.6 * len(a) and len(a) > 50:
+    from .diffing import _common_prefix
+    # Common leading/trailing *lines* on the raw strings (C-speed), as in diffing.changed_ranges.
+    p = _common_prefix(old, new)
+    p = old.rfind("\n", 0, p) + 1
+    q = _common_prefix(old[p:][::-1], new[p:][::-1])
+    o_end, n_end = len(old) - q, len(new) - q
+    while o_end < len(old) and not ((o_end == 0 or old[o_end - 1] == "\n")
+                                    and (n_end == 0 or new[n_end - 1] == "\n")):
+        o_end += 1
+        n_end += 1
+    # Grow upwards to the nearest line above that starts a top-level statement ...
+    s = p
+    while s > 0:
+        ps = old.rfind("\n", 0, s - 1) + 1
+        s = ps
+        if _top_start(old[ps:old.find("\n", ps) + 1 or len(old)]):
+            break
+    # ... and downwards to just before the next one (the suffix is identical on both sides).
+    e = o_end
+    while e < len(old):
+        le = old.find("\n", e)
+        nxt = len(old) if le < 0 else le + 1
+        if _top_start(old[e:nxt]):
+            break
+        e = nxt
+    ne = n_end + (e - o_end)
+    if (e - s) > 0.6 * len(old) and len(old) > 2000:
         return None  # most of the file changed: just parse it whole
-    ra, rb = "".join(a[s:len(a) - e]), "".join(b[s:len(b) - e])
+    ra, rb = old[s:e], new[s:ne]
     try:
-        ast.parse(ra)
-        ast.parse(rb)
+        names = set(_module_names(ra)) | set(_module_names(rb))
     except (SyntaxError, ValueError):
         return None  # the heuristic cut inside a construct: fall back to the whole file
-    outside = "".join(a[:s]) + "".join(a[len(a) - e:])
-    module_level = set(_module_names(ra)) | set(_module_names(rb))
-    fixed = frozenset(n for n in module_level if re.search(r"\b%s\b" % re.escape(n), outside))
+    outside = old[:s] + old[e:]
+    fixed = frozenset(n for n in names if re.search(r"\b%s\b" % re.escape(n), outside))
     cls, ev = classify_python(ra, rb, fixed=fixed)
-    return cls, ev + f" [region lines {s + 1}-{len(b) - e}]"
+    first = old.count("\n", 0, s) + 1
+    return cls, ev + f" [region lines {first}-{first + rb.count(chr(10)) - 1}]"
 
 
 def _module_names(src: str) -> list[str]:
@@ -339,22 +348,23 @@ def _canonical(tree: ast.AST, fixed: frozenset[str] = frozenset()) -> tuple[byte
         elif isinstance(node, ast.alias) and node.asname is None:
             # `import x` binds x; canonicalise the binding via a synthetic asname so uses match.
             node.asname = canon(node.name.split(".")[0])
-    return _key(tree), mapping
+    return _key(tree, strip=False), mapping  # positions were stripped by the first _key()
 
 
 _POS = ("lineno", "col_offset", "end_lineno", "end_col_offset")
 
 
-def _key(tree: ast.AST) -> bytes:
+def _key(tree: ast.AST, strip: bool = True) -> bytes:
     """Position-free structural key of a tree (pickled without memo: C speed, unlike ``ast.dump``).
 
     Strips positions in place. Memoisation is off so that shared vs. equal sub-objects pickle identically.
     """
-    for node in ast.walk(tree):
-        d = node.__dict__
-        if "lineno" in d:
-            for k in _POS:
-                d.pop(k, None)
+    if strip:
+        for node in ast.walk(tree):
+            d = node.__dict__
+            if "lineno" in d:
+                for k in _POS:
+                    d.pop(k, None)
     buf = io.BytesIO()
     p = pickle.Pickler(buf, 4)
     p.fast = True  # no memo: equal trees give equal bytes whatever object sharing the parser did
