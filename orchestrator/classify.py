@@ -157,10 +157,23 @@ def _classify_python_region(old: str, new: str, hunks: list) -> tuple[str, str] 
     except (SyntaxError, ValueError):
         return None  # the heuristic cut inside a construct: fall back to the whole file
     outside = old[:s] + old[e:]
-    fixed = frozenset(n for n in names if re.search(r"\b%s\b" % re.escape(n), outside))
+    fixed = frozenset(n for n in names if _mentions(outside, n))
     cls, ev = classify_python(ra, rb, fixed=fixed)
     first = old.count("\n", 0, s) + 1
     return cls, ev + f" [region lines {first}-{first + rb.count(chr(10)) - 1}]"
+
+
+def _mentions(text: str, word: str) -> bool:
+    """Does ``word`` occur in ``text`` as a whole identifier? (str.find is much faster than a ``\\b`` regex.)"""
+    i = text.find(word)
+    n = len(word)
+    while i >= 0:
+        before = text[i - 1] if i else " "
+        after = text[i + n] if i + n < len(text) else " "
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+            return True
+        i = text.find(word, i + 1)
+    return False
 
 
 def _module_names(src: str) -> list[str]:
