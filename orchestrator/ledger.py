@@ -44,6 +44,8 @@ branches that both appended records verifies, while edits, deletions and reorder
 Schema check
     :func:`check_record` is a hand-written structural check of everything the JSON schema requires (required keys,
     types, enums, integer minimums, version pattern, uuid shape, timestamp shape) plus orchestrator's metadata fields.
+    Lines in the writer's canonical layout are checked by an equivalent compiled regex instead (``_CANONICAL``, no
+    JSON parsing); other lines are parsed and go through :func:`check_record`.
     ``verify(strict=True)`` additionally runs full ``jsonschema`` (a dev extra) with format checking on every line;
     if jsonschema is not importable, strict falls back to the structural check and says so in the result.
 """
