@@ -658,8 +658,14 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------------------------------- parser
 
+# Every option defaults to SUPPRESS: an absent option then sets no attribute, so neither the `trace` parser nor a
+# verb parser can overwrite a value (or a same-named global option of the main CLI) parsed at another level;
+# run() fills in the defaults.
+_SUP = {"default": argparse.SUPPRESS}
+
+
 def _add_filters(p: argparse.ArgumentParser, *, sub: bool) -> None:
-    d = {"default": argparse.SUPPRESS} if sub else {"default": None}
+    d = _SUP
     p.add_argument("--intent", metavar="ID", help="only records for this intent id", **d)
     p.add_argument("--file", metavar="PATH", help="only records touching PATH (a directory or a glob works)", **d)
     p.add_argument("--session", metavar="ID", help="only records of this agent session", **d)
@@ -669,23 +675,24 @@ def _add_filters(p: argparse.ArgumentParser, *, sub: bool) -> None:
 
 
 def _add_output(p: argparse.ArgumentParser, *, sub: bool) -> None:
-    d = {"default": argparse.SUPPRESS} if sub else {}
+    d = _SUP
     g = p.add_mutually_exclusive_group()
     g.add_argument("--json", action="store_true", help="JSON output", **d)
     g.add_argument("--jsonl", action="store_true", help="one JSON record per line", **d)
     p.add_argument("--limit", type=int, metavar="N",
                    help="table: show the N most recent matches (default 50, 0 = all); json: all unless given",
-                   **(d if sub else {"default": None}))
+                   **d)
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
     """Add the ``trace`` parser and its verbs to an argparse subparsers object."""
     p = subparsers.add_parser("trace", help="inspect, verify and export the trace ledger",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--root", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--root", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     _add_filters(p, sub=False)
     _add_output(p, sub=False)
     v = p.add_subparsers(dest="trace_cmd", metavar="VERB")
+    p.set_defaults(trace_cmd=None)
     lp = v.add_parser("list", help="list records (default)")
     _add_filters(lp, sub=True)
     _add_output(lp, sub=True)

@@ -229,3 +229,22 @@ def test_no_workspace_is_a_one_line_error(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.chdir(tmp_path)
     rc, _, err = run(capsys, "verify")
     assert rc == 1 and ".orchestration" in err
+
+
+def test_register_does_not_clobber_global_options(ws: WS, capsys: pytest.CaptureFixture[str]) -> None:
+    """The main CLI may have global --json/--root options: trace's parsers must not overwrite them."""
+    import argparse
+    ws.edit("a.py", "x = 1\n")
+    parser = argparse.ArgumentParser(prog="orch")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--root")
+    sub = parser.add_subparsers(dest="command")
+    cmd.register(sub)
+    args = parser.parse_args(["--json", "--root", str(ws.root), "trace", "verify"])
+    assert args.json is True and args.root == str(ws.root)
+    assert cmd.run(args) == 0
+    assert json.loads(capsys.readouterr().out)["ok"] is True
+    args = parser.parse_args(["trace", "--intent", "INT-1", "list", "--jsonl"])
+    assert args.intent == "INT-1" and args.jsonl
+    assert cmd.run(args) == 0
+    assert len(capsys.readouterr().out.splitlines()) == 1
