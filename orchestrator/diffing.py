@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 
 __all__ = [
     "Hunk",
@@ -126,6 +125,7 @@ def diff_hunks(old: list[str], new: list[str]) -> list[Hunk]:
     if not a or not b:
         opcodes = [("replace", 0, len(a), 0, len(b))]
     else:
+        from difflib import SequenceMatcher  # lazy: not needed on the pre-hook path
         opcodes = SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
     hunks: list[Hunk] = []
     for tag, i1, i2, j1, j2 in opcodes:

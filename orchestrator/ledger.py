@@ -44,7 +44,7 @@ branches that both appended records verifies, while edits, deletions and reorder
 Schema check
     :func:`check_record` is a hand-written structural check of everything the JSON schema requires (required keys,
     types, enums, integer minimums, version pattern, uuid shape, timestamp shape) plus orchestrator's metadata fields.
-    Lines in the writer's canonical layout are checked by an equivalent compiled regex instead (``_CANONICAL``, no
+    Lines in the writer's canonical layout are checked by an equivalent compiled regex instead (``_canonical()``, no
     JSON parsing); other lines are parsed and go through :func:`check_record`.
     ``verify(strict=True)`` additionally runs full ``jsonschema`` (a dev extra) with format checking on every line;
     if jsonschema is not importable, strict falls back to the structural check and says so in the result.
@@ -489,7 +489,7 @@ _NSRX = (rb'"dev\.orchestrator":\{"intent_id":' + _SN + rb',"mutation_class":' +
          + rb',"files":\[(?:' + _META + rb"(?:," + _META + rb")*)?\]"
          + rb'(?:,"merge_parents":\[' + _H + rb"(?:," + _H + rb")*\])?"
          + rb',"chain":\{"prev":' + _H + rb',"hash":' + _H + rb"\}\}")
-_CANONICAL = re.compile(
+_CANONICAL_SRC = (
     rb'\{"version":"[0-9]+\.[0-9]+\.[0-9]+",'
     rb'"id":"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",'
     rb'"timestamp":"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?(?:[Zz]|[+-][0-9]{2}:[0-9]{2})",'
@@ -497,6 +497,15 @@ _CANONICAL = re.compile(
     rb'"tool":\{"name":' + _S + rb',"version":' + _S + rb"\},"
     rb'"files":\[(?:' + _FILE + rb"(?:," + _FILE + rb")*)?\],"
     rb'"metadata":\{' + _NSRX + rb"\}\}")
+_canonical_rx: re.Pattern[bytes] | None = None
+
+
+def _canonical() -> re.Pattern[bytes]:
+    """The compiled fast-path regex (compiled on first use: ~10 ms, kept off the hook's import path)."""
+    global _canonical_rx
+    if _canonical_rx is None:
+        _canonical_rx = re.compile(_CANONICAL_SRC)
+    return _canonical_rx
 
 
 def _strict_validator():
@@ -545,7 +554,7 @@ def _check_lines(path: str, start: int, end: int | None, schema: bool, strict: b
     cut = len(_T_END) + _HASHVAL_LEN
     te = _T_END
     check = check_record
-    canonical = _CANONICAL.fullmatch
+    canonical = _canonical().fullmatch
     count = 0
     gc_was = gc.isenabled()
     gc.disable()  # parsed records are acyclic and dropped at once: the cyclic GC would only cost time

@@ -36,8 +36,18 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .. import classify as _cls
 from .. import diffing, ledger, vcs
+
+
+class _LazyClassify:
+    """``classify`` (ast, pickle, tree-sitter) is only needed by record(); keep it off capture()'s import path."""
+
+    def __getattr__(self, name: str) -> Any:
+        from .. import classify
+        return getattr(classify, name)
+
+
+_cls = _LazyClassify()
 
 __all__ = ["capture", "record", "build_record", "TOOL_NAME", "MAX_TEXT_BYTES", "MAX_DIR_FILES"]
 
