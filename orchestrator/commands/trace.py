@@ -74,11 +74,15 @@ def find_root(start: str | os.PathLike[str] | None = None) -> Path:
             if (d / ".orchestration").is_dir():
                 return d
         raise TraceError("no .orchestration/ directory here or above (run `orch init`)")
-    return Path(_fr(start or os.getcwd()))
+    try:
+        return Path(_fr(start or os.getcwd()))
+    except Exception as exc:  # the engine's WorkspaceError: report it as this command's one-line error
+        raise TraceError(str(exc) or "no .orchestration/ directory here or above (run `orch init`)") from None
 
 
 def _ledger_path(args: argparse.Namespace) -> tuple[Path, Path]:
-    root = Path(args.root).resolve() if getattr(args, "root", None) else find_root()
+    given = getattr(args, "workspace", None) or getattr(args, "root", None)
+    root = find_root(given) if given else find_root()
     return root, root / ".orchestration" / "agent_trace.jsonl"
 
 
@@ -684,10 +688,19 @@ def _add_output(p: argparse.ArgumentParser, *, sub: bool) -> None:
                    **d)
 
 
-def register(subparsers: Any) -> argparse.ArgumentParser:
-    """Add the ``trace`` parser and its verbs to an argparse subparsers object."""
-    p = subparsers.add_parser("trace", help="inspect, verify and export the trace ledger",
-                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def register(parser: Any) -> argparse.ArgumentParser:
+    """Add the ``trace`` options and verbs.
+
+    ``parser`` is either the ``trace`` subcommand's own parser (how ``orchestrator/cli.py`` calls it) or an
+    argparse subparsers object, to which a ``trace`` parser is added.
+    """
+    if hasattr(parser, "add_parser"):
+        p = parser.add_parser("trace", help="inspect, verify and export the trace ledger")
+    else:
+        p = parser
+    p.description = __doc__
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    _add_workspace(p)
     p.add_argument("--root", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     _add_filters(p, sub=False)
     _add_output(p, sub=False)
@@ -703,7 +716,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     vp.add_argument("--strict", action="store_true", help="also validate every line with jsonschema (slow)")
     vp.add_argument("--chain-only", action="store_true", help="hash chain only, no JSON/schema check (fastest)")
     vp.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
-    v.add_parser("repair", help="move a torn last line to <ledger>.quarantine")
+    v.add_parser("repair", help="move a torn last line to <ledger>.quarantine")  # -C added below
     bp = v.add_parser("blame", help="which record/intent produced the current lines of FILE[:LINE]")
     bp.add_argument("target", metavar="FILE[:LINE]")
     bp.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
@@ -717,7 +730,14 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     stp.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     ap = v.add_parser("audit", help="working-tree changes since HEAD that no record accounts for")
     ap.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+    for verb in v.choices.values():
+        _add_workspace(verb)
     return p
+
+
+def _add_workspace(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-C", "--workspace", metavar="DIR", default=argparse.SUPPRESS,
+                   help="workspace root (default: nearest parent with .orchestration/)")
 
 
 _VERBS: dict[str | None, Callable[[argparse.Namespace], int]] = {
@@ -728,7 +748,8 @@ _VERBS: dict[str | None, Callable[[argparse.Namespace], int]] = {
 
 def run(args: argparse.Namespace) -> int:
     """Run the selected verb; expected failures print one line and return 1."""
-    for name, default in (("json", False), ("jsonl", False), ("limit", None), ("root", None)):
+    for name, default in (("json", False), ("jsonl", False), ("limit", None), ("root", None),
+                          ("workspace", None)):
         if not hasattr(args, name):
             setattr(args, name, default)
     if args.limit is None and not (args.json or args.jsonl):

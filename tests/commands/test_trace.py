@@ -248,3 +248,21 @@ def test_register_does_not_clobber_global_options(ws: WS, capsys: pytest.Capture
     assert args.intent == "INT-1" and args.jsonl
     assert cmd.run(args) == 0
     assert len(capsys.readouterr().out.splitlines()) == 1
+
+
+def test_register_on_the_subcommand_parser_like_cli_py(ws: WS, capsys: pytest.CaptureFixture[str],
+                                                       tmp_path_factory: pytest.TempPathFactory,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """orchestrator/cli.py creates the `trace` parser itself and passes it to register(); -C picks the workspace."""
+    import argparse
+    ws.edit("a.py", "x = 1\n")
+    parser = argparse.ArgumentParser(prog="orch")
+    sub = parser.add_subparsers(dest="command")
+    p = sub.add_parser("trace")
+    cmd.register(p)
+    p.set_defaults(_run=cmd.run)
+    monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))
+    args = parser.parse_args(["trace", "-C", str(ws.root), "verify", "--json"])
+    assert args._run(args) == 0 and json.loads(capsys.readouterr().out)["records"] == 1
+    args = parser.parse_args(["trace", "stats", "-C", str(ws.root), "--json"])
+    assert args._run(args) == 0 and json.loads(capsys.readouterr().out)["records"] == 1
