@@ -112,9 +112,19 @@ def _targets(gov: Any, call: Any) -> list[str]:
     if sh is not None:
         base = _get(call, "cwd") or str(root)
         for p in tuple(_get(sh, "writes") or ()) + tuple(_get(sh, "deletes") or ()):
-            if any(c in p for c in "*?[$`"):
-                continue  # unresolved glob/variable: the after-snapshot of the other targets still runs
-            r = _rel(root, base, os.path.expanduser(p))
+            if any(c in p for c in "$`"):
+                continue  # a variable or substitution we cannot resolve: nothing to snapshot
+            p = os.path.expanduser(p)
+            if any(c in p for c in "*?["):
+                # `rm -rf build/*`: expand like the shell would (no dotfiles) — before the command runs in
+                # capture(), and again afterwards in record() for files the command created.
+                import glob
+                for hit in sorted(glob.glob(os.path.join(base, p)))[:MAX_DIR_FILES]:
+                    r = _rel(root, base, hit)
+                    if r:
+                        out[r] = None
+                continue
+            r = _rel(root, base, p)
             if r:
                 out[r] = None
     return _expand_dirs(root, list(out))

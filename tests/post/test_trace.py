@@ -187,3 +187,19 @@ def test_paths_outside_workspace_and_governance_state_are_ignored(repo: Path) ->
     trace.capture(gov, call)
     (repo / ".orchestration" / "x").write_text("x")
     assert trace.record(gov, call, {}) is None
+
+
+def test_bash_glob_delete_is_expanded_before_the_command_runs(repo: Path) -> None:
+    gov = make_gov(repo)
+    (repo / "build" / "sub").mkdir(parents=True)
+    for name in ("a.o", "b.o", "sub/c.o"):
+        (repo / "build" / name).write_text(name + "\n")
+    shell = NS(writes=(), deletes=("build/*",), kind="destructive")
+    call = make_call(tool="Bash", paths=(), shell=shell, cwd=str(repo), tool_use_id="toolu_rm",
+                     command="rm -rf build/*")
+    trace.capture(gov, call)
+    subprocess.run("rm -rf build/*", shell=True, cwd=repo, check=True)
+    rec = trace.record(gov, call, {"stdout": ""})
+    ops = {m["path"]: m["op"] for m in rec["metadata"][ledger.NS]["files"]}
+    assert ops == {"build/a.o": "delete", "build/b.o": "delete", "build/sub/c.o": "delete"}
+    assert rec["metadata"][ledger.NS]["mutation_class"] == "INTENT_EVOLUTION"
