@@ -261,7 +261,7 @@ def _table(rows: deque, total: int, path: Path) -> None:
         cls = {"AST_REFACTOR": "refactor", "INTENT_EVOLUTION": "evolution"}.get(s["mutation_class"] or "", "?")
         if s["class_mismatch"]:
             cls += " (declared≠)"
-        files = "; ".join(f"{op or ''} {f['path']}:{_fmt_ranges(f['ranges'])}".strip()
+        files = "; ".join((f"{op or ''} {f['path']}" + (f":{_fmt_ranges(f['ranges'])}" if f["ranges"] else "")).strip()
                           for f, op in zip(s["files"], s["ops"] + [None] * len(s["files"])))
         t.add_row(str(s["line"]), (s["timestamp"] or "")[:19].replace("T", " "), (s["id"] or "")[:8],
                   str(s["intent_id"] or "-"), cls, str(s["tool"] or "-"), str(s["agent"] or "-"), files)
@@ -347,43 +347,85 @@ def _aliases(path: Path, rel: str) -> set[str]:
 
 
 def blame(root: Path, path: Path, rel: str) -> dict:
-    """Attribute the current lines of ``rel`` to ledger records by content hash (newest record wins).
+    """Attribute the current lines of ``rel`` to ledger records (newest wins).
 
-    Each recorded range is looked for first where it was recorded, then anywhere in the file (nearest match):
-    a range whose exact lines still exist is re-found after other edits moved it.
+    1. **Line tracking**: the records for the file are replayed in order, applying each record's hunks to a
+       per-line owner list, as long as each record's pre-image hash equals the previous record's post-image hash
+       (an unbroken chain of governed edits). If the current file's hash equals the last post-image hash, this
+       attribution is exact — including lines of an old range that later edits only partly replaced.
+    2. **Content hashes**: lines still unattributed (the chain was broken by an ungoverned edit, or the file
+       changed since the last record) are matched by the recorded ranges' content hashes, first where the range
+       was recorded, then anywhere in the file (nearest match): a range whose exact lines still exist is re-found
+       after other edits moved it.
     """
+    import hashlib
     names = _aliases(path, rel)
-    cands: dict[tuple[str, int], dict] = {}  # (content_hash, n_lines) -> newest record info
     pre = [_jbytes(n)[1:-1] for n in names] if len(names) == 1 else []
+    events: list[tuple[dict, dict, list[tuple[int, int, str | None]]]] = []
     for n, r in iter_matching(path, pre, lambda r: True):
         ns = _ns(r)
+        metas = {m.get("path"): m for m in ns.get("files") or () if isinstance(m, dict)}
         for f in r.get("files") or ():
             if not isinstance(f, dict) or f.get("path") not in names:
                 continue
-            for c in f.get("conversations") or ():
-                for x in c.get("ranges") or ():
-                    h = x.get("content_hash")
-                    if not h:
-                        continue
-                    s, e = int(x.get("start_line", 0)), int(x.get("end_line", 0))
-                    cands[(h, e - s + 1)] = {
-                        "line": n, "id": r.get("id"), "timestamp": r.get("timestamp"),
-                        "intent_id": ns.get("intent_id"), "mutation_class": ns.get("mutation_class"),
-                        "tool": ns.get("tool_name"), "agent": ns.get("agent"), "session_id": ns.get("session_id"),
-                        "recorded": [s, e], "path": f.get("path")}
+            info = {"line": n, "id": r.get("id"), "timestamp": r.get("timestamp"), "intent_id": ns.get("intent_id"),
+                    "mutation_class": ns.get("mutation_class"), "tool": ns.get("tool_name"),
+                    "agent": ns.get("agent"), "session_id": ns.get("session_id"), "path": f.get("path")}
+            rngs = [(int(x.get("start_line", 0)), int(x.get("end_line", 0)), x.get("content_hash"))
+                    for c in f.get("conversations") or () for x in c.get("ranges") or ()]
+            events.append((info, metas.get(f.get("path"), {}), rngs))
+    # 1. replay
+    model: list[dict | None] | None = None
+    model_hash: str | None = None
+    for info, m, rngs in events:
+        op, hunks, n_lines = m.get("op"), m.get("hunks"), m.get("lines")
+        if op == "delete":
+            model, model_hash = None, None
+            continue
+        if op == "rename":
+            if model_hash != m.get("after"):
+                model, model_hash = None, None
+            continue
+        if not isinstance(n_lines, int):
+            model, model_hash = None, None
+            continue
+        if op == "create" and isinstance(hunks, list):
+            model = [info] * n_lines
+        elif model is not None and isinstance(hunks, list) and m.get("before") == model_hash:
+            for h in reversed(hunks):
+                os_, ol, _ns_, nl = h
+                start = os_ - 1 if ol else os_
+                model[start:start + ol] = [info] * nl
+            if len(model) != n_lines:
+                model = None
+        else:  # a gap in the chain: only this record's own ranges are known
+            model = [None] * n_lines
+            for s_, e_, _h in rngs:
+                for i in range(max(s_ - 1, 0), min(e_, n_lines)):
+                    model[i] = info
+        model_hash = m.get("after")
     full = root / rel
     try:
-        text = full.read_bytes().decode("utf-8", "surrogateescape")
+        data = full.read_bytes()
     except OSError:
         raise TraceError(f"blame: cannot read {rel}") from None
-    lines = split_lines(text)
-    owner: list[dict | None] = [None] * len(lines)
+    lines = split_lines(data.decode("utf-8", "surrogateescape"))
+    tracked = (model is not None and len(model) == len(lines)
+               and model_hash == "sha256:" + hashlib.sha256(data).hexdigest())
+    owner: list[dict | None] = [dict(o, how="tracked") if o is not None else None for o in model] if tracked \
+        else [None] * len(lines)
+    # 2. content hashes for what is left
+    cands: dict[tuple[str, int], tuple[dict, int, int]] = {}
+    for info, _m, rngs in events:
+        for s_, e_, h in rngs:
+            if h:
+                cands[(h, e_ - s_ + 1)] = (info, s_, e_)
     windows: dict[int, dict[str, list[int]]] = {}
 
     def locate(h: str, size: int, s: int) -> int | None:
         if 1 <= s and s + size - 1 <= len(lines) and hash_lines(lines[s - 1:s - 1 + size]) == h:
             return s
-        if size > len(lines):
+        if size > len(lines) or size < 1:
             return None
         if size not in windows:
             idx: dict[str, list[int]] = {}
@@ -393,13 +435,16 @@ def blame(root: Path, path: Path, rel: str) -> dict:
         starts = windows[size].get(h)
         return min(starts, key=lambda x: abs(x - s)) if starts else None
 
-    for (h, size), info in sorted(cands.items(), key=lambda kv: kv[1]["line"], reverse=True):
-        at = locate(h, size, info["recorded"][0])
-        if at is None:
-            continue
-        for i in range(at - 1, at - 1 + size):
-            if owner[i] is None:
-                owner[i] = dict(info, now=[at, at + size - 1])
+    if not tracked or None in owner:
+        for (h, size), (info, s_, e_) in sorted(cands.items(), key=lambda kv: kv[1][0]["line"], reverse=True):
+            if all(o is not None for o in owner):
+                break
+            at = locate(h, size, s_)
+            if at is None:
+                continue
+            for i in range(at - 1, at - 1 + size):
+                if owner[i] is None:
+                    owner[i] = dict(info, how="content", recorded=[s_, e_], now=[at, at + size - 1])
     runs: list[dict] = []
     for i, o in enumerate(owner, 1):
         if runs and runs[-1]["_o"] is o:
@@ -409,11 +454,13 @@ def blame(root: Path, path: Path, rel: str) -> dict:
     out = []
     for run in runs:
         o = run.pop("_o")
-        run["record"] = None if o is None else {k: v for k, v in o.items() if k != "now"}
+        rec = None
         if o is not None:
-            run["record"]["moved"] = o["recorded"][0] != o["now"][0] or o.get("path") != rel
+            rec = {k: v for k, v in o.items() if k != "now"}
+            rec["moved"] = bool(o.get("now") and (o["recorded"][0] != o["now"][0])) or o.get("path") != rel
+        run["record"] = rec
         out.append(run)
-    return {"path": rel, "lines": len(lines), "runs": out}
+    return {"path": rel, "lines": len(lines), "tracked": tracked, "runs": out}
 
 
 def cmd_blame(args: argparse.Namespace) -> int:
@@ -439,8 +486,11 @@ def cmd_blame(args: argparse.Namespace) -> int:
             _out(f"{rel}:{span}\t(no record: not produced by a governed call, or changed since)")
             continue
         cls = {"AST_REFACTOR": "refactor", "INTENT_EVOLUTION": "evolution"}.get(rec["mutation_class"] or "", "?")
-        moved = f"  (recorded at {rec['recorded'][0]}-{rec['recorded'][1]}"
-        moved += f" in {rec['path']})" if rec["path"] != rel else ")"
+        if "recorded" in rec:
+            moved = f"  (recorded at {rec['recorded'][0]}-{rec['recorded'][1]}"
+            moved += f" in {rec['path']})" if rec["path"] != rel else ")"
+        else:
+            moved = f"  (from {rec['path']})"
         _out(f"{rel}:{span}\t{(rec['id'] or '')[:8]}  intent={rec['intent_id'] or '-'}  {cls}  "
              f"{rec['tool'] or '-'}  {rec['agent'] or '-'}  {(rec['timestamp'] or '')[:19]}  L{rec['line']}"
              + (moved if rec["moved"] else ""))
@@ -541,6 +591,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------------------------------------------ audit
 
+#: Files written by orchestrator itself (lessons via `orch lesson` / record_lesson), not by agent tool calls.
+AUDIT_SKIP = frozenset({"AGENTS.md"})
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 
 
@@ -560,7 +612,8 @@ def audit(root: Path, path: Path) -> dict:
     Added/changed lines (``git diff -U0 HEAD`` plus untracked files) are accounted for when a record's range
     with the same content hash covers them now (as in blame). Pure deletions and deleted files are accounted for
     when some record for that path was written at the current HEAD revision (content of deleted lines cannot be
-    matched by hash).
+    matched by hash). ``.orchestration/`` and :data:`AUDIT_SKIP` (AGENTS.md, written by ``orch lesson``) are
+    not audited.
     """
     top = Path(_git(root, "rev-parse", "--show-toplevel").strip())
     head = _git(root, "rev-parse", "HEAD").strip()
@@ -595,7 +648,9 @@ def audit(root: Path, path: Path) -> dict:
     # Paths from git are relative to the repository top; the ledger's are relative to the workspace root.
     def to_ws(p: str) -> str | None:
         r = os.path.relpath(top / p, root).replace(os.sep, "/")
-        return None if r.startswith("..") or r.startswith(".orchestration/") else r
+        if r.startswith("..") or r.startswith(".orchestration/") or r in AUDIT_SKIP:
+            return None
+        return r
 
     recorded_at_head: set[str] = set()
     for _, r in iter_matching(path, [head.encode("ascii")], lambda r: (r.get("vcs") or {}).get("revision") == head):

@@ -54,6 +54,8 @@ __all__ = ["capture", "record", "build_record", "TOOL_NAME", "MAX_TEXT_BYTES", "
 TOOL_NAME = "orchestrator"
 #: Files bigger than this are snapshotted by hash only (ranges then cover the whole new file).
 MAX_TEXT_BYTES = 4 * 1024 * 1024
+#: Hunks are stored (for blame's line tracking) up to this many per file.
+MAX_HUNKS = 200
 #: A directory target (``rm -r dir``, ``cp -r a dir``) is expanded to at most this many files.
 MAX_DIR_FILES = 500
 
@@ -271,9 +273,11 @@ def _file_change(path: str, before: dict | None, after: dict, patch: list | None
             ch.update(op="modify", ranges=ranges, added=len(diffing.split_lines(new_text)), removed=0)
             ch["class"], ch["evidence"] = _cls.INTENT_EVOLUTION, "no pre-image: whole file attributed"
         return ch
+    ch["lines"] = _nlines(new_text)
     if not b_exists:
         ranges = diffing.ranges_for_new_file(new_text)
         ch.update(op="create", ranges=ranges, added=ranges[0].end_line if ranges else 0, removed=0)
+        ch["hunks"] = [[0, 0, 1, ch["lines"]]] if ch["lines"] else []
         ch["class"], ch["evidence"] = _cls.classify(path, None, new_text)
         return ch
     old_text = before.get("text")
@@ -286,9 +290,15 @@ def _file_change(path: str, before: dict | None, after: dict, patch: list | None
     if not hunks:
         return None
     ch.update(op="modify", ranges=ranges, added=sum(h.new_lines for h in hunks),
-              removed=sum(h.old_lines for h in hunks))
+              removed=sum(h.old_lines for h in hunks), sha_before=before.get("sha256"))
+    if len(hunks) <= MAX_HUNKS:
+        ch["hunks"] = [[h.old_start, h.old_lines, h.new_start, h.new_lines] for h in hunks]
     ch["class"], ch["evidence"] = _cls.classify(path, old_text, new_text, hunks)
     return ch
+
+
+def _nlines(text: str) -> int:
+    return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
 
 
 def _count_lines(snap: dict | None) -> int:
@@ -334,6 +344,16 @@ def build_record(gov: Any, call: Any, changes: list[dict]) -> dict:
         for flag in ("binary", "large"):
             if c.get(flag):
                 m[flag] = True
+        # Line tracking for blame/audit: file hashes before/after (hashes only, never content), line count and
+        # hunks [old_start, old_lines, new_start, new_lines] (git -U0 numbering).
+        if c.get("sha_before") and c["op"] != "delete":
+            m["before"] = "sha256:" + c["sha_before"]
+        if c.get("sha_after"):
+            m["after"] = "sha256:" + c["sha_after"]
+        if "lines" in c:
+            m["lines"] = c["lines"]
+        if "hunks" in c:
+            m["hunks"] = c["hunks"]
         meta_files.append(m)
     evidence = "; ".join((f"{c['path']}: " if len(changes) > 1 else "") + c["evidence"]
                          for c in changes if c["class"] == computed)

@@ -266,3 +266,31 @@ def test_register_on_the_subcommand_parser_like_cli_py(ws: WS, capsys: pytest.Ca
     assert args._run(args) == 0 and json.loads(capsys.readouterr().out)["records"] == 1
     args = parser.parse_args(["trace", "stats", "-C", str(ws.root), "--json"])
     assert args._run(args) == 0 and json.loads(capsys.readouterr().out)["records"] == 1
+
+
+def test_blame_tracks_lines_through_governed_edits_exactly(ws: WS, capsys: pytest.CaptureFixture[str]) -> None:
+    """An edit inside an earlier range keeps the rest of that range attributed to the earlier record."""
+    body = [f"def f{i}():\n    return {i}\n\n" for i in range(6)]
+    ws.edit("m.py", "".join(body), intent="CREATE")
+    body[2] = "def f2():\n    return 'two'\n\n"
+    ws.edit("m.py", "".join(body), intent="EDIT-F2")
+    body.insert(0, "import os\n\n")
+    ws.edit("m.py", "".join(body), intent="ADD-IMPORT")
+    res = json.loads(run(capsys, "blame", "m.py", "--json")[1])
+    assert res["tracked"] is True
+    owner = {}
+    for r in res["runs"]:
+        for i in range(r["start_line"], r["end_line"] + 1):
+            owner[i] = r["record"]["intent_id"]
+    lines = (ws.root / "m.py").read_text().splitlines()
+    assert owner[1] == "ADD-IMPORT" and owner[2] == "ADD-IMPORT"
+    assert owner[lines.index("    return 'two'") + 1] == "EDIT-F2"
+    assert owner[lines.index("def f2():") + 1] == "CREATE"  # untouched line inside the old whole-file range
+    assert owner[len(lines)] == "CREATE"
+    # and nothing is reported as ungoverned
+    git(ws.root, "add", "-A")
+    git(ws.root, "commit", "-qm", "baseline")
+    body[4] = "def f3():\n    return 333\n\n"
+    ws.edit("m.py", "".join(body), intent="EDIT-F3")
+    rc, out, _ = run(capsys, "audit")
+    assert rc == 0, out

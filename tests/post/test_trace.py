@@ -69,7 +69,12 @@ def test_edit_with_capture_records_ranges_class_and_metadata(repo: Path) -> None
     assert ns["intent_id"] == "INT-7" and ns["session_id"] == "sess-1" and ns["tool_use_id"] == "toolu_1"
     assert ns["mutation_class"] == "INTENT_EVOLUTION"  # x's value changed
     assert ns["declared_class"] == "AST_REFACTOR" and ns["class_mismatch"] is True
-    assert ns["files"] == [{"path": "a.py", "op": "modify", "added": 2, "removed": 1}]
+    import hashlib
+    (m,) = ns["files"]
+    assert {k: m[k] for k in ("path", "op", "added", "removed", "lines", "hunks")} == \
+        {"path": "a.py", "op": "modify", "added": 2, "removed": 1, "lines": 3, "hunks": [[1, 1, 1, 2]]}
+    assert m["before"] == "sha256:" + hashlib.sha256(b"x = 1\nprint(x)\n").hexdigest()
+    assert m["after"] == "sha256:" + hashlib.sha256((repo / "a.py").read_bytes()).hexdigest()
     assert ns["evidence"].startswith("python:")
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.strip()
     assert rec["vcs"] == {"type": "git", "revision": head}
