@@ -412,8 +412,8 @@ def blame(root: Path, path: Path, rel: str) -> dict:
     lines = split_lines(data.decode("utf-8", "surrogateescape"))
     tracked = (model is not None and len(model) == len(lines)
                and model_hash == "sha256:" + hashlib.sha256(data).hexdigest())
-    owner: list[dict | None] = [dict(o, how="tracked") if o is not None else None for o in model] if tracked \
-        else [None] * len(lines)
+    owner: list[dict | None] = [dict(o, how="tracked") if o is not None else None for o in model] \
+        if tracked and model is not None else [None] * len(lines)
     # 2. content hashes for what is left
     cands: dict[tuple[str, int], tuple[dict, int, int]] = {}
     for info, _m, rngs in events:
@@ -445,9 +445,12 @@ def blame(root: Path, path: Path, rel: str) -> dict:
             for i in range(at - 1, at - 1 + size):
                 if owner[i] is None:
                     owner[i] = dict(info, how="content", recorded=[s_, e_], now=[at, at + size - 1])
+    def key(o: dict | None) -> tuple | None:
+        return None if o is None else (o["line"], o["how"], tuple(o.get("recorded") or ()))
+
     runs: list[dict] = []
     for i, o in enumerate(owner, 1):
-        if runs and runs[-1]["_o"] is o:
+        if runs and key(runs[-1]["_o"]) == key(o):
             runs[-1]["end_line"] = i
         else:
             runs.append({"start_line": i, "end_line": i, "_o": o})
