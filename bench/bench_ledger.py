@@ -139,24 +139,33 @@ def generate(path: Path, n: int, n_intents: int = 20, n_files: int = 200) -> Non
                                  "class_mismatch": False, "evidence": "python: changed body: f",
                                  "session_id": "SESSION", "agent": "claude-code", "agent_id": None,
                                  "tool_name": "Edit", "tool_use_id": "TUID",
-                                 "files": [{"path": "PATH", "op": "modify", "added": 3, "removed": 1}]}}})
+                                 "files": [{"path": "PATH", "op": "modify", "added": 3, "removed": 1,
+                                            "before": "BEFORE", "after": "AFTER", "lines": 1000,
+                                            "hunks": [[11111, 33333, 11111, 33333]]}]}}})
     tmpl = sample[:sample.rindex(b'"chain":')].decode()
-    for k, v in (("ID", "{id}"), ("TS", "{ts}"), ("REV", "{rev}"), ("PATH", "{path}"), ("11111", "{s}"),
-                 ("22222", "{e}"), ("CH", "{ch}"), ("INTENT", "{intent}"), ("CLASS", "{cls}"),
-                 ("SESSION", "{sess}"), ("TUID", "{tuid}"), ("MODEL", "anthropic/claude-sonnet-4-5")):
-        tmpl = tmpl.replace(f'"{k}"', f'"{v}"').replace(f":{k},", f":{v},")
+    for k, v in (("ID", "{id}"), ("TS", "{ts}"), ("REV", "{rev}"), ("PATH", "{path}"), ("CH", "{ch}"),
+                 ("INTENT", "{intent}"), ("CLASS", "{cls}"), ("SESSION", "{sess}"), ("TUID", "{tuid}"),
+                 ("BEFORE", "{before}"), ("AFTER", "{after}"), ("MODEL", "anthropic/claude-sonnet-4-5")):
+        tmpl = tmpl.replace(f'"{k}"', f'"{v}"')
+    for k, v in (("11111", "{s}"), ("22222", "{e}"), ("33333", "{n}")):
+        tmpl = tmpl.replace(k, v)
     tmpl = tmpl.replace("{", "{{").replace("}", "}}")
-    for f in ("id", "ts", "rev", "path", "s", "e", "ch", "intent", "cls", "sess", "tuid"):
+    for f in ("id", "ts", "rev", "path", "s", "e", "n", "ch", "intent", "cls", "sess", "tuid", "before", "after"):
         tmpl = tmpl.replace("{{" + f + "}}", "{" + f + "}")
     prev = ledger.GENESIS
     sha = hashlib.sha256
+    after_of: dict[int, str] = {}  # per file: the post-image hash, so the next record's "before" chains to it
     rev = "c" * 40
     t0 = time.perf_counter()
     with open(path, "wb", buffering=1 << 22) as out:
         for i in range(n):
             s = 1 + (i * 7) % 900
+            fi = i % n_files
+            before = after_of.get(fi, "sha256:" + "0" * 64)
+            after = after_of[fi] = "sha256:" + sha(b"after %d" % i).hexdigest()
             body = tmpl.format(id=str(uuid.UUID(int=i, version=4)), ts=f"2026-01-01T00:00:00.{i % 1000000:06d}Z",
-                               rev=rev, path=f"src/mod_{i % n_files}.py", s=s, e=s + i % 5,
+                               rev=rev, path=f"src/mod_{fi}.py", s=s, e=s + i % 5, n=1 + i % 5,
+                               before=before, after=after,
                                ch="sha256:" + sha(str(i).encode()).hexdigest(), intent=f"INT-{i % n_intents:03d}",
                                cls="AST_REFACTOR" if i % 3 == 0 else "INTENT_EVOLUTION", sess=f"sess-{i % 50}",
                                tuid=f"toolu_{i:08d}").encode()
