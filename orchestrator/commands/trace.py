@@ -3,7 +3,7 @@
 Every verb streams ``.orchestration/agent_trace.jsonl`` line by line (memory does not grow with the ledger):
 filters are first applied as byte pre-filters on the raw line, and only candidate lines are JSON-parsed.
 
-    orch trace [--intent ID] [--file PATH] [--session ID] [--class refactor|evolution] [--tool NAME]
+    orch trace [-C DIR] [--intent ID] [--file PATH] [--session ID] [--class refactor|evolution] [--tool NAME]
                [--since 2h|3d|2026-01-31[T10:00]] [--limit N] [--json | --jsonl]
     orch trace list   (same as above)
     orch trace show ID            (uuid or unique prefix; or a line number as L123)
