@@ -1,14 +1,422 @@
-"""Interim trace post-hook (replaced by the ledger implementation, issue 3)."""
+"""Post-hook: turn a governed mutation into one ledger record (changed ranges, class, chain).
+
+Interface used (duck-typed, so this module does not import the pipeline):
+
+``gov``
+    ``gov.workspace.root`` (Path), ``gov.workspace.ledger_file`` (Path), ``gov.workspace.run_dir`` (Path);
+    optional fsync setting, first found of: ``gov.settings.ledger_fsync``, ``gov.settings["ledger_fsync"]``,
+    ``gov.policy.ledger_fsync`` (default True).
+``call`` (a ``models.ToolCall``)
+    ``tool``, ``kind``, ``resolved`` (workspace-relative POSIX paths), ``shell`` (``ShellAnalysis`` with ``writes``
+    / ``deletes`` relative to ``call.cwd``), ``cwd``, ``tool_use_id``, ``session_id``, ``agent``, ``agent_id``,
+    ``intent_id`` (the effective intent), ``mutation_class`` (declared, may be None), ``model_id``. Missing
+    attributes are treated as None. :func:`capture` sets ``call.capture_key`` when ``tool_use_id`` is None (if the
+    object accepts new attributes; otherwise the key is remembered per object id in this process).
+``result``
+    dict or None. For Claude Code it is ``tool_response``: ``originalFile`` (pre-image text, None for a create),
+    ``structuredPatch``, ``type`` ("create"/"update").
+
+Pre-image sources, in order: Claude Code's ``originalFile`` (single-file tools), the snapshot taken by
+:func:`capture` (memory, then ``run_dir/preimages/<key>.json``), and otherwise ``structuredPatch`` (ranges only) or,
+with nothing at all, the whole current file as one range with evidence "no pre-image".
+
+Never stored in the ledger: file contents. Never recorded twice: the ledger append is skipped when a record with the
+same ``tool_use_id`` (else ``call_id``, the capture key) is among the last 64 KiB of the ledger (checked under the
+ledger lock), and calls that changed
+nothing produce no record.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
+
+from .. import diffing, ledger, vcs
+
+
+class _LazyClassify:
+    """``classify`` (ast, pickle, tree-sitter) is only needed by record(); keep it off capture()'s import path."""
+
+    def __getattr__(self, name: str) -> Any:
+        from .. import classify
+        return getattr(classify, name)
+
+
+_cls = _LazyClassify()
+
+__all__ = ["capture", "record", "build_record", "TOOL_NAME", "MAX_TEXT_BYTES", "MAX_DIR_FILES"]
+
+TOOL_NAME = "orchestrator"
+#: Files bigger than this are snapshotted by hash only (ranges then cover the whole new file).
+MAX_TEXT_BYTES = 4 * 1024 * 1024
+#: Hunks are stored (for blame's line tracking) up to this many per file.
+MAX_HUNKS = 200
+#: A directory target (``rm -r dir``, ``cp -r a dir``) is expanded to at most this many files.
+MAX_DIR_FILES = 500
+
+_MEM: dict[str, dict] = {}  # key -> snapshot, for in-process pre/post (no disk read on the hot path)
+_KEYS: dict[int, str] = {}  # id(call) -> key, for call objects that refuse new attributes (slots)
+
+
+def _version() -> str:
+    try:
+        from .. import __version__  # type: ignore[attr-defined]
+        return str(__version__)
+    except Exception:
+        return "0.1.0"
+
+
+def _get(obj: Any, name: str, default: Any = None) -> Any:
+    return getattr(obj, name, default)
+
+
+def _fsync_setting(gov: Any) -> bool:
+    s = _get(gov, "settings")
+    if s is not None:
+        v = s.get("ledger_fsync") if isinstance(s, dict) else _get(s, "ledger_fsync")
+        if v is not None:
+            return bool(v)
+    p = _get(gov, "policy")
+    if p is not None:
+        v = p.get("ledger_fsync") if isinstance(p, dict) else _get(p, "ledger_fsync")
+        if v is not None:
+            return bool(v)
+    return True
+
+
+# ------------------------------------------------------------------------------------------------- targets
+
+def _rel(root: Path, base: str, p: str) -> str | None:
+    """Workspace-relative POSIX path of ``p`` (relative to ``base``), or None if outside or governance state."""
+    full = os.path.normpath(os.path.join(base, p))
+    r = os.path.relpath(full, root)
+    if r == "." or r.startswith("..") or os.path.isabs(r):
+        return None
+    r = r.replace(os.sep, "/")
+    if r == ".orchestration" or r.startswith(".orchestration/"):
+        return None  # the ledger and run state are not agent work products
+    return r
+
+
+def _targets(gov: Any, call: Any) -> list[str]:
+    root = Path(gov.workspace.root)
+    out: dict[str, None] = {}
+    for p in _get(call, "resolved") or ():
+        r = _rel(root, str(root), p)
+        if r:
+            out[r] = None
+    sh = _get(call, "shell")
+    if sh is not None:
+        base = _get(call, "cwd") or str(root)
+        for p in tuple(_get(sh, "writes") or ()) + tuple(_get(sh, "deletes") or ()):
+            if any(c in p for c in "$`"):
+                continue  # a variable or substitution we cannot resolve: nothing to snapshot
+            p = os.path.expanduser(p)
+            if any(c in p for c in "*?["):
+                # `rm -rf build/*`: expand like the shell would (no dotfiles) — before the command runs in
+                # capture(), and again afterwards in record() for files the command created.
+                import glob
+                for hit in sorted(glob.glob(os.path.join(base, p)))[:MAX_DIR_FILES]:
+                    r = _rel(root, base, hit)
+                    if r:
+                        out[r] = None
+                continue
+            r = _rel(root, base, p)
+            if r:
+                out[r] = None
+    return _expand_dirs(root, list(out))
+
+
+def _expand_dirs(root: Path, rels: list[str]) -> list[str]:
+    out: dict[str, None] = {}
+    for r in rels:
+        full = root / r
+        if full.is_dir() and not full.is_symlink():
+            n = 0
+            for dirpath, dirnames, filenames in os.walk(full):
+                dirnames[:] = [d for d in dirnames if d != ".git"]
+                for fn in filenames:
+                    rr = _rel(root, dirpath, fn)
+                    if rr:
+                        out[rr] = None
+                        n += 1
+                if n >= MAX_DIR_FILES:
+                    break
+        else:
+            out[r] = None
+    return list(out)
+
+
+# ------------------------------------------------------------------------------------------------ snapshots
+
+def _snap_file(full: Path) -> dict:
+    try:
+        if full.is_symlink() or not full.is_file():
+            return {"exists": full.exists() or full.is_symlink(), "kind": "other"}
+        data = full.read_bytes()
+    except OSError:
+        return {"exists": False}
+    snap: dict[str, Any] = {"exists": True, "sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
+    if diffing.is_binary(data):
+        snap["binary"] = True
+    elif len(data) <= MAX_TEXT_BYTES:
+        snap["text"] = diffing.decode(data)
+    return snap
+
+
+def _key_of(call: Any) -> str | None:
+    k = _get(call, "tool_use_id") or _get(call, "capture_key") or _KEYS.get(id(call))
+    return str(k) if k else None
+
+
+def _safe(key: str) -> str:
+    ok = all(c.isalnum() or c in "-_." for c in key) and 0 < len(key) <= 100 and not key.startswith(".")
+    return key if ok else hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _preimage_path(gov: Any, key: str) -> Path:
+    return Path(gov.workspace.run_dir) / "preimages" / f"{_safe(key)}.json"
 
 
 def capture(gov: Any, call: Any) -> None:
-    """Snapshot pre-images of the call's targets (interim: nothing)."""
+    """Snapshot the pre-images of the call's targets, in memory and under ``run_dir/preimages/<key>.json``.
+
+    Called by ``Governor.pre`` after an allowed mutating call, so that a separate post-hook process can diff.
+    """
+    key = _key_of(call)
+    if key is None:
+        key = uuid.uuid4().hex
+        try:
+            setattr(call, "capture_key", key)
+        except AttributeError:
+            _KEYS[id(call)] = key
+    root = Path(gov.workspace.root)
+    files = {r: _snap_file(root / r) for r in _targets(gov, call)}
+    snap = {"key": key, "files": files}
+    _MEM[key] = snap
+    path = _preimage_path(gov, key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(snap, ensure_ascii=False), encoding="utf-8", errors="surrogateescape")
+    os.replace(tmp, path)  # atomic: a concurrent reader never sees half a snapshot
 
 
-def record(gov: Any, call: Any, result: dict[str, Any] | None) -> dict[str, Any] | None:
-    """Append a ledger record (interim: nothing)."""
-    return None
+def _load_capture(gov: Any, key: str | None) -> dict | None:
+    if key is None:
+        return None
+    snap = _MEM.pop(key, None)
+    if snap is not None:
+        return snap
+    try:
+        with open(_preimage_path(gov, key), encoding="utf-8", errors="surrogateescape") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def _cleanup(gov: Any, call: Any, key: str | None) -> None:
+    _KEYS.pop(id(call), None)
+    if key is None:
+        return
+    _MEM.pop(key, None)
+    try:
+        os.unlink(_preimage_path(gov, key))
+    except OSError:
+        pass
+
+
+# -------------------------------------------------------------------------------------------------- record
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _file_change(path: str, before: dict | None, after: dict, patch: list | None) -> dict | None:
+    """Compute one file's change entry (internal shape), or None when unchanged."""
+    b_exists = bool(before and before.get("exists"))
+    a_exists = bool(after.get("exists"))
+    if not b_exists and not a_exists:
+        return None
+    if before is not None and b_exists and a_exists and before.get("sha256") and \
+            before.get("sha256") == after.get("sha256"):
+        return None
+    ch: dict[str, Any] = {"path": path}
+    if not a_exists:
+        ch.update(op="delete", ranges=[], added=0, removed=_count_lines(before), sha_before=before.get("sha256"))
+        ch["class"], ch["evidence"] = _cls.INTENT_EVOLUTION, "file deleted"
+        return ch
+    ch["sha_after"] = after.get("sha256")
+    if after.get("binary") or (before or {}).get("binary"):
+        ch.update(op="create" if not b_exists else "modify", ranges=[], added=0, removed=0, binary=True)
+        ch["class"], ch["evidence"] = _cls.INTENT_EVOLUTION, "binary content changed"
+        return ch
+    new_text = after.get("text")
+    if new_text is None:  # too big to diff: attribute the whole file, by hash of the whole content
+        ch.update(op="modify" if b_exists else "create", ranges=[], added=0, removed=0, large=True)
+        ch["class"], ch["evidence"] = _cls.INTENT_EVOLUTION, "file too large to diff"
+        return ch
+    if before is None:  # no pre-image at all
+        if patch:
+            hunks = diffing.hunks_from_structured_patch(patch)
+            nl = diffing.split_lines(new_text)
+            ranges = diffing.ranges_from_hunks(nl, hunks)
+            ch.update(op="modify", ranges=ranges, added=sum(h.new_lines for h in hunks),
+                      removed=sum(h.old_lines for h in hunks))
+            ch["class"], ch["evidence"] = _cls.INTENT_EVOLUTION, "no pre-image (ranges from the agent's patch)"
+        else:
+            ranges = diffing.ranges_for_new_file(new_text)
+            ch.update(op="modify", ranges=ranges, added=len(diffing.split_lines(new_text)), removed=0)
+            ch["class"], ch["evidence"] = _cls.INTENT_EVOLUTION, "no pre-image: whole file attributed"
+        return ch
+    ch["lines"] = _nlines(new_text)
+    if not b_exists:
+        ranges = diffing.ranges_for_new_file(new_text)
+        ch.update(op="create", ranges=ranges, added=ranges[0].end_line if ranges else 0, removed=0)
+        ch["hunks"] = [[0, 0, 1, ch["lines"]]] if ch["lines"] else []
+        ch["class"], ch["evidence"] = _cls.classify(path, None, new_text)
+        return ch
+    old_text = before.get("text")
+    if old_text is None:
+        ranges = diffing.ranges_for_new_file(new_text)
+        ch.update(op="modify", ranges=ranges, added=len(diffing.split_lines(new_text)), removed=0)
+        ch["class"], ch["evidence"] = _cls.INTENT_EVOLUTION, "pre-image too large or binary: whole file attributed"
+        return ch
+    ranges, hunks = diffing.changed_ranges(old_text, new_text)
+    if not hunks:
+        return None
+    ch.update(op="modify", ranges=ranges, added=sum(h.new_lines for h in hunks),
+              removed=sum(h.old_lines for h in hunks), sha_before=before.get("sha256"))
+    if len(hunks) <= MAX_HUNKS:
+        ch["hunks"] = [[h.old_start, h.old_lines, h.new_start, h.new_lines] for h in hunks]
+    ch["class"], ch["evidence"] = _cls.classify(path, old_text, new_text, hunks)
+    return ch
+
+
+def _nlines(text: str) -> int:
+    return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+
+
+def _count_lines(snap: dict | None) -> int:
+    t = (snap or {}).get("text")
+    return len(diffing.split_lines(t)) if t else 0
+
+
+def _detect_renames(changes: list[dict]) -> list[dict]:
+    """A delete + a create of identical content in one call is a rename (``mv``)."""
+    deleted = {c["sha_before"]: c for c in changes if c["op"] == "delete" and c.get("sha_before")}
+    out: list[dict] = []
+    used: set[str] = set()
+    for c in changes:
+        if c["op"] == "create" and c.get("sha_after") in deleted and c["sha_after"] not in used:
+            src = deleted[c["sha_after"]]
+            used.add(c["sha_after"])
+            c = dict(c, op="rename", ranges=[], added=0, removed=0)
+            c["from"] = src["path"]
+            c["class"], c["evidence"] = _cls.AST_REFACTOR, f"renamed from {src['path']} (content identical)"
+        out.append(c)
+    return [c for c in out if not (c["op"] == "delete" and c.get("sha_before") in used)]
+
+
+def build_record(gov: Any, call: Any, changes: list[dict]) -> dict:
+    """Assemble the Agent Trace record (without chain fields; :func:`ledger.append` adds them)."""
+    contributor: dict[str, Any] = {"type": "ai"}
+    model = _get(call, "model_id")
+    if model:
+        contributor["model_id"] = str(model)[:250]
+    files = [{"path": c["path"],
+              "conversations": [{"contributor": contributor, "ranges": [r.to_dict() for r in c["ranges"]]}]}
+             for c in changes]
+    computed = _cls.combine([c["class"] for c in changes])
+    declared_raw = _get(call, "mutation_class")
+    declared = _cls.normalise_declared(declared_raw)
+    meta_files = []
+    for c in changes:
+        m = {"path": c["path"], "op": c["op"], "added": c["added"], "removed": c["removed"]}
+        if len(changes) > 1:  # per-file class/evidence only when they can differ from the record's
+            m["mutation_class"], m["evidence"] = c["class"], c["evidence"]
+        if "from" in c:
+            m["from"] = c["from"]
+        for flag in ("binary", "large"):
+            if c.get(flag):
+                m[flag] = True
+        # Line tracking for blame/audit: file hashes before/after (hashes only, never content), line count and
+        # hunks [old_start, old_lines, new_start, new_lines] (git -U0 numbering).
+        if c.get("sha_before") and c["op"] != "delete":
+            m["before"] = "sha256:" + c["sha_before"]
+        if c.get("sha_after"):
+            m["after"] = "sha256:" + c["sha_after"]
+        if "lines" in c:
+            m["lines"] = c["lines"]
+        if "hunks" in c:
+            m["hunks"] = c["hunks"]
+        meta_files.append(m)
+    evidence = "; ".join((f"{c['path']}: " if len(changes) > 1 else "") + c["evidence"]
+                         for c in changes if c["class"] == computed)
+    rec: dict[str, Any] = {"version": ledger.SPEC_VERSION, "id": str(uuid.uuid4()), "timestamp": _now()}
+    rev = vcs.head_revision(gov.workspace.root)
+    if rev:
+        rec["vcs"] = {"type": "git", "revision": rev}
+    rec["tool"] = {"name": TOOL_NAME, "version": _version()}
+    rec["files"] = files
+    ns = {
+        "intent_id": _get(call, "intent_id"),
+        "mutation_class": computed,
+        "declared_class": declared if declared else (str(declared_raw) if declared_raw else None),
+        "class_mismatch": bool(declared_raw) and declared != computed,
+        "evidence": evidence[:1000],
+        "session_id": _get(call, "session_id"),
+        "agent": _get(call, "agent"),
+        "agent_id": _get(call, "agent_id"),
+        "tool_name": str(_get(call, "tool") or "unknown"),
+        "tool_use_id": _get(call, "tool_use_id"),
+    }
+    if not ns["tool_use_id"]:
+        ns["call_id"] = _key_of(call)  # dedupe key for calls without a tool_use_id
+    ns["files"] = meta_files
+    rec["metadata"] = {ledger.NS: ns}
+    return rec
+
+
+def record(gov: Any, call: Any, result: dict | None = None) -> dict | None:
+    """Compute the call's changes, classify them and append one record; returns it (None if nothing changed)."""
+    key = _key_of(call)
+    snap = _load_capture(gov, key)
+    root = Path(gov.workspace.root)
+    result = result if isinstance(result, dict) else {}
+    targets = list((snap or {}).get("files", {}).keys())
+    for t in _targets(gov, call):
+        if t not in targets:
+            targets.append(t)
+    single = len(targets) == 1
+    changes: list[dict] = []
+    for path in targets:
+        before = (snap or {}).get("files", {}).get(path)
+        if single and ("originalFile" in result or result.get("type") == "create"):
+            # Claude Code told us the pre-image: trust it over a (possibly missing) capture.
+            orig = result.get("originalFile")
+            if result.get("type") == "create" or orig is None:
+                before = before if (before and before.get("exists")) else {"exists": False}
+            else:
+                before = {"exists": True, "text": orig,
+                          "sha256": hashlib.sha256(orig.encode("utf-8", "surrogateescape")).hexdigest()}
+        after = _snap_file(root / path)
+        patch = result.get("structuredPatch") if single else None
+        ch = _file_change(path, before, after, patch)
+        if ch is not None:
+            changes.append(ch)
+    changes = _detect_renames(changes)
+    try:
+        if not changes:
+            return None
+        rec = build_record(gov, call, changes)
+        tuid = _get(call, "tool_use_id")
+        dedupe = f'"tool_use_id":{json.dumps(str(tuid))}' if tuid else (f'"call_id":{json.dumps(key)}' if key
+                                                                        else None)
+        return ledger.append(gov.workspace.ledger_file, rec, fsync=_fsync_setting(gov), dedupe_key=dedupe)
+    finally:
+        _cleanup(gov, call, key)

@@ -1,0 +1,105 @@
+"""classify: computed mutation classes for Python (ast), bash (tree-sitter) and the generic token heuristic."""
+
+from __future__ import annotations
+
+import pytest
+
+from orchestrator.classify import AST_REFACTOR, INTENT_EVOLUTION, classify, combine, normalise_declared
+from orchestrator.diffing import changed_ranges
+
+R, E = AST_REFACTOR, INTENT_EVOLUTION
+
+PY_CASES = [
+    ("reformat", "def f(a,b):\n    return a+b\n", "def f(a, b):\n    # add\n    return (a +\n            b)\n", R),
+    ("comment only", "x = 1\n", "# note\nx = 1  # why\n", R),
+    ("docstring", "def f():\n    return 1\n", 'def f():\n    """Doc."""\n    return 1\n', R),
+    ("consistent rename", "def f(total, x):\n    total = total + x\n    return total\n\nprint(f(1, 2))\n",
+     "def g(acc, x):\n    acc = acc + x\n    return acc\n\nprint(g(1, 2))\n", R),
+    ("method rename", "class A:\n    def foo(self):\n        return 1\n\nA().foo()\n",
+     "class A:\n    def bar(self):\n        return 1\n\nA().bar()\n", R),
+    ("import alias", "import os\nos.getcwd()\n", "import os as o\no.getcwd()\n", R),
+    ("extract constant", "def days(x):\n    return x * 86400\n",
+     "SECONDS_PER_DAY = 86400\n\n\ndef days(x):\n    return x * SECONDS_PER_DAY\n", R),
+    ("inline constant", "K = 3\n\ndef f():\n    return K\n", "def f():\n    return 3\n", R),
+    ("extract constant with new value", "def days(x):\n    return x * 86400\n",
+     "SECONDS_PER_DAY = 86401\n\n\ndef days(x):\n    return x * SECONDS_PER_DAY\n", E),
+    ("changed constant", "x = 1\nprint(x)\n", "x = 2\ny = 3\nprint(x)\n", E),
+    ("new branch", "def f(x):\n    return x\n", "def f(x):\n    if x < 0:\n        return 0\n    return x\n", E),
+    ("new function", "def f(x):\n    return x\n", "def f(x):\n    return x\n\n\ndef g():\n    return 2\n", E),
+    ("builtin swapped", "print(1)\n", "log(1)\n", E),
+    ("swapped operands", "def f(a, b):\n    return a - b\n", "def f(a, b):\n    return b - a\n", E),
+    ("inconsistent rename", "def f(a, b):\n    return a + b\n", "def f(a, b):\n    return a + a\n", E),
+    ("broken syntax", "x = 1\n", "x = (\n", E),
+]
+
+
+@pytest.mark.parametrize("name,old,new,expected", PY_CASES, ids=[c[0] for c in PY_CASES])
+def test_python_cases_whole_file(name: str, old: str, new: str, expected: str) -> None:
+    cls, evidence = classify("m.py", old, new)
+    assert cls == expected, evidence
+    assert evidence.startswith("python")
+
+
+@pytest.mark.parametrize("name,old,new,expected", PY_CASES, ids=[c[0] for c in PY_CASES])
+def test_python_cases_region_mode_inside_a_big_file(name: str, old: str, new: str, expected: str) -> None:
+    """Same cases embedded in a 600-line module: the region classifier must agree with the whole-file one."""
+    pad_top = "".join(f"def top_{i}(v):\n    return v + {i}\n\n\n" for i in range(75))
+    pad_bot = "".join(f"def bottom_{i}(v):\n    return v * {i}\n\n\n" for i in range(75))
+    o, n = pad_top + old + "\n\n" + pad_bot, pad_top + new + "\n\n" + pad_bot
+    _, hunks = changed_ranges(o, n)
+    cls, evidence = classify("m.py", o, n, hunks)
+    assert cls == expected, evidence
+
+
+def test_region_mode_catches_rename_of_a_name_used_elsewhere() -> None:
+    body = "def helper(v):\n    return v\n\n\n" + "".join(f"def f{i}():\n    return {i}\n\n\n" for i in range(40))
+    old = body + "print(helper(1))\n"
+    new = old.replace("def helper(v)", "def assist(v)")
+    _, hunks = changed_ranges(old, new)
+    assert classify("m.py", old, new, hunks)[0] == E  # the caller still says helper(...): behaviour changed
+    new2 = new.replace("print(helper(1))", "print(assist(1))")
+    _, hunks = changed_ranges(old, new2)
+    assert classify("m.py", old, new2, hunks)[0] == R
+
+
+def test_evidence_names_functions_not_contents() -> None:
+    cls, ev = classify("m.py", "def f(x):\n    return x\n", "def f(x):\n    return x\n\n\ndef secret_sauce():\n"
+                       "    return 'hunter2'\n")
+    assert cls == E and "secret_sauce" in ev and "hunter2" not in ev
+
+
+def test_file_level_operations() -> None:
+    assert classify("a.py", None, "x = 1\n")[0] == E
+    assert classify("a.py", "x = 1\n", None)[0] == E
+    assert classify("a.py", "x = 1\n", "x = 1\n")[0] == R
+
+
+def test_bash_with_tree_sitter() -> None:
+    cls, ev = classify("run.sh", "# c\necho hi\n", "echo   hi  # x\n")
+    assert cls == R and "tree-sitter" in ev
+    assert classify("run.sh", "echo hi\n", "echo ho\n")[0] == E
+    assert classify("run.sh", "rm -f a\n", "rm -rf a\n")[0] == E
+
+
+@pytest.mark.parametrize("path,old,new,expected", [
+    ("a.ts", "// c\nlet a = 1;\n", "let a = 1; /* x */\n", R),
+    ("a.ts", "let a = 1;\n", "let a = 2;\n", E),
+    ("a.ts", 'let s = "// not a comment";\n', 'let s = "// still";\n', E),
+    ("a.go", "func f() {\n\treturn 1\n}\n", "func f() {\n    return 1\n}\n", R),
+    ("a.yaml", "a: 1  # c\n", "a: 1\n", R),
+    ("a.yaml", "a: 1\n", "a: 2\n", E),
+    ("README.md", "Hello  world\n", "Hello world\n", R),
+    ("README.md", "Hello world\n", "Goodbye world\n", E),
+    ("a.ts", "let total = 1;\n", "let acc = 1;\n", E),  # renames are not recognised outside Python
+])
+def test_generic_token_heuristic(path: str, old: str, new: str, expected: str) -> None:
+    cls, ev = classify(path, old, new)
+    assert cls == expected, ev
+    assert "heuristic" in ev
+
+
+def test_declared_class_normalisation_and_combine() -> None:
+    assert normalise_declared("refactor") == R
+    assert normalise_declared("intent-evolution") == E
+    assert normalise_declared("bogus") is None and normalise_declared(None) is None
+    assert combine([R, E, R]) == E and combine([R]) == R
