@@ -23,6 +23,7 @@ import json
 import os
 import re
 import subprocess
+import shutil
 import sys
 from collections import deque
 from datetime import datetime, timedelta, timezone
@@ -216,6 +217,13 @@ def _summary(n: int, r: dict) -> dict:
             "files": files, "ops": [m.get("op") for m in ns.get("files", ()) if isinstance(m, dict)]}
 
 
+def _short(session_id: str | None) -> str:
+    """Session ids are often UUIDs: the first 8 characters tell them apart in a table."""
+    if not session_id:
+        return "-"
+    return session_id if len(session_id) <= 12 else session_id[:8] + "…"
+
+
 def _fmt_ranges(rngs: list) -> str:
     parts = [f"{a}" if a == b else f"{a}-{b}" for a, b in rngs[:4]]
     return ",".join(parts) + ("…" if len(rngs) > 4 else "")
@@ -255,8 +263,9 @@ def _table(rows: deque, total: int, path: Path) -> None:
     from rich.console import Console
     from rich.table import Table
     t = Table(title=f"{path.name}: {len(rows)} of {total} matching record(s)", show_lines=False)
-    for col in ("#", "time (UTC)", "id", "intent", "class", "tool", "agent", "files (ranges)"):
-        t.add_column(col, overflow="fold")
+    for col in ("#", "time (UTC)", "id", "intent", "class", "tool", "session"):
+        t.add_column(col, no_wrap=True)
+    t.add_column("files (ranges)", overflow="fold")
     for s in rows:
         cls = {"AST_REFACTOR": "refactor", "INTENT_EVOLUTION": "evolution"}.get(s["mutation_class"] or "", "?")
         if s["class_mismatch"]:
@@ -264,8 +273,10 @@ def _table(rows: deque, total: int, path: Path) -> None:
         files = "; ".join((f"{op or ''} {f['path']}" + (f":{_fmt_ranges(f['ranges'])}" if f["ranges"] else "")).strip()
                           for f, op in zip(s["files"], s["ops"] + [None] * len(s["files"])))
         t.add_row(str(s["line"]), (s["timestamp"] or "")[:19].replace("T", " "), (s["id"] or "")[:8],
-                  str(s["intent_id"] or "-"), cls, str(s["tool"] or "-"), str(s["agent"] or "-"), files)
-    Console(soft_wrap=False).print(t)
+                  str(s["intent_id"] or "-"), cls, str(s["tool"] or "-"), _short(s["session_id"]), files)
+    # piped output (e.g. the demo, or `| less`) gets a readable width instead of rich's 80 columns
+    width = None if sys.stdout.isatty() else max(120, shutil.get_terminal_size((120, 24)).columns)
+    Console(soft_wrap=False, width=width).print(t)
 
 
 def cmd_show(args: argparse.Namespace) -> int:
