@@ -109,13 +109,14 @@ class Daemon:
         if root.resolve() != self.root:
             from orchestrator.pipeline import Governor  # an event from another workspace: do not cache
 
-            return Governor(root, approval_channel=approval_channel)
+            return Governor(root, approval_channel=approval_channel, persist_preimages=True)
         with self._gov_lock:
             gov = self._governors.get(approval_channel)
             if gov is None:
                 from orchestrator.pipeline import Governor
 
-                gov = self._governors[approval_channel] = Governor(self.root, approval_channel=approval_channel)
+                gov = self._governors[approval_channel] = Governor(
+                    self.root, approval_channel=approval_channel, persist_preimages=True)
             return gov
 
     def handle_request(self, data: bytes) -> bytes:

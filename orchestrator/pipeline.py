@@ -72,12 +72,15 @@ class Governor:
     """
 
     def __init__(self, workspace: str | os.PathLike[str] | Workspace, *,
-                 approval_channel: str | None = None) -> None:
+                 approval_channel: str | None = None, persist_preimages: bool = False) -> None:
         self.workspace = workspace if isinstance(workspace, Workspace) else Workspace.at(workspace)
         self.root = str(self.workspace.root)
         self.ignore_case = is_case_insensitive(self.root)
         self.sessions = SessionStore(self.workspace.run_dir)
         self.approval_channel = approval_channel
+        #: write pre-images to .orchestration/run/preimages/ so that a *different* process can run
+        #: post() (agent hooks: one process per event). In-process hosts keep them in memory only.
+        self.persist_preimages = persist_preimages
         self._policy_override: tuple[Policy, Policy] | None = None
         #: compiled-config cache, so cold hook processes skip yaml and pydantic
         self.cache_dir = os.path.join(self.workspace.run_dir, "cache")

@@ -86,7 +86,7 @@ GovernorFactory = Callable[[Path, "str | None"], Any]
 def _default_governor(root: Path, approval_channel: str | None) -> Any:
     from orchestrator.pipeline import Governor
 
-    return Governor(root, approval_channel=approval_channel)
+    return Governor(root, approval_channel=approval_channel, persist_preimages=True)
 
 
 def run_hook(agent: str, raw: str | bytes | Mapping[str, Any], *, env: Mapping[str, str] | None = None,

@@ -2,7 +2,7 @@
 
 The call comes as JSON on stdin (``{"tool": "Write", "input": {...}, "session_id": ...}``) or from
 flags (``--tool Write --path src/a.py`` / ``--command 'rm -rf x'``). Exit 0 on allow, 2 otherwise,
-so scripts can branch on it. Nothing is written except pre-images for the trace.
+so scripts can branch on it. Nothing is written.
 """
 
 from __future__ import annotations

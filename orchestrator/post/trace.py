@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
@@ -156,9 +157,14 @@ def _expand_dirs(root: Path, rels: list[str]) -> list[str]:
 
 def _snap_file(full: Path) -> dict:
     try:
-        if full.is_symlink() or not full.is_file():
-            return {"exists": full.exists() or full.is_symlink(), "kind": "other"}
-        data = full.read_bytes()
+        st = os.lstat(full)  # one syscall answers exists / symlink / regular file
+    except OSError:
+        return {"exists": False}
+    if not stat.S_ISREG(st.st_mode):
+        return {"exists": True, "kind": "other"}
+    try:
+        with open(full, "rb") as fh:
+            data = fh.read()
     except OSError:
         return {"exists": False}
     snap: dict[str, Any] = {"exists": True, "sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
@@ -199,6 +205,10 @@ def capture(gov: Any, call: Any) -> None:
     files = {r: _snap_file(root / r) for r in _targets(gov, call)}
     snap = {"key": key, "files": files}
     _MEM[key] = snap
+    while len(_MEM) > 1024:  # a call whose post never comes (denied downstream, crashed tool) must not leak
+        _MEM.pop(next(iter(_MEM)))
+    if not getattr(gov, "persist_preimages", True):
+        return  # pre and post run in this process: the in-memory snapshot is enough
     path = _preimage_path(gov, key)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
