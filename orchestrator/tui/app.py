@@ -11,6 +11,7 @@ is unavailable, and the clock for "expires in"). Laid out for an 80x24 terminal.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from typing import Any
@@ -25,6 +26,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Header, Input, Label, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
+from textual.worker import Worker, WorkerState
 
 from orchestrator.approvals import ApprovalRequest, BrokenRequest, Broker
 from orchestrator.errors import OrchestratorError
@@ -168,10 +170,12 @@ class ApprovalApp(App[None]):
         self.snapshot = Snapshot()
         self.items: dict[str, ApprovalRequest | BrokenRequest] = {}
         self._observer: Any = None
+        self._reload_pending = False
         self.sub_title = str(workspace.root)
 
     # ------------------------------------------------------------------ lifecycle
     def on_mount(self) -> None:
+        self._loop = asyncio.get_running_loop()
         self.push_screen(MainScreen())
 
     def start(self) -> None:
@@ -200,12 +204,18 @@ class ApprovalApp(App[None]):
 
         class _Handler(FileSystemEventHandler):
             def on_any_event(self, event: Any) -> None:
-                path = str(getattr(event, "dest_path", "") or getattr(event, "src_path", ""))
-                if path.endswith((".lock", ".tmp")) or "/resolved/" in path:
+                # only changes: our own reads raise opened/closed events, which would make a
+                # reload trigger the next reload forever
+                if event.event_type not in ("created", "modified", "moved", "deleted"):
                     return
+                path = str(getattr(event, "dest_path", "") or getattr(event, "src_path", ""))
+                if path.endswith((".lock", ".tmp", "audit.jsonl")) or "/resolved/" in path:
+                    return
+                # never block the observer thread on the app (call_from_thread would wait, and
+                # hang forever if the app is shutting down): just schedule a reload
                 try:
-                    app.call_from_thread(app.reload)
-                except Exception:  # noqa: BLE001 — the app is closing
+                    app._loop.call_soon_threadsafe(app.reload_soon)
+                except RuntimeError:  # the loop is closed: the app is gone
                     pass
 
         try:
@@ -222,20 +232,52 @@ class ApprovalApp(App[None]):
         """Re-read everything (in a worker; only the latest reload counts)."""
         self._load()
 
-    @work(thread=True, exclusive=True, group="load")
+    def reload_soon(self) -> None:
+        """Coalesce a burst of file events (a busy agent touches its session file on every call)."""
+        if not self._reload_pending:
+            self._reload_pending = True
+
+            def fire() -> None:
+                self._reload_pending = False
+                self.reload()
+
+            self.set_timer(0.1, fire)
+
+    @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def _load(self) -> Snapshot:
-        snap = load_snapshot(self.workspace, now=self.clock(), ledger_lines=self.ledger_lines, broker=self.broker)
-        self.call_from_thread(self._apply, snap)
-        return snap
+        # results come back through on_worker_state_changed, on the app's own thread
+        return load_snapshot(self.workspace, now=self.clock(), ledger_lines=self.ledger_lines, broker=self.broker)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        worker = event.worker
+        if self._main() is None:
+            return
+        if event.state is not WorkerState.SUCCESS:
+            if event.state is WorkerState.ERROR and worker.group in ("load", "decide"):
+                self.notify(f"{worker.group} failed: {worker.error!r}", severity="error")
+            return
+        if worker.group == "load" and isinstance(worker.result, Snapshot):
+            self._apply(worker.result)
+        elif worker.group == "decide" and isinstance(worker.result, tuple):
+            ok, message = worker.result
+            self.notify(message, severity="information" if ok else "error")
+            if ok:
+                self.reload()
 
     # ------------------------------------------------------------------ rendering
+    def _main(self) -> MainScreen | None:
+        """The main screen if it is mounted (the reject dialog may be on top of it)."""
+        try:
+            stack = self.screen_stack
+        except Exception:  # noqa: BLE001 — no screens during start-up or shutdown
+            return None
+        return next((s for s in stack if isinstance(s, MainScreen) and s.is_mounted), None)
+
     def _apply(self, snap: Snapshot) -> None:
         self.snapshot = snap
         self.broker.grant_ttl = snap.grant_ttl
-        screen = self.screen if isinstance(self.screen, MainScreen) else None
-        if screen is None:
-            screen = next((s for s in self.screen_stack if isinstance(s, MainScreen)), None)
-        if screen is None:
+        screen = self._main()
+        if screen is None:  # not mounted yet, or shutting down
             return
         queue = screen.query_one("#queue", OptionList)
         current = queue.highlighted_option.id if queue.highlighted_option else None
@@ -269,7 +311,7 @@ class ApprovalApp(App[None]):
 
     def show_detail(self, request_id: str | None) -> None:
         """Fill the detail pane for the highlighted request."""
-        screen = next((s for s in self.screen_stack if isinstance(s, MainScreen)), None)
+        screen = self._main()
         if screen is None:
             return
         body = screen.query_one("#detail-body", Static)
@@ -304,7 +346,7 @@ class ApprovalApp(App[None]):
 
     # ------------------------------------------------------------------ decisions
     def selected(self) -> ApprovalRequest | BrokenRequest | None:
-        screen = next((s for s in self.screen_stack if isinstance(s, MainScreen)), None)
+        screen = self._main()
         if screen is None:
             return None
         option = screen.query_one("#queue", OptionList).highlighted_option
@@ -344,19 +386,16 @@ class ApprovalApp(App[None]):
 
         self.push_screen(RejectScreen(item.summary), done)
 
-    @work(thread=True, group="decide")
+    @work(thread=True, group="decide", exit_on_error=False)
     def _decide(self, request_id: str, decision: str, scope: str, reason: str | None,
-                forbidden: list[str]) -> dict[str, Any] | None:
+                forbidden: list[str]) -> tuple[bool, str]:
         try:
-            data = self.broker.decide(request_id, decision, scope=scope, reason=reason, by="tui",
-                                      forbid_remember=forbidden)
+            self.broker.decide(request_id, decision, scope=scope, reason=reason, by="tui",
+                               forbid_remember=forbidden)
         except OrchestratorError as exc:
-            self.call_from_thread(self.notify, exc.message, severity="error")
-            return None
+            return False, exc.message
         verb = "approved" if decision == "approve" else "rejected"
-        self.call_from_thread(self.notify, f"{verb} {request_id}" + (f" for this {scope}" if scope != "once" else ""))
-        self.call_from_thread(self.reload)
-        return data
+        return True, f"{verb} {request_id}" + (f" for this {scope}" if scope != "once" else "")
 
 
 def _risk_style(risk: str) -> str:

@@ -33,6 +33,12 @@ async def until(pilot, cond: Callable[[], bool], timeout: float = 10.0) -> None:
         await pilot.pause(0.05)
 
 
+async def verdict(pilot, proc) -> dict:
+    """The waiting process's verdict, letting the app run meanwhile (its workers write the decision)."""
+    await until(pilot, lambda: proc.poll() is not None, timeout=25)
+    return verdict_of(proc)
+
+
 def queue(app: ApprovalApp) -> OptionList:
     return app.screen.query_one("#queue", OptionList)
 
@@ -100,7 +106,7 @@ async def test_keys_decide_for_real_waiting_processes(tmp_path) -> None:
         # the queue is oldest first: sess-a's request is highlighted
         assert queue(app).highlighted_option.id == sessions["sess-a"]
         await pilot.press("a")
-        assert verdict_of(approve_me) == {"decision": "allow"}
+        assert await verdict(pilot, approve_me) == {"decision": "allow"}
         await until(pilot, lambda: queue(app).option_count == 1)
         assert queue(app).highlighted_option.id == sessions["sess-b"]
         await pilot.press("r")
@@ -109,7 +115,7 @@ async def test_keys_decide_for_real_waiting_processes(tmp_path) -> None:
         assert isinstance(app.screen, RejectScreen)
         await pilot.press(*"use make clean")
         await pilot.press("enter")
-        v = verdict_of(reject_me)
+        v = await verdict(pilot, reject_me)
         assert v["decision"] == "deny" and v["error"]["type"] == "approval-rejected"
         assert v["error"]["reason"] == "use make clean" and v["error"]["request"] == sessions["sess-b"]
         await until(pilot, lambda: queue(app).option_count == 0)
@@ -128,7 +134,7 @@ async def test_remembered_grants_from_the_tui(tmp_path, monkeypatch, key: str, s
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: queue(app).option_count == 1)
         await pilot.press(key)
-        assert verdict_of(waiter) == {"decision": "allow"}
+        assert await verdict(pilot, waiter) == {"decision": "allow"}
     grants = Broker(ws.run_dir).grants()
     assert [(g["scope"], g["risk"], g["signature"]) for g in grants] == [(scope, "unknown-command", "exec:make clean")]
     # the next identical call is allowed without asking: for the session, or any session on the intent
