@@ -11,7 +11,6 @@ is unavailable, and the clock for "expires in"). Laid out for an 80x24 terminal.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable
 from typing import Any
@@ -23,6 +22,7 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Header, Input, Label, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
@@ -158,6 +158,9 @@ class ApprovalApp(App[None]):
     TITLE = "orch approvals"
     CSS = CSS
 
+    class FilesChanged(Message):
+        """Something under .orchestration/ changed (posted from the watchdog thread)."""
+
     def __init__(self, workspace: Workspace, *, ledger_lines: int = 50, clock: Callable[[], float] = time.time,
                  refresh_seconds: float = 2.0, watch: bool = True) -> None:
         super().__init__()
@@ -175,7 +178,6 @@ class ApprovalApp(App[None]):
 
     # ------------------------------------------------------------------ lifecycle
     def on_mount(self) -> None:
-        self._loop = asyncio.get_running_loop()
         self.push_screen(MainScreen())
 
     def start(self) -> None:
@@ -212,11 +214,8 @@ class ApprovalApp(App[None]):
                 if path.endswith((".lock", ".tmp", "audit.jsonl")) or "/resolved/" in path:
                     return
                 # never block the observer thread on the app (call_from_thread would wait, and
-                # hang forever if the app is shutting down): just schedule a reload
-                try:
-                    app._loop.call_soon_threadsafe(app.reload_soon)
-                except RuntimeError:  # the loop is closed: the app is gone
-                    pass
+                # hang forever if the app is shutting down): post a message
+                app.post_message(ApprovalApp.FilesChanged())  # thread-safe, and never blocks
 
         try:
             observer = Observer()
@@ -231,6 +230,9 @@ class ApprovalApp(App[None]):
     def reload(self) -> None:
         """Re-read everything (in a worker; only the latest reload counts)."""
         self._load()
+
+    def on_approval_app_files_changed(self, _event: FilesChanged) -> None:
+        self.reload_soon()
 
     def reload_soon(self) -> None:
         """Coalesce a burst of file events (a busy agent touches its session file on every call)."""
