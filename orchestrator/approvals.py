@@ -635,6 +635,7 @@ def _start_observer(directory: Path, filename: str, wake: threading.Event) -> An
                 if p and os.fsdecode(p).endswith(filename):
                     wake.set()
 
+    _quiet_watchdog()
     try:
         directory.mkdir(parents=True, exist_ok=True)
         observer = Observer()
@@ -644,6 +645,22 @@ def _start_observer(directory: Path, filename: str, wake: threading.Event) -> An
         return observer
     except Exception:  # noqa: BLE001 — inotify limits, permissions...: poll instead
         return None
+
+
+class _DropStopNoise:
+    """watchdog 7 logs an *error* when an observer is stopped while its emitter is reading; harmless
+    here (we stop it on purpose), and it would land on the stderr of every hook process."""
+
+    def filter(self, record: Any) -> bool:
+        return "called when the thread is inactive" not in record.getMessage()
+
+
+def _quiet_watchdog() -> None:
+    import logging
+
+    log = logging.getLogger("watchdog.observers.inotify")
+    if not any(isinstance(f, _DropStopNoise) for f in log.filters):
+        log.addFilter(_DropStopNoise())
 
 
 def broker_for(ctx_or_run_dir: Any, *, clock: Callable[[], float] = time.time) -> Broker:
