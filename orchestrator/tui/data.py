@@ -102,8 +102,8 @@ def ledger_row(line: bytes) -> LedgerRow:
     ours = meta.get(META_KEY) if isinstance(meta.get(META_KEY), dict) else {}
     files = rec.get("files") if isinstance(rec.get("files"), list) else []
     paths = [str(f.get("path")) for f in files if isinstance(f, dict) and f.get("path")]
-    tool = ours.get("tool_name") or (rec.get("tool") or {}).get("name") if isinstance(rec.get("tool"), dict) else \
-        ours.get("tool_name")
+    # the record's own `tool` names the tracer (orchestrator); the agent's tool is in our metadata
+    tool = ours.get("tool_name")
     return LedgerRow(_hhmmss(rec.get("timestamp")), str(ours.get("intent_id") or "-"), str(tool or "-"),
                      str(ours.get("mutation_class") or "-"), ", ".join(paths) or "-",
                      str(ours.get("session_id") or ""))
