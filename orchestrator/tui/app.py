@@ -92,6 +92,8 @@ class MainScreen(Screen[None]):
         Binding("2", "tab('intents')", "Intents", show=False),
         Binding("3", "tab('sessions')", "Sessions", show=False),
         Binding("ctrl+r", "reload", "Reload", show=False),
+        Binding("pagedown", "scroll_detail(1)", "Scroll", show=False, priority=True),
+        Binding("pageup", "scroll_detail(-1)", "Scroll", show=False, priority=True),
         Binding("q", "app.quit", "Quit"),
     ]
 
@@ -135,6 +137,10 @@ class MainScreen(Screen[None]):
     def action_move(self, delta: int) -> None:
         queue = self.query_one("#queue", OptionList)
         queue.action_cursor_down() if delta > 0 else queue.action_cursor_up()
+
+    def action_scroll_detail(self, direction: int) -> None:
+        detail = self.query_one("#detail", VerticalScroll)
+        detail.scroll_page_down() if direction > 0 else detail.scroll_page_up()
 
     def action_tab(self, tab: str) -> None:
         self.query_one("#panes", TabbedContent).active = tab
@@ -309,7 +315,7 @@ class ApprovalApp(App[None]):
             return Text.assemble(("! ", "bold red"), (item.id, "red"), ("\n  corrupt request file", "red"))
         left = ago(item.expires - self.clock())
         return Text.assemble((item.risk, _risk_style(item.risk)), (f"  {left}", "dim"),
-                             ("\n  " + _clip(item.summary, 25), ""))
+                             ("\n  " + _clip(item.summary, 23), ""))
 
     def show_detail(self, request_id: str | None) -> None:
         """Fill the detail pane for the highlighted request."""
@@ -318,6 +324,7 @@ class ApprovalApp(App[None]):
             return
         body = screen.query_one("#detail-body", Static)
         item = self.items.get(request_id or "")
+        screen.query_one("#detail", VerticalScroll).border_title = f"Request {item.id}" if item else "Request"
         if item is None:
             body.update(Text("No pending approvals.\n\nDestructive calls of agents whose policy says "
                              "`approval.channel: tui` appear here.", style="dim"))
@@ -328,22 +335,23 @@ class ApprovalApp(App[None]):
                                                             "when it times out.", "dim")))
             return
         agent = item.agent + (f" ({item.agent_id})" if item.agent_id else "")
+        # compact: an 80x24 terminal leaves the detail pane about 12 lines
         head = Text.assemble(
             (item.summary + "\n", "bold"),
-            ("risk ", "dim"), (item.risk, _risk_style(item.risk)),
-            ("  intent ", "dim"), (item.intent_id or "-", ""),
+            (item.risk, _risk_style(item.risk)), ("  intent ", "dim"), (item.intent_id or "-", ""),
+            ("  expires in ", "dim"), (ago(item.expires - self.clock()), ""),
             ("\nsession ", "dim"), (item.session_id, ""), ("  agent ", "dim"), (agent, ""),
-            ("\nid ", "dim"), (item.id, ""), ("  expires in ", "dim"), (ago(item.expires - self.clock()), ""),
         )
-        why = Text.assemble(("why:\n", "dim"), ("\n".join(f"- {r}" for r in item.reasons) or "-", "yellow"))
-        parts: list[Any] = [head, why]
+        parts: list[Any] = [head]
+        for reason in item.reasons or ["-"]:
+            parts.append(Text.assemble(("why: ", "dim"), (reason, "yellow")))
         forbidden = self.snapshot.forbid_remember
         if forbidden is None or item.risk in forbidden:
             parts.append(Text(f"s/i off: {item.risk} is never remembered", style="dim italic"))
         if item.command:
-            parts += [Text("command:", style="dim"), Syntax(item.command, "bash", theme="ansi_dark", word_wrap=True)]
+            parts.append(Syntax(item.command, "bash", theme="ansi_dark", word_wrap=True))
         elif item.diff:
-            parts += [Text("diff:", style="dim"), Syntax(item.diff, "diff", theme="ansi_dark", word_wrap=True)]
+            parts.append(Syntax(item.diff, "diff", theme="ansi_dark", word_wrap=True))
         body.update(Group(*parts))
 
     # ------------------------------------------------------------------ decisions
