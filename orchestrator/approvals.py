@@ -23,11 +23,9 @@ to create such grants and :func:`request_decision` ignores any that exist.
 from __future__ import annotations
 
 import contextlib
-import difflib
 import json
 import os
 import re
-import secrets
 import shlex
 import threading
 import time
@@ -156,7 +154,7 @@ class BrokenRequest:
 def new_id(now: float | None = None) -> str:
     """A short, time-sortable, unguessable id: ``<ms since epoch, hex>-<6 hex>``."""
     ms = int((time.time() if now is None else now) * 1000)
-    return f"{ms:x}-{secrets.token_hex(3)}"
+    return f"{ms:x}-{os.urandom(3).hex()}"
 
 
 def valid_id(request_id: str) -> bool:
@@ -312,6 +310,8 @@ def preview(root: str | os.PathLike[str], call: ToolCall) -> str | None:
             a, b = step.get("old_string"), step.get("new_string")
             if isinstance(a, str) and isinstance(b, str):
                 new = new.replace(a, b) if step.get("replace_all") else new.replace(a, b, 1)
+    import difflib  # only for previews: keep it off the import of this module
+
     lines = list(difflib.unified_diff(old.splitlines(), new.splitlines(), f"a/{rel}", f"b/{rel}", lineterm=""))
     return bound(lines) if lines else "(no change)"
 
@@ -575,7 +575,7 @@ class Broker:
     def _add_grant_locked(self, req: ApprovalRequest, scope: str, *, by: str) -> dict[str, Any]:
         now = self.clock()
         ttl = self.grant_ttl
-        grant = {"id": "g-" + secrets.token_hex(4), "scope": scope,
+        grant = {"id": "g-" + os.urandom(4).hex(), "scope": scope,
                  "session_id": req.session_id if scope == "session" else None,
                  "intent_id": req.intent_id if scope == "intent" else None,
                  "risk": req.risk, "signature": req.signature, "created": now, "expires": now + ttl,
