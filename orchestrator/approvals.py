@@ -58,6 +58,11 @@ PREVIEW_MAX_FILE = 512 * 1024
 SWEEP_GRACE_SECONDS = 5.0
 
 _ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+# programs that run arbitrary code given as arguments: a grant for "python" would grant anything
+# (including writing a decision file), so their grants bind to the exact command
+_INTERPRETERS = frozenset({"python", "python3", "node", "bash", "sh", "zsh", "dash", "fish", "perl", "ruby", "php",
+                           "deno", "bun", "npx", "uvx", "pipx", "eval", "exec", "xargs", "ssh", "docker", "kubectl",
+                           "osascript", "powershell", "pwsh", "lua", "Rscript", "java", "env"})
 _COMPOUND = re.compile(r"[;&|`$<>()\n]")
 # programs whose first non-option argument is a subcommand worth keeping in a signature
 _MULTI = frozenset({"git", "npm", "pnpm", "yarn", "cargo", "go", "docker", "kubectl", "pip", "pip3", "uv",
@@ -253,7 +258,9 @@ def signature(call: ToolCall, risk: str) -> str:
     - ``unknown-command``: the program and, for multi-command tools (git, npm, cargo...), its
       subcommand — ``exec:pytest``, ``exec:npm run`` — so "approve for session" stops the same
       question about ``pytest tests/a`` and ``pytest tests/b``. A compound command (pipes,
-      ``&&``, redirections, substitutions) binds to its exact text: its parts cannot be vouched for.
+      ``&&``, redirections, substitutions) binds to its exact text: its parts cannot be vouched for;
+      so does an interpreter or launcher (python, node, bash -c, docker, ssh...): "python" for the
+      session would mean "any code", including code that forges approvals.
     - ``unknown-tool``: the tool name.
     - every other class (deletes, unresolved targets, force-push, history rewrites): the exact
       command (whitespace-normalised) or the tool and its resolved targets — a grant never
@@ -263,10 +270,12 @@ def signature(call: ToolCall, risk: str) -> str:
         cmd = " ".join(call.command.split())
         if risk == "unknown-command" and not _COMPOUND.search(cmd):
             argv = _argv(cmd) or []
-            if argv:
-                prog = os.path.basename(argv[0])
+            prog = os.path.basename(argv[0]) if argv else ""
+            if argv and not re.match(r"^(python|pypy)[0-9.]*$", prog) and prog not in _INTERPRETERS:
                 sub = next((a for a in argv[1:] if not a.startswith("-")), None) if prog in _MULTI else None
-                return f"exec:{prog}" + (f" {sub}" if sub else "")
+                # `uv run X`, `npm exec X`, `go run .`: the launcher runs whatever follows
+                if sub not in ("run", "exec", "x", "dlx", "tool", "shell"):
+                    return f"exec:{prog}" + (f" {sub}" if sub else "")
         return f"cmd:{cmd}"
     if risk == "unknown-tool":
         return f"tool:{call.tool}"

@@ -70,7 +70,10 @@ def test_signature_binds_programs_loosely_and_destruction_exactly() -> None:
     a = to_call("Bash", {"command": "pytest  tests/a"})
     b = to_call("Bash", {"command": "pytest tests/b -q"})
     assert signature(a, "unknown-command") == signature(b, "unknown-command") == "exec:pytest"
-    assert signature(to_call("Bash", {"command": "npm run build"}), "unknown-command") == "exec:npm run"
+    assert signature(to_call("Bash", {"command": "cargo build --release"}), "unknown-command") == "exec:cargo build"
+    # interpreters and launchers run arbitrary code: their grants bind to the exact command
+    for cmd in ("python3 -c 'print(1)'", "npm run build", "uv run python x.py", "bash -c 'ls'", "node x.js"):
+        assert signature(to_call("Bash", {"command": cmd}), "unknown-command") == f"cmd:{cmd}"
     # compound commands and destructive classes bind to the exact command
     assert signature(to_call("Bash", {"command": "pytest | tee x"}), "unknown-command") == "cmd:pytest | tee x"
     assert signature(to_call("Bash", {"command": "rm -rf a"}), "recursive-delete") != \

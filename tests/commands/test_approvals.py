@@ -75,3 +75,26 @@ def test_hot_path_imports_neither_textual_nor_watchdog() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={"PYTHONPATH": str(ROOT)}).stdout
     assert out.strip() == "[]"
+
+
+def test_tui_command_runs_the_app_headless(tmp_path, tmp_path_factory, monkeypatch) -> None:
+    """`orch tui` builds the console for the workspace (run headless here, then quit with q)."""
+    import asyncio
+
+    from orchestrator.tui import app as tui_app
+
+    ws = make_workspace(tmp_path)
+    seen = {}
+
+    def run_headless(self) -> None:
+        async def drive() -> None:
+            async with self.run_test(size=(80, 24)) as pilot:
+                await pilot.pause(0.2)
+                seen["root"] = self.workspace.root
+                await pilot.press("q")
+        asyncio.run(drive())
+
+    monkeypatch.setattr(tui_app.ApprovalApp, "run", run_headless)
+    assert main(["tui", "-C", str(ws.root)]) == 0
+    assert seen["root"] == ws.root
+    assert main(["tui", "-C", str(tmp_path_factory.mktemp("not-a-workspace"))]) == 1
