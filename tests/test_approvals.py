@@ -285,3 +285,21 @@ def test_request_carries_context(tmp_path, monkeypatch) -> None:
     assert rec["agent_id"] == "sub-7" and rec["intent_id"] == "INT-1" and rec["paths"] == ["build"]
     assert rec["command"] == "rm -rf build" and rec["kind"] == Kind.EXEC.value and rec["reasons"]
     assert rec["expires"] - rec["created"] == pytest.approx(0.1)
+
+
+def test_wait_falls_back_to_polling_without_watchdog(tmp_path, monkeypatch) -> None:
+    import sys
+
+    from orchestrator import approvals
+
+    monkeypatch.setitem(sys.modules, "watchdog", None)  # import fails as if not installed
+    monkeypatch.setitem(sys.modules, "watchdog.events", None)
+    monkeypatch.setitem(sys.modules, "watchdog.observers", None)
+    assert approvals._start_observer(tmp_path, "x", threading.Event()) is None
+    b = Broker(tmp_path)
+    b.submit(_req(now=time.time()))
+    t = threading.Timer(0.1, lambda: b.decide("abc-000001", "approve"))
+    t.start()
+    got = b.wait("abc-000001", 5.0, mode="auto")
+    t.join()
+    assert got is not None and got["decision"] == "approve"
