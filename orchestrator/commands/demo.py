@@ -21,7 +21,6 @@ import tempfile
 import time
 from collections.abc import Iterator
 from importlib import resources
-from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -335,13 +334,9 @@ def run(args: argparse.Namespace) -> int:
     channel = None
     approver = auto_approver
     if args.interactive:
-        if find_spec("orchestrator.approvals") is not None:
-            channel, approver = "tui", None
-            narrator.say(s.yellow(f"  interactive: before the destructive step, run `cd {root} && orch tui` "
-                                  "in another terminal and decide"))
-        else:
-            narrator.say(s.yellow("  --interactive: the approval console is not part of this build; "
-                                  "the auto-approver decides instead"))
+        channel, approver = "tui", None
+        narrator.say(s.yellow(f"  interactive: before the destructive step, run `cd {root} && orch tui` "
+                              "in another terminal and decide (or `orch approvals` / `orch approve ID`)"))
 
     with _without_env("ORCH_APPROVAL_CHANNEL"):
         gov = Governor(root, approval_channel=channel)
@@ -400,76 +395,22 @@ class _Chaptered:
 
 
 def _show_ledger(root: Path, narrator: Narrator) -> bool:
-    """Show the ledger: `orch trace` and `orch trace verify` when this build has them, else a compact
-    table read straight from the JSONL. False when nothing was traced (a build without the ledger)."""
+    """Show the ledger with the real `orch trace` and `orch trace verify`. False when nothing was traced."""
+    from orchestrator.cli import main
     from orchestrator.workspace import Workspace
 
-    records = _read_records(Workspace(root).ledger_file)
-    if not records:
-        narrator.say("  (this build has no ledger yet: nothing was traced; `orch trace` lists the records once it has)")
+    ledger = Workspace(root).ledger_file
+    if not ledger.exists() or ledger.stat().st_size == 0:
+        narrator.say("  (nothing was traced)")
         return False
     if narrator.quiet:
         return True
-    if find_spec("orchestrator.commands.trace") is not None:
-        from orchestrator.cli import main
-
-        with _cwd(root):
-            for argv in (["trace"], ["trace", "verify"]):
-                narrator.say(narrator.s.dim("  $ orch " + " ".join(argv)))
-                sys.stdout.flush()
-                main(argv)
-        return True
-    _print_records(records, narrator)
-    _print_verify(Workspace(root).ledger_file, narrator)
+    with _cwd(root):
+        for argv in (["trace"], ["trace", "verify"]):
+            narrator.say(narrator.s.dim("  $ orch " + " ".join(argv)))
+            sys.stdout.flush()
+            main(argv)
     return True
-
-
-def _read_records(path: Path) -> list[dict[str, Any]]:
-    import json
-
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        return []
-    out_: list[dict[str, Any]] = []
-    for line in lines:
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(rec, dict):
-            out_.append(rec)
-    return out_
-
-
-def _print_records(records: list[dict[str, Any]], narrator: Narrator) -> None:
-    s = narrator.s
-    rows = [("time", "session", "intent", "class", "change")]
-    for rec in records:
-        meta = _meta(rec)
-        stamp = str(rec.get("timestamp", ""))[11:19]
-        for f in rec.get("files") or ():
-            rows.append((stamp, str(meta.get("session_id", "?")), str(meta.get("intent_id", "?")),
-                         str(meta.get("mutation_class", "?")), _spans(f, meta)))
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    for n, row in enumerate(rows):
-        line = "  " + "  ".join(f"{c:<{widths[i]}}" for i, c in enumerate(row[:4])) + "  " + row[4]
-        narrator.say(s.dim(line) if n == 0 else line)
-
-
-def _print_verify(path: Path, narrator: Narrator) -> None:
-    try:
-        from orchestrator import ledger
-
-        result = ledger.verify(path)  # type: ignore[attr-defined]
-    except Exception as exc:  # noqa: BLE001 — the demo narrates; the real check is `orch trace verify`
-        narrator.say(f"  verify: not available in this build ({type(exc).__name__})")
-        return
-    if getattr(result, "ok", False):
-        narrator.say("  " + narrator.s.green(f"{narrator.s.ok} hash chain verified") +
-                     f" ({getattr(result, 'records', '?')} records)")
-    else:
-        narrator.say("  " + narrator.s.red(f"verify failed: {getattr(result, 'reason', result)}"))
 
 
 def _summary(root: Path, narrator: Narrator, s: Style, seconds: float, ledger: bool) -> None:
@@ -498,7 +439,7 @@ def _summary(root: Path, narrator: Narrator, s: Style, seconds: float, ledger: b
     out("Try next:")
     out(f"  cd {root}")
     out("  orch trace                 " + s.dim("# the ledger: every change, its lines, intent and session"
-                                              if ledger else "# the ledger (once this build has it)"))
+                                              if ledger else "# the ledger (empty: nothing was traced)"))
     out("  orch trace verify          " + s.dim("# check the hash chain"))
     out("  orch intents               " + s.dim("# what agents may work on, and where"))
     out("  orch check --tool write_file --path README.md --session demo-alice   " + s.dim("# dry-run a call"))

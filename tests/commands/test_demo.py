@@ -75,14 +75,40 @@ def test_demo_no_keep_removes_the_workspace(tmp_path: Path, capsys: pytest.Captu
     assert not d.exists()
 
 
-def test_demo_interactive_without_broker_falls_back(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from importlib.util import find_spec
+def test_demo_interactive_waits_for_a_person(tmp_path: Path) -> None:
+    """--interactive routes the destructive step to the approval broker; a person approves it."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import time
 
-    if find_spec("orchestrator.approvals") is not None:
-        pytest.skip("the approval broker is in this build; --interactive would wait for a person")
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    env.pop("ORCH_APPROVAL_CHANNEL", None)
     d = tmp_path / "i"
-    assert main(["demo", "--dir", str(d), "--interactive"]) == 0
-    assert "auto-approver decides instead" in capsys.readouterr().out
+    demo = subprocess.Popen([sys.executable, "-m", "orchestrator", "demo", "--dir", str(d), "--interactive"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        pending: list = []
+        deadline = time.monotonic() + 60
+        while not pending and time.monotonic() < deadline and demo.poll() is None:
+            time.sleep(0.2)
+            if (d / ".orchestration").is_dir():
+                out = subprocess.run([sys.executable, "-m", "orchestrator", "approvals", "--json", "-C", str(d)],
+                                     env=env, capture_output=True, text=True)
+                pending = json.loads(out.stdout or "[]") if out.returncode == 0 else []
+        assert len(pending) == 1, "the demo never asked for approval"
+        assert "rm -rf build/*" in json.dumps(pending[0])
+        approve = subprocess.run([sys.executable, "-m", "orchestrator", "approve", pending[0]["id"], "-C", str(d)],
+                                 env=env, capture_output=True, text=True)
+        assert approve.returncode == 0, approve.stderr
+        stdout, stderr = demo.communicate(timeout=60)
+    finally:
+        if demo.poll() is None:
+            demo.kill()
+    assert demo.returncode == 0, stderr
+    assert "orch tui" in stdout
     _assert_story_on_disk(d)
 
 
