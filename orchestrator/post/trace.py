@@ -155,7 +155,7 @@ def _expand_dirs(root: Path, rels: list[str]) -> list[str]:
 
 # ------------------------------------------------------------------------------------------------ snapshots
 
-def _snap_file(full: Path) -> dict:
+def _snap_file(full: Path | str) -> dict:
     try:
         st = os.lstat(full)  # one syscall answers exists / symlink / regular file
     except OSError:
@@ -201,8 +201,15 @@ def capture(gov: Any, call: Any) -> None:
             setattr(call, "capture_key", key)
         except AttributeError:
             _KEYS[id(call)] = key
-    root = Path(gov.workspace.root)
-    files = {r: _snap_file(root / r) for r in _targets(gov, call)}
+    if _get(call, "shell") is None and _get(call, "resolved") is not None:
+        # file tools: targets are already canonical workspace-relative files (the pipeline resolved them);
+        # skip the directory expansion and path arithmetic that shell targets need
+        root_s = str(gov.workspace.root)
+        files = {r: _snap_file(os.path.join(root_s, r)) for r in call.resolved
+                 if r != "." and r != ".orchestration" and not r.startswith(".orchestration/")}
+    else:
+        root = Path(gov.workspace.root)
+        files = {r: _snap_file(root / r) for r in _targets(gov, call)}
     snap = {"key": key, "files": files}
     _MEM[key] = snap
     while len(_MEM) > 1024:  # a call whose post never comes (denied downstream, crashed tool) must not leak
