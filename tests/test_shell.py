@@ -130,7 +130,8 @@ def test_mv_reports_both_sides() -> None:
 
 @pytest.mark.parametrize("cmd", [
     "git checkout -- f", "git checkout .", "git checkout HEAD -- src", "git restore f", "git reset --hard",
-    "git clean -fd", "git push --force", "git push -f origin x", "git push --force-with-lease",
+    "git clean -fd", "git push --force", "git push -f origin x", "git push --force --force-with-lease",
+    "git push -f --force-with-lease",
     "git push origin +main", "git push origin :old", "git rebase main", "git branch -D x", "git stash drop",
     "git stash clear", "git filter-branch --all", "git reflog expire --all", "git gc --prune=now",
 ])
@@ -140,7 +141,9 @@ def test_git_destructive(cmd: str) -> None:
 
 @pytest.mark.parametrize("cmd", ["git add .", "git commit -m x", "git checkout main", "git switch -c x",
                                  "git restore --staged f", "git reset HEAD f", "git push", "git stash pop",
-                                 "git branch new", "git tag v1", "git pull --rebase"])
+                                 "git branch new", "git tag v1", "git pull --rebase",
+                                 "git push --force-with-lease", "git push --force-with-lease=main:abc origin main",
+                                 "git checkout --track origin/x", "git checkout --track=direct main"])
 def test_git_mutating(cmd: str) -> None:
     assert analyze(cmd).kind == "mutating", analyze(cmd)
 
