@@ -2847,7 +2847,13 @@ def _sql_read_only(q: str) -> bool:
 
 
 _SQL_DESTROY = _LazyRe(r"\b(drop|truncate|delete\s+from|flushall|flushdb)\b", re.I)
-_SQL_PRAGMA_READ = _LazyRe(r"^\s*pragma\s+[\w.]+\s*(\(\s*[\w.'\"]*\s*\))?\s*;?\s*$", re.I)
+# PRAGMAs that only report (SQLite / DuckDB). Others act even without `=` (optimize, wal_checkpoint,
+# incremental_vacuum, force_checkpoint, enable_*), so they are not vouched for.
+_SQL_PRAGMA_READ = _LazyRe(
+    r"^\s*pragma\s+(\w+\.)?(table_info|table_xinfo|table_list|index_list|index_info|index_xinfo|"
+    r"foreign_key_list|foreign_key_check|integrity_check|quick_check|database_list|compile_options|"
+    r"function_list|pragma_list|collation_list|module_list|show_tables|show_tables_expanded|storage_info|"
+    r"database_size|version|platform|metadata_info|show)\s*(\(\s*[\w.'\"]*\s*\))?\s*;?\s*$", re.I)
 
 
 def _sql_single_read(q: str) -> bool:
@@ -3397,6 +3403,8 @@ def _sqlcmd(run: _Run) -> None:
     opts, pos = _split_opts(run.args, ("-q", "--query", "-t", "--text", "-d", "--database", "-Q", "-i", "-S",
                                       "-U", "-P", "-o", "-c"))
     first = pos[0].text if pos else ""
+    if _has(opts, "--help", "-h", "-?") and not (opts.keys() & {"-q", "--query", "-Q", "-i", "-t", "--text"}):
+        return
     if first == "config" and len(pos) > 1 and pos[1].text in ("view", "cs", "connection-strings",
                                                                "get-contexts", "get-endpoints", "get-users",
                                                                "current-context"):
