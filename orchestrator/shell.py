@@ -346,12 +346,12 @@ class _Walker:
         sub = ctx.copy()
         sub.download = False
         fed: str | None = None
-        for c in node.named_children:
+        for idx, c in enumerate(node.named_children):
             self.stage_downloads = False
             self.stage_output = None
             stage = sub.copy()
             stage.stdin = fed
-            stage.piped = fed is None and c is not node.named_children[0]
+            stage.piped = fed is None and idx > 0
             self.walk(c, stage)
             if self.stage_downloads:
                 sub.download = True
@@ -846,7 +846,7 @@ def _run_argv(wk: _Walker, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = F
             or name in _INTERPRETERS or name in _SHELLS or re.fullmatch(r"python[0-9.]*", name)):
         return
     if len(args) == 1 and args[0].text in ("--help", "-h", "--version", "-V") and not args[0].dyn and \
-            "/" not in head.text and name not in _POWER and name not in _DISK_TOOLS and \
+            not xargs and "/" not in head.text and name not in _POWER and name not in _DISK_TOOLS and \
             not name.startswith("mkfs") and name not in ("init", "telinit"):
         # A program looked up on PATH asked only for help/version prints and exits. A workspace script
         # shadowing that name would have to be installed on PATH outside the workspace, which the pipeline

@@ -485,7 +485,8 @@ def test_destructive_semantics(cmd: str) -> None:
     "curl -Q PWD ftp://x", "curl -Q 'SIZE f.txt' -Q NLST ftp://x", "curl -X TRACE https://x",
     "curl --request=OPTIONS https://x", "curl -X get https://x",
     "mysql -e 'SELECT * FROM t;'", "psql -c 'SELECT 1' -c 'SELECT 2'", "sqlite3 db 'PRAGMA table_info(t)'",
-    "sqlite3 -readonly db", "duckdb -readonly db", "ansible all --list-hosts", "ansible --version",
+    "sqlite3 -readonly db", "duckdb -readonly db", "sqlite3 -readonly db | cat",
+    "echo .tables | sqlite3 -readonly db", "ansible all --list-hosts", "ansible --version",
     "coproc { echo hi; }", "coproc NAME { cat; }", "coproc cat",
     "xargs -E EOF cat", "xargs -0 -I {} -P 8 cat {}", "xargs -rt cat", "fd -x echo",
     "env -i ls", "env --ignore-environment PATH=/bin ls", "PATH=/usr/bin:/bin ls", "sort -o - in.txt",
@@ -504,6 +505,7 @@ def test_read_only_semantics(cmd: str) -> None:
                                  "awk '{print > \"/dev/stderr\"; print > \"out\"}' f",
                                  "kubectl get $RES -o yaml", "tar -xf a.tar --to-command='rm -rf x'",
                                  "lipo -create a b -output c", "sips -s format jpeg image.png",
-                                 "plutil -convert xml1 f.plist", "xargs -e STOP head"])
+                                 "plutil -convert xml1 f.plist", "xargs -e STOP head", "ls | xargs foo -h",
+                                 "echo '.shell rm x' | sqlite3 -readonly db"])
 def test_still_not_read_only(cmd: str) -> None:
     assert analyze(cmd).kind != "read_only", analyze(cmd)
