@@ -2856,6 +2856,13 @@ _SQL_PRAGMA_READ = _LazyRe(
     r"database_size|version|platform|metadata_info|show)\s*(\(\s*[\w.'\"]*\s*\))?\s*;?\s*$", re.I)
 
 
+_SQL_META_READ = _LazyRe(
+    r"^(\.(tables|schema|fullschema|indexes|indices|databases|dbinfo|dump|headers?|mode|show|help|timer|"
+    r"width|stats|lint|print|quit|exit|echo|changes|nullvalue|separator|bail|eqp|sha3sum)"
+    r"|\\(d[A-Za-z+]*|l\+?|list|conninfo|encoding|z|sf\+?|sv\+?|echo|q|x|timing|copyright|\?|h|a|t|H|f|C|"
+    r"pset))(\s[^;]*)?$")
+
+
 def _sql_single_read(q: str) -> bool:
     """One read statement (SELECT/SHOW/DESCRIBE/EXPLAIN/WITH, or a PRAGMA query without ``=``), at most a
     trailing ``;``. A second statement after ``;`` is not vouched for: splitting SQL correctly needs the
@@ -2884,7 +2891,12 @@ def _sql_codes_verdict(run: _Run, codes: list[str], what: str) -> None:
     for c in codes:
         t = c.strip()
         if t.startswith((".", "\\")):
-            continue  # sqlite dot-command / psql meta-command that passed the write checks above
+            # sqlite dot-commands / psql meta-commands: only the ones that just describe or format.
+            # Others write files (.log, .clone, \o, \w, \copy), open apps (.excel) or run code (\!, \gexec).
+            if all(_SQL_META_READ.match(line.strip()) for line in t.splitlines() if line.strip()):
+                continue
+            run.flag("unknown", f"{what}: meta-command not known to be read-only")
+            return
         if not _sql_single_read(t):
             run.flag("unknown", f"{what}: SQL is not a single read-only statement")
             return

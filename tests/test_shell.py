@@ -444,6 +444,8 @@ def test_non_ascii_paths_are_reported_exactly() -> None:
     "mysql -e 'SELECT 1; SELECT 2'", "psql -c 'SELECT 1; SELECT 2'", "sqlite3 db 'SELECT 1; SELECT 2'",
     "duckdb db 'SELECT 1; DROP TABLE t'", "sqlcmd query 'SELECT 1; SELECT 2'",
     "cat script.sql | sqlite3 -readonly db", "sqlite3 -readonly db < script.sql",
+    "psql -c '\\! rm -rf x'", "psql -c '\\o out.txt'", "psql -c '\\gexec'", "sqlite3 db .excel",
+    "sqlite3 db '.log out.txt'", "sqlite3 db '.clone new.db'",
     # remote execution
     "ansible all -m ping", "ansible all -m debug -a 'var=x'", "ansible-pull -U https://x/r -C main p.yml",
     # commands with missing operands / actions bound to keys / interactive installers
@@ -485,6 +487,7 @@ def test_destructive_semantics(cmd: str) -> None:
     "curl -Q PWD ftp://x", "curl -Q 'SIZE f.txt' -Q NLST ftp://x", "curl -X TRACE https://x",
     "curl --request=OPTIONS https://x", "curl -X get https://x",
     "mysql -e 'SELECT * FROM t;'", "psql -c 'SELECT 1' -c 'SELECT 2'", "sqlite3 db 'PRAGMA table_info(t)'",
+    "psql -c '\\dt'", "psql -c '\\d users'", "sqlite3 db .tables", "sqlite3 db '.schema users'",
     "sqlite3 -readonly db", "duckdb -readonly db", "sqlite3 -readonly db | cat",
     "echo .tables | sqlite3 -readonly db", "ansible all --list-hosts", "ansible --version",
     "coproc { echo hi; }", "coproc NAME { cat; }", "coproc cat",
