@@ -41,20 +41,23 @@ INTENTIONAL: list[tuple[str, str, str, str]] = [
      "script/sample -file, exports)",
      r"^curl|download|format-patch|archive -|^sample|^script |export|^npm pack|save|-o |history="),
     ("dippy", "safe", "runs project or build code (cargo check/clippy/doc, terraform test, uv run tools, "
-     "tar --to-command, xargs sh -c with {} substitution)",
-     r"^cargo (check|c\b|clippy|doc)|uv run|terraform test|to-command|-c '.*\{\}'|coproc"),
+     "bare pre-commit = pre-commit run, xargs sh -c with {} substitution)",
+     r"^cargo (check|c\b|clippy|doc)|uv run|terraform test|-c '.*\{\}'|^pre-commit$"),
     ("dippy", "safe", "rewrites workspace files (fmt, lock/sync/venv, update, vendor, refresh, providers lock)",
      r"fmt|uv (sync|lock|venv)|cargo (update|generate|vendor)|refresh|providers lock|uv pip$"),
     ("dippy", "safe", "writes credentials, config or state (get-credentials, tokens, login, workspace select, "
      "dmesg -n, security *-keychain -s)",
      r"credentials|token|login|logout|workspace select|dmesg|owner|get-access|receive-message|stop-query|"
      r"generate-credential"),
-    ("dippy", "safe", "configuration or environment that changes what runs (git -c core.editor, PATH=...)",
-     r"git -c |PATH="),
-    ("dippy", "safe", "unknown programs stay unknown (rule: never vouch for a program we do not model)",
+    ("dippy", "safe", "workspace scripts stay unknown (./script --help runs a workspace file)",
      r"unknown-|anything|mystery|^rtk$"),
-    ("dippy", "ask", "reads only; peer asks for other reasons (dry-run/check modes, help, bare program, "
-     "xargs/find -ok with a read-only command, openssl/xxd inspection, container exec of a read)",
+    ("dippy", "safe", "peer vouches, semantics say otherwise: -safe mode still allows SQL writes; GNU xargs -e "
+     "takes no separate value (STOP is the command); sed -f / fzf preview run unmodelled code; git rerere "
+     "records resolutions; sqlcmd open launches an app",
+     r" -safe |-safe mydb.db$|^xargs -e |^sed -f|execute cat|^git rerere|^sqlcmd open"),
+    ("dippy", "ask", "reads only; peer asks for other reasons (dry-run/check modes, brew services/audit, "
+     "find -ok with a read-only command, openssl/xxd inspection, container exec/wait of a read, compose "
+     "export to stdout, an fzf binding that runs echo, empty -c code, a shell fed a read-only heredoc)",
      r"dry-run|--stat|clean -n|^'?\w[\w-]*'?$|^xargs|-ok|openssl|xxd|wait|^\s*$|-c ''|^bash -c$|^python -c|"
      r"^fd -|exec mycontainer|json.tool|sample-config|list-keychains|default-keychain|login-keychain|"
      r"services|audit|bundle env|install --list|browse|presign|unzip -[pcx]|rm -rf$|sudo ls|"
@@ -63,12 +66,12 @@ INTENTIONAL: list[tuple[str, str, str, str]] = [
     ("safety_net", "destructive", "semantics differ: command -v only looks names up; git clean -n is a dry "
      "run; parallel with literal read-only inputs; rm -rf of a relative path inside the workspace",
      r"^command -|clean -nf|^parallel bash -c|^rm -rf \d+ "),
-    ("safety_net", "safe", "we are stricter: --force-with-lease still rewrites remote history; git treats "
-     "--track/--recurse-submodules values only with '='; rm -r of absolute non-temp paths, of /tmp itself or "
-     "$TMPDIR itself; TMPDIR reassigned in the same command; find . -exec rm -r {} can reach '.'",
+    ("safety_net", "safe", "we are stricter: a plain --force/-f overrides --force-with-lease; rm -r of "
+     "absolute non-temp paths, of /tmp itself or $TMPDIR itself; TMPDIR reassigned in the same command; "
+     "find . -exec rm -r {} can reach '.'",
      r"force-with-lease|--track|--recurse-submodules|rm -r|rm -R|rm -rf|find \. -exec rm"),
     ("dcg", "safe", "we are stricter or the dcg pack is disabled by default (docker/kubectl deletes, rebase, "
-     "force-with-lease, globbed temp deletes, srm)",
+     "globbed temp deletes, srm)",
      r"^docker (rm|rmi|system prune)|^kubectl delete|rebase|force-with-lease|rm -rf /(var/)?tmp/\*|^srm|"
      r"disable|rmSync|<<-EOF"),
     ("dcg", "destructive", "recursive delete inside the workspace or temp dir is mutating (deletes listed, scope "

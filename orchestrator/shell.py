@@ -195,15 +195,18 @@ class _Ctx:
     """Walk state: cwd ("" = the command's own cwd; None = unknown after a dynamic cd) and whether an
     earlier pipeline stage fetched data from the network."""
 
-    __slots__ = ("cwd", "download", "stdin")
+    __slots__ = ("cwd", "download", "stdin", "piped")
 
-    def __init__(self, cwd: str | None = "", download: bool = False) -> None:
+    def __init__(self, cwd: str | None = "", download: bool = False, piped: bool = False) -> None:
         self.cwd = cwd
         self.download = download
         self.stdin: str | None = None  # heredoc / here-string text fed to the current command
+        # stdin comes from somewhere we cannot read (an earlier pipeline stage, a `<` redirection): a
+        # program that executes its stdin (sqlite3 dot-commands...) cannot be vouched for.
+        self.piped = piped
 
     def copy(self) -> "_Ctx":
-        return _Ctx(self.cwd, self.download)  # stdin is deliberately not inherited
+        return _Ctx(self.cwd, self.download, self.piped)  # stdin text is deliberately not inherited
 
 
 class W:
@@ -231,6 +234,7 @@ GIT_SSH GIT_SSH_COMMAND GIT_EXTERNAL_DIFF GIT_ASKPASS SSH_ASKPASS GIT_EXEC_PATH 
 LESSOPEN LESSCLOSE EDITOR VISUAL SUDO_EDITOR PERL5OPT PERL5LIB PERLLIB PYTHONPATH PYTHONSTARTUP PYTHONHOME
 PYTHONINSPECT NODE_OPTIONS NODE_PATH RUBYOPT RUBYLIB PROMPT_COMMAND IFS SHELLOPTS BASHOPTS PS4 GCONV_PATH
 BROWSER TERMINFO HOSTALIASES ZDOTDIR XDG_CONFIG_HOME HOME""".split())
+_SYSTEM_BIN_DIR = _LazyRe(r"^/(usr/(local/)?)?s?bin/?$|^/opt/homebrew/s?bin/?$")
 _DEV_NULLISH = _LazyRe(r"^/dev/(null|stdout|stderr|stdin|tty|fd/\d+|zero)$")
 _DEV_BLOCK = _LazyRe(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk|md|dm-|loop|mapper/|sr)")
 _GLOB_CHARS = _LazyRe(r"[*?\[]")
@@ -305,8 +309,36 @@ class _Walker:
 
     def _walk_seq(self, node: Any, ctx: _Ctx) -> None:
         # `;`, `&&`, `||` and background `&` members all may run: walk each, sharing the cwd.
-        for c in node.named_children:
+        kids = node.named_children
+        k = 0
+        while k < len(kids):
+            c = kids[k]
+            if c.type == "command" and _t(c).startswith("coproc"):
+                end = self._coproc(kids, k, ctx)
+                if end is not None:
+                    k = end + 1
+                    continue
             self.walk(c, ctx)
+            k += 1
+
+    def _coproc(self, kids: list[Any], k: int, ctx: _Ctx) -> int | None:
+        """`coproc [NAME] { body; }`: tree-sitter-bash splits it into `coproc [NAME] { first` ... `}`
+        commands. Re-analyze the body text between the braces; returns the index of the `}` command."""
+        words = [w for w in kids[k].named_children]
+        texts = [_t(w) for w in words]
+        if len(texts) < 2 or texts[0] != "coproc":
+            return None
+        b = 1 if texts[1] == "{" else 2 if len(texts) > 2 and texts[2] == "{" and \
+            re.fullmatch(r"[A-Za-z_]\w*", texts[1]) else 0
+        if not b:
+            return None
+        end = next((j for j in range(k + 1, len(kids)) if kids[j].type == "command" and _t(kids[j]) == "}"), None)
+        if end is None:
+            self.acc.flag("unknown", "coproc body not parsed")
+            return k
+        body = _TLS.src[words[b].end_byte:kids[end].start_byte].decode("utf-8", "replace")
+        _analyze_into(body, self.acc, ctx.copy(), self.depth + 1)
+        return end
 
     def _walk_pipeline(self, node: Any, ctx: _Ctx) -> None:
         # Every stage runs in a subshell: a cd inside a stage does not leak. A stage after a download that
@@ -314,11 +346,12 @@ class _Walker:
         sub = ctx.copy()
         sub.download = False
         fed: str | None = None
-        for c in node.named_children:
+        for idx, c in enumerate(node.named_children):
             self.stage_downloads = False
             self.stage_output = None
             stage = sub.copy()
             stage.stdin = fed
+            stage.piped = fed is None and idx > 0
             self.walk(c, stage)
             if self.stage_downloads:
                 sub.download = True
@@ -339,6 +372,9 @@ class _Walker:
             if bodies:
                 bctx = ctx.copy()
                 bctx.stdin = "\n".join(bodies)
+            if any(r.type == "file_redirect" and _redirect_op(r) == "<" for r in redirects):
+                bctx = bctx.copy() if bctx is ctx else bctx
+                bctx.piped = True
             # tree-sitter-bash attaches words after a redirection target (`rm -rf 2>/dev/null /`) to the
             # redirect node; they are arguments of the command.
             extra = [self.word(w) for r in redirects if r.type == "file_redirect" for w in _redirect_extra(r)]
@@ -419,6 +455,11 @@ class _Walker:
         """Record `NAME=value`; variables that change what programs execute make the command unknown."""
         name = text.split("=", 1)[0].split("[", 1)[0].lstrip("+")
         self.assigned.add(name)
+        if name == "PATH" and not text.startswith("PATH+"):
+            val = text.split("=", 1)[1].strip("'\"") if "=" in text else ""
+            if val and "$" not in val and "`" not in val and \
+                    all(_SYSTEM_BIN_DIR.match(d) for d in val.split(":")):
+                return  # only system binary directories: cannot point at workspace programs
         if name in _EXEC_ENV or name.startswith(("GIT_CONFIG", "DYLD_", "LD_")):
             self.acc.flag("unknown", f"assignment to {name} changes what later programs execute")
 
@@ -495,6 +536,9 @@ class _Walker:
                 self.subs(c, ctx)
                 if t == "file_redirect":
                     self._redirect(c, ctx)
+                    if _redirect_op(c) == "<":
+                        ctx = ctx.copy()
+                        ctx.piped = True
                 else:
                     ctx = ctx.copy()
                     ctx.stdin = " ".join(self.word(w).text for w in c.named_children)
@@ -513,6 +557,16 @@ class _Walker:
         if not argv:
             return
         _run_argv(self, argv, ctx, self.depth)
+
+
+def _redirect_op(node: Any) -> str:
+    op = ""
+    for c in node.children:
+        if c.is_named and c.type != "file_descriptor":
+            break
+        if not c.is_named:
+            op += c.type
+    return op
 
 
 def _redirect_extra(node: Any) -> list[Any]:
@@ -790,6 +844,13 @@ def _run_argv(wk: _Walker, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = F
     if len(args) == 1 and args[0].text in _HELP_ARGS and not args[0].dyn and (
             rule is not None or name in _SERVICE_CLIS or name in _READ_ONLY or name in _WRAPPERS
             or name in _INTERPRETERS or name in _SHELLS or re.fullmatch(r"python[0-9.]*", name)):
+        return
+    if len(args) == 1 and args[0].text in ("--help", "-h", "--version", "-V") and not args[0].dyn and \
+            not xargs and "/" not in head.text and name not in _POWER and name not in _DISK_TOOLS and \
+            not name.startswith("mkfs") and name not in ("init", "telinit"):
+        # A program looked up on PATH asked only for help/version prints and exits. A workspace script
+        # shadowing that name would have to be installed on PATH outside the workspace, which the pipeline
+        # refuses; `./tool --help` runs a workspace file and stays unknown.
         return
     if rule is not None:
         rule(run)
@@ -1170,6 +1231,9 @@ def _rm(run: _Run) -> None:
             run.acc.unresolved = True
             run.flag("destructive" if recursive else "mutating", f"{run.name} deletes paths from stdin")
             return
+        # `ls | rm -rf`: rm ignores stdin, so this deletes nothing -- but it reads as an attempt whose
+        # operands went missing (quoting, a lost xargs): not something to auto-allow.
+        run.flag("unknown", f"{run.name} without operands")
         return
     for p in pos:
         bad = _dangerous_target(p)
@@ -1179,6 +1243,8 @@ def _rm(run: _Run) -> None:
         elif bad:
             run.delete(p, f"{run.name} ({bad})", "destructive")
         elif _temp_path(p) and not (p.dyn and run.wk.assigned & {"TMPDIR", "TMP", "TEMP"}):
+            # (`TMPDIR=/x rm -rf $TMPDIR/y`: bash expands $TMPDIR with the *inherited* value, but the command
+            # evidently means the assigned one -- a non-temp path -- so any assignment voids the exemption.)
             # Scratch space: reported, but not "destructive" (peers agree: safety-net allows it).
             run.delete(p, f"{run.name} (temporary path)")
         elif not p.literal:
@@ -1485,7 +1551,9 @@ def _awk(run: _Run) -> None:
     if (re.search(r"\bsystem\s*\(", prog) or re.search(r"\|\s*&?\s*getline", prog)
             or re.search(r"\b(print|printf)\b[^;{}]*?(>|\|)", flat) or re.search(r"\bfflush\b|\bclose\b", prog)):
         # print > "file", print | "cmd", cmd | getline, system(...)
-        if re.search(r"\b(print|printf)\b[^;{}]*?>>?\s*\"/dev/(stderr|stdout|null)\"", prog) and \
+        # Every output redirection goes to a standard stream (or /dev/null): nothing is written to disk.
+        targets = re.findall(r"\b(?:print|printf)\b[^;{}]*?>>?\s*(\"[^\"]*\"|[^\s;}]+)", flat)
+        if all(re.fullmatch(r"\"/dev/(stderr|stdout|stdin|null)\"", t) for t in targets) and \
                 not re.search(r"\bsystem\s*\(|\|", prog):
             return
         run.flag("unknown", f"{run.name} program writes files or runs commands")
@@ -1589,7 +1657,19 @@ def _xargs(run: _Run) -> None:
         # Custom replace-string: normalise to {} so the argument is treated as input-dependent.
         inner = [W(w.text.replace(repl, "{}"), w.dyn, w.glob, w.node) if repl in w.text else w for w in inner]
     if not inner:
-        return  # xargs defaults to echo
+        # Without a command xargs runs `echo` -- but we do not vouch for what it is really meant to feed
+        # (a mis-parsed option value, a command lost to quoting): ask.
+        run.flag("unknown", "xargs without an explicit command")
+        return
+    if any(a.text in ("-p", "--interactive", "-o", "--open-tty") or
+           (a.text.startswith("-") and not a.text.startswith("--") and a.text[1:].isalpha()
+            and ("p" in a.text[1:] or "o" in a.text[1:]) and a.text[:2] not in ("-I", "-i", "-e", "-E", "-l",
+                                                                               "-L", "-d", "-a"))
+           for a in args[:i]):
+        # -p prompts on the terminal before each command; -o reopens the tty as stdin of the command
+        # (interactive programs): the run depends on a human's answers.
+        run.flag("unknown", "xargs -p/-o runs commands interactively")
+        return
     run.sub(inner, xargs=True)
 
 
@@ -1628,13 +1708,26 @@ def _tar(run: _Run) -> None:
             cdir = args[idx + 1]
         elif a.text.startswith("--directory="):
             cdir = W(a.text.split("=", 1)[1])
-    for a in args:
+    to_cmd = False
+    for k, a in enumerate(args):
         t = a.text
+        if t.startswith("--to-command") and "x" in modes:
+            # Extracted file contents are piped into this command instead of being written to disk.
+            cmd = t.split("=", 1)[1] if "=" in t else (args[k + 1].text if k + 1 < len(args) else "")
+            cmd_w = W(cmd, a.dyn if "=" in t else (args[k + 1].dyn if k + 1 < len(args) else True))
+            if not cmd or cmd_w.dyn:
+                run.flag("unknown", "tar --to-command with a non-literal command")
+                return
+            run.code(cmd, "tar --to-command")
+            to_cmd = True
+            continue
         if t.startswith(("--checkpoint-action", "--to-command", "--use-compress-program", "--info-script",
                          "--new-volume-script", "--rsh-command", "--rmt-command", "-I", "-F")) and \
                 not t.startswith("--file"):
             run.flag("unknown", f"tar {t.split('=', 1)[0]} runs a command")
             return
+    if "x" in modes and to_cmd:
+        return
     if "x" in modes:
         run.acc.unresolved = True
         run.write(cdir or W("."), "tar extract")
@@ -1783,9 +1876,17 @@ def _curl(run: _Run) -> None:
     if method == "DELETE":
         run.flag("destructive", "curl -X DELETE deletes a remote resource")
         return
+    quotes = [q.lstrip("*+-").strip() for q in opts.get("-Q", []) + opts.get("--quote", [])]
+    qverbs = [q.split(None, 1)[0].upper() if q else "" for q in quotes]
+    if any(v in ("DELE", "RMD", "RM", "RMDIR", "XRMD") for v in qverbs):
+        run.flag("destructive", "curl -Q deletes a remote file or directory")
+        return
+    # FTP quote commands that only query the server or change the session's directory/transfer mode.
+    ftp_read = all(v in _FTP_READ_CMDS for v in qverbs)
     data = _has(opts, "-d", "--data", "--data-raw", "--data-binary", "--data-urlencode", "--data-ascii", "-F",
-                "--form", "--form-string", "-T", "--upload-file", "--json", "-Q", "--quote", "--mail-rcpt")
-    if method and method not in ("GET", "HEAD", "OPTIONS") or data:
+                "--form", "--form-string", "-T", "--upload-file", "--json", "--mail-rcpt", "--mail-from",
+                "--ftp-create-dirs") or not ftp_read
+    if method and method not in ("GET", "HEAD", "OPTIONS", "TRACE") or data:
         urls = " ".join(p.text for p in pos) + " " + " ".join(opts.get("--url", []))
         body = " ".join(v for o in ("-d", "--data", "--data-raw", "--data-binary", "--json") for v in opts.get(o, []))
         if _DESTRUCTIVE_ENDPOINT.search(urls) or re.search(r"\bmutation\b[^}]*\b(delete|remove|purge|drop)",
@@ -1798,6 +1899,8 @@ def _curl(run: _Run) -> None:
             pass
 
 
+_FTP_READ_CMDS = frozenset("PWD XPWD LIST NLST STAT SIZE MDTM NOOP HELP SYST TYPE PASV EPSV CWD XCWD CDUP "
+                           "XCUP FEAT MLST MLSD".split())
 _DESTRUCTIVE_ENDPOINT = _LazyRe(r"(?i)(/|_|\b)(do)?(delete|remove|purge|drop|wipe|destroy|truncate|shutdown|"
                                    r"_close|flush)(_by_query|_series|-batch|\b|[A-Z_/?-])")
 
@@ -1996,11 +2099,18 @@ _GIT_SAFE_CONFIG = ("color.", "user.", "advice.", "log.", "i18n.", "init.", "saf
 def _git(run: _Run) -> None:
     args = run.args
     i = 0
+    editor_cfg = False  # -c core.editor/sequence.editor: only matters for subcommands that open an editor
     while i < len(args):
         s = args[i].text
         if s in ("-c", "--config-env") and i + 1 < len(args):
-            key = args[i + 1].text.split("=", 1)[0].lower()
-            if args[i + 1].dyn or not key.startswith(_GIT_SAFE_CONFIG):
+            key, _, val = args[i + 1].text.partition("=")
+            key = key.lower()
+            if not args[i + 1].dyn and s == "-c" and key in ("core.editor", "sequence.editor"):
+                editor_cfg = True
+            elif not args[i + 1].dyn and s == "-c" and (key == "core.pager" or key.startswith("pager.")) \
+                    and val and analyze(val).kind == "read_only":
+                pass  # the pager command is itself read-only (less, cat, delta...)
+            elif args[i + 1].dyn or not key.startswith(_GIT_SAFE_CONFIG):
                 # core.pager, alias.*, diff.external, filter.*, core.sshCommand ... run commands
                 run.flag("unknown", f"git -c {key}: configuration that may run commands")
                 return
@@ -2031,6 +2141,9 @@ def _git(run: _Run) -> None:
         run.flag("unknown", "git subcommand is not literal")
         return
     if "--help" in r or sub == "help":
+        return
+    if editor_cfg and sub not in _GIT_READ:
+        run.flag("unknown", "git -c core.editor: the editor command may run")
         return
     name = f"git {sub}"
     if sub == "hash-object" and "-w" in r:
@@ -2148,6 +2261,23 @@ def _git(run: _Run) -> None:
         run.flag("mutating", f"git lfs {act}")
         return
     if sub == "checkout":
+        # --track[=direct|inherit] and --recurse-submodules[=checkout|on-demand] take their optional value
+        # only when stuck with `=` (gitcli(7)); `--track direct main` passes "direct" as a branch/pathspec.
+        # git refuses --track with paths, and a value-like word after --recurse-submodules becomes a
+        # pathspec whose outcome depends on what the repository contains: do not vouch either way.
+        for k, a in enumerate(rest[:-1]):
+            if (a.text in ("-t", "--track") and rest[k + 1].text in ("direct", "inherit")) or \
+                    (a.text == "--recurse-submodules" and rest[k + 1].text in ("checkout", "on-demand")):
+                run.flag("unknown", f"git checkout {a.text} {rest[k + 1].text}: git reads the word as a "
+                                    "branch or pathspec, not as the option's value")
+                return
+        if _has(opts, "-t", "--track") and not _has(opts, "-f", "--force", "-m", "--merge", "-p", "--patch",
+                                                      "--ours", "--theirs"):
+            if len(pos) >= 2 or "--" in r:
+                run.flag("unknown", "git checkout --track with paths (git refuses; not vouched for)")
+                return
+            run.flag("mutating", "git checkout --track creates a tracking branch")
+            return
         if "--" in r or _has(opts, "-f", "--force", "-p", "--patch", "--ours", "--theirs", "-m", "--merge",
                              "--pathspec-from-file") or \
                 any(p.text in (".", "*", ":/") or p.glob for p in pos) or \
@@ -2183,13 +2313,18 @@ def _git(run: _Run) -> None:
         run.flag("mutating", "git clean")
         return
     if sub == "push":
-        force = _has(opts, "-f", "--force", "--force-with-lease", "--force-if-includes", "--mirror", "-d",
-                     "--delete", "--prune") or any(p.text.startswith("+") or p.text.startswith(":")
-                                                  for p in pos[1:])
+        # A plain --force/-f or a +refspec overwrites whatever is on the remote (and wins over a lease when
+        # both are given). --force-with-lease alone refuses unless the remote ref is still where we last
+        # saw it, so it cannot throw away someone else's pushed work: mutating, not destructive.
+        force = _has(opts, "-f", "--force", "--mirror", "-d", "--delete", "--prune") or any(
+            p.text.startswith("+") or p.text.startswith(":") for p in pos[1:])
         if _has(opts, "-n", "--dry-run"):
             return
         if force:
             run.flag("destructive", "git push rewrites or deletes remote history")
+            return
+        if _has(opts, "--force-with-lease", "--force-if-includes"):
+            run.flag("mutating", "git push --force-with-lease (refused if the remote moved)")
             return
         run.flag("mutating", "git push")
         return
@@ -2436,7 +2571,14 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
             run.flag("destructive", f"{run.name} {' '.join(path)} {name}")
             return
     if not path:
-        if optnames & {"--help", "-h", "--version", "-v", "-V"} or not args:
+        if optnames & {"--help", "-h", "--version", "-v", "-V"}:
+            return
+        if not args:
+            if run.name in _BARE_PRINTS_HELP:
+                return
+            # A multi-command CLI with no subcommand: usually help, but a config default, alias or plugin
+            # can make it do anything (pre-commit runs hooks, launchctl opens a prompt): ask.
+            run.flag("unknown", f"{run.name} without a subcommand")
             return
     if optnames & {"--help", "-h"} or (low and low[-1] == "help") or (low and low[0] == "help") or (low == ["version"] and len(args) == 1):
         return
@@ -2445,6 +2587,16 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
             not any(a.text == "--ignore-scripts" for a in args) and "--dry-run" not in optnames:
         run.flag("unknown", f"{run.name} {low[0]} runs package lifecycle scripts")
         return
+    if run.name == "gh" and low[:2] in (["extension", "browse"], ["ext", "browse"]):
+        run.flag("unknown", "gh extension browse is an interactive UI that installs/removes extensions")
+        return
+    if run.name == "gcloud" and low[:2] == ["app", "browse"]:
+        run.flag("unknown", "gcloud app browse opens the deployed app (requests run its code)")
+        return
+    if run.name in ("npm", "pnpm", "yarn") and path[:1] in (["run"], ["run-script"]):
+        k = next(k for k, a in enumerate(args) if a.text == path[0])
+        if all(a.text.startswith("-") and a.text != "--" for a in args[k + 1:]):
+            return  # `npm run` without a script name lists the scripts
     if low and low[0] in svc.runs:
         run.flag("unknown", f"{run.name} {low[0]} runs project code")
         return
@@ -2475,6 +2627,10 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
     if "--dry-run" in optnames or "--dryrun" in optnames:
         return
     run.flag(svc.default, f"{run.name} {' '.join(path)}".strip())
+
+
+# Multi-command CLIs whose bare invocation is fixed help text (no aliases, plugins or default command).
+_BARE_PRINTS_HELP = frozenset("uv".split())
 
 
 _DOCKER_EXEC_VALUED = frozenset("-e --env --env-file -u --user -w --workdir --detach-keys -c --container -n "
@@ -2531,8 +2687,12 @@ def _prints_credentials(name: str, low: list[str], args: list[W]) -> bool:
             out = any(f not in ("name", "wide") for f in fmt)
             if re.search(r"\bsecrets?\b", res) and (out or any(a.dyn for a in args)):
                 return True
-            if any(a.dyn for a in args) and out:
-                return True  # resource or format not known: could be secrets in full
+            # An unresolved *format* value is not a resource name; only an unresolved resource could be secrets.
+            fmt_vals = {k + 1 for k, t in enumerate(texts) if t in ("-o", "--output")}
+            dyn_res = any(a.dyn for k, a in enumerate(args) if k not in fmt_vals
+                          and not (a.text.startswith(("-o", "--output=")) and a.text not in ("-o", "--output")))
+            if dyn_res and out:
+                return True  # resource not known: could be secrets in full
     return False
 
 
@@ -2584,7 +2744,7 @@ _SERVICE_CLIS: dict[str, _Svc] = {
     "podman": _S(runs="run exec", valued=_COMMON_VALUED, depth=3,
                  read="ps images inspect logs version info history port top stats diff events search ls df",
                  mutate="run exec build pull push start restart create commit tag login cp up down"),
-    "brew": _S(depth=2, valued="-S", mutate="on off start stop restart run kill", read="list ls info search deps uses outdated doctor dr config leaves desc options log "
+    "brew": _S(depth=2, valued="-S", mutate="on off start stop restart run kill", read="-S list ls info search deps uses outdated doctor dr config leaves desc options log "
                              "cat docs analytics  fetch --config --cache --cellar --caskroom --prefix "
                              "--repository --repo --env --taps "
                              "formulae casks tap-info shellenv commands missing home homepage --prefix "
@@ -2687,6 +2847,59 @@ def _sql_read_only(q: str) -> bool:
 
 
 _SQL_DESTROY = _LazyRe(r"\b(drop|truncate|delete\s+from|flushall|flushdb)\b", re.I)
+# PRAGMAs that only report (SQLite / DuckDB). Others act even without `=` (optimize, wal_checkpoint,
+# incremental_vacuum, force_checkpoint, enable_*), so they are not vouched for.
+_SQL_PRAGMA_READ = _LazyRe(
+    r"^\s*pragma\s+(\w+\.)?(table_info|table_xinfo|table_list|index_list|index_info|index_xinfo|"
+    r"foreign_key_list|foreign_key_check|integrity_check|quick_check|database_list|compile_options|"
+    r"function_list|pragma_list|collation_list|module_list|show_tables|show_tables_expanded|storage_info|"
+    r"database_size|version|platform|metadata_info|show)\s*(\(\s*[\w.'\"]*\s*\))?\s*;?\s*$", re.I)
+
+
+_SQL_META_READ = _LazyRe(
+    r"^(\.(tables|schema|fullschema|indexes|indices|databases|dbinfo|dump|headers?|mode|show|help|timer|"
+    r"width|stats|lint|print|quit|exit|echo|changes|nullvalue|separator|bail|eqp|sha3sum)"
+    r"|\\(d[A-Za-z+]*|l\+?|list|conninfo|encoding|z|sf\+?|sv\+?|echo|q|x|timing|copyright|\?|h|a|t|H|f|C|"
+    r"pset))(\s[^;]*)?$")
+
+
+def _sql_single_read(q: str) -> bool:
+    """One read statement (SELECT/SHOW/DESCRIBE/EXPLAIN/WITH, or a PRAGMA query without ``=``), at most a
+    trailing ``;``. A second statement after ``;`` is not vouched for: splitting SQL correctly needs the
+    dialect's quoting rules, and the keyword scan alone could miss a write hidden there."""
+    body = re.sub(r"--[^\n]*|/\*.*?\*/", " ", q, flags=re.S).strip()
+    if body.rstrip(";").count(";"):
+        return False
+    if _SQL_PRAGMA_READ.match(body):
+        return True
+    return _sql_read_only(body)
+
+
+def _sql_codes_verdict(run: _Run, codes: list[str], what: str) -> None:
+    """Classify inline SQL strings: destroy > write > not a single read statement (unknown)."""
+    for c in codes:
+        if _SQL_DESTROY.search(c):
+            run.flag("destructive", f"{what} runs destructive SQL")
+            return
+    for c in codes:
+        if _SQL_PRAGMA_READ.match(c):
+            continue
+        if _SQL_WRITE.search(c) or re.search(r"^\s*\.(output|once|import|save|restore|backup|shell|system|"
+                                              r"read|load|open|cd)", c, re.M):
+            run.flag("mutating", f"{what} runs SQL that changes data")
+            return
+    for c in codes:
+        t = c.strip()
+        if t.startswith((".", "\\")):
+            # sqlite dot-commands / psql meta-commands: only the ones that just describe or format.
+            # Others write files (.log, .clone, \o, \w, \copy), open apps (.excel) or run code (\!, \gexec).
+            if all(_SQL_META_READ.match(line.strip()) for line in t.splitlines() if line.strip()):
+                continue
+            run.flag("unknown", f"{what}: meta-command not known to be read-only")
+            return
+        if not _sql_single_read(t):
+            run.flag("unknown", f"{what}: SQL is not a single read-only statement")
+            return
 
 
 def _sql_client(run: _Run) -> None:
@@ -2725,14 +2938,7 @@ def _sql_client(run: _Run) -> None:
     if not codes:
         run.flag("unknown", f"{run.name} interactive session / stdin")
         return
-    for c in codes:
-        if _SQL_DESTROY.search(c):
-            run.flag("destructive", f"{run.name} runs destructive SQL")
-            return
-        if _SQL_WRITE.search(c) or re.search(r"^\s*\.(output|once|import|save|restore|backup|shell|system|"
-                                              r"read|load|open)", c, re.M):
-            run.flag("mutating", f"{run.name} runs SQL that changes data")
-            return
+    _sql_codes_verdict(run, codes, run.name)
 
 
 _SQLITE_FLAGS0 = frozenset("-readonly -safe -bail -batch -header -noheader -json -csv -box -line -list -markdown "
@@ -2784,16 +2990,16 @@ def _sqlite(run: _Run) -> None:
         return
     if readonly and codes:
         return
+    if readonly and not run.ctx.piped:
+        # -readonly opens the database read-only; with no SQL and no piped/redirected input there is
+        # nothing to run (a heredoc/here-string script is checked for dot-commands that write).
+        stdin = run.ctx.stdin or ""
+        if not re.search(r"^\s*\.(shell|system|output|once|save|backup|import|restore|load|open|cd)", stdin, re.M):
+            return
     if not codes:
         run.flag("unknown", f"{run.name} interactive session / stdin")
         return
-    for c in codes:
-        if _SQL_DESTROY.search(c):
-            run.flag("destructive", f"{run.name} runs destructive SQL")
-            return
-        if _SQL_WRITE.search(c):
-            run.flag("mutating", f"{run.name} runs SQL that changes data")
-            return
+    _sql_codes_verdict(run, codes, run.name)
 
 
 def _redis(run: _Run) -> None:
@@ -2888,7 +3094,8 @@ def _sort(run: _Run) -> None:
                                       "--buffer-size", "-T", "--temporary-directory", "--parallel",
                                       "--files0-from", "--batch-size", "--compress-program", "--random-source"))
     for v in opts.get("-o", []) + opts.get("--output", []):
-        run.write(W(v), "sort -o")
+        if v != "-":  # GNU sort opens "-" as standard output
+            run.write(W(v), "sort -o")
     if _has(opts, "--compress-program"):
         run.flag("unknown", "sort --compress-program runs a program")
 
@@ -3157,6 +3364,16 @@ def _uv(run: _Run) -> None:
             return
         run.sub(inner)
         return
+    if run.name == "uv" and i < len(args) and args[i].text == "export":
+        # `uv export` prints the lockfile as requirements to stdout unless -o/--output-file is given.
+        outs = [args[k + 1] for k in range(i + 1, len(args) - 1) if args[k].text in ("-o", "--output-file")]
+        outs += [W(a.text.split("=", 1)[1], a.dyn, a.glob) for a in args[i + 1:]
+                 if a.text.startswith("--output-file=")]
+        for o in outs:
+            run.write(o, "uv export -o")
+        return
+    if run.name == "uv" and i < len(args) and args[i].text == "pip" and i + 1 == len(args):
+        return  # bare `uv pip` prints the pip interface's help
     svc = _SERVICE_CLIS.get(run.name) or _S(depth=2)
     _service_cli(run, svc)
 
@@ -3198,6 +3415,8 @@ def _sqlcmd(run: _Run) -> None:
     opts, pos = _split_opts(run.args, ("-q", "--query", "-t", "--text", "-d", "--database", "-Q", "-i", "-S",
                                       "-U", "-P", "-o", "-c"))
     first = pos[0].text if pos else ""
+    if _has(opts, "--help", "-h", "-?") and not (opts.keys() & {"-q", "--query", "-Q", "-i", "-t", "--text"}):
+        return
     if first == "config" and len(pos) > 1 and pos[1].text in ("view", "cs", "connection-strings",
                                                                "get-contexts", "get-endpoints", "get-users",
                                                                "current-context"):
@@ -3211,19 +3430,14 @@ def _sqlcmd(run: _Run) -> None:
     if "-i" in opts or not codes:
         run.flag("unknown", "sqlcmd runs a script or an interactive session")
         return
-    for c in codes:
-        if _SQL_DESTROY.search(c):
-            run.flag("destructive", "sqlcmd runs destructive SQL")
-            return
-        if _SQL_WRITE.search(c):
-            run.flag("mutating", "sqlcmd runs SQL that changes data")
-            return
+    _sql_codes_verdict(run, codes, "sqlcmd")
 
 
 def _rtk(run: _Run) -> None:
     """rtk (a token-saving proxy): `rtk [proxy] CMD ...` runs CMD; gain/discover only report."""
     args = run.args
-    if not args:
+    if not args or (args[0].text == "proxy" and len(args) == 1):
+        run.flag("unknown", "rtk without a command")
         return
     first = args[0].text
     if first in ("gain", "discover", "help", "version", "--help", "-h", "--version", "config"):
@@ -3288,6 +3502,9 @@ def _fd(run: _Run) -> None:
             j = 0
             while j < len(inner) and inner[j].text != ";":
                 j += 1
+            if not j:
+                run.flag("unknown", f"fd {a.text} without a command")
+                return
             _run_argv(run.wk, inner[:j], run.ctx, run.depth + 1, xargs=True)
             return
 
@@ -3333,7 +3550,10 @@ def _mac_tool(read_prefixes: tuple[str, ...], read_exact: tuple[str, ...] = (),
             while args and args[0].text in ("-currentHost", "-host"):
                 args = args[2:] if args[0].text == "-host" else args[1:]
         first = args[0].text if args else ""
-        if not run.args or first in ("-h", "--help", "-help", "help", "--version", "-version", "version"):
+        if not run.args:
+            run.flag("unknown", f"{run.name} without a subcommand")
+            return
+        if first in ("-h", "--help", "-help", "help", "--version", "-version", "version"):
             return
         if first.startswith(destroy) and destroy:
             run.flag("destructive", f"{run.name} {first}")
@@ -3365,10 +3585,12 @@ _RULES.update({
     "diskutil": _mac_tool(("list", "info", "activity", "listFilesystems", "apfs list", "verifyVolume",
                            "verifyDisk", "cs list"), destroy=("erase", "zeroDisk", "randomDisk",
                                                               "secureErase", "partitionDisk", "reformat")),
-    "plutil": _mac_tool(("-p", "-lint", "-help", "-type", "-extract")),
+    # plutil FILE... defaults to -lint (a syntax check).
+    "plutil": lambda r: (None if r.args and not any(a.text.startswith("-") for a in r.args)
+                         else _mac_tool(("-p", "-lint", "-help", "-type", "-extract"))(r)),
     "launchctl_": _mac_tool(()),
     "csrutil": _mac_tool(("status", "report")),
-    "spctl": _mac_tool(("--status", "-a", "--assess", "--list", "--test", "--check")),
+    "spctl": _mac_tool(("--status", "--disable-status", "-a", "--assess", "--list", "--test", "--check")),
     "mdutil": _mac_tool(("-s",)),
     "codesign": _mac_tool(("-d", "--display", "-v", "--verify", "-dv", "-dvv", "-dvvv", "--validate-constraint")),
     "pkgutil": _mac_tool(("--pkgs", "--files", "--groups", "--pkg-groups", "--pkg-info", "--export-plist", "--file-info", "--packages",
@@ -3376,8 +3598,15 @@ _RULES.update({
     "softwareupdate": _mac_tool(("-l", "--list", "--history", "--dump-state")),
     "nvram": _mac_tool(("-p", "-x")),
     "hdiutil": _mac_tool(("info", "imageinfo", "verify", "isencrypted", "checksum", "pmap", "plugins", "help")),
-    "lipo": _mac_tool(("-info", "-detailed_info", "-archs", "-verify_arch")),
-    "sips": _mac_tool(("-g", "--getProperty", "-1", "--verify")),
+    # lipo takes the input file anywhere: read-only when an inspection operation is given and no output.
+    "lipo": lambda r: (r.flag("unknown", "lipo without an operation") if not r.args else None
+                       if any(a.text in ("-info", "-detailed_info", "-archs", "-verify_arch") for a in r.args)
+                       and not any(a.text in ("-create", "-output", "-extract", "-extract_family", "-remove",
+                                              "-replace", "-thin") for a in r.args)
+                       else r.flag("mutating", "lipo writes a binary")),
+    # sips with only file operands has no function to apply (it modifies only with -s/-r/-z/... options).
+    "sips": lambda r: (None if r.args and not any(a.text.startswith("-") for a in r.args)
+                       else _mac_tool(("-g", "--getProperty", "-1", "--verify"))(r)),
     "textutil": _mac_tool(("-info",)),
     "qlmanage": _mac_tool(("-m", "-h", "-p", "-t")),
     "mdimport": _mac_tool(("-L", "-A", "-X", "-t", "-n")),
@@ -3387,15 +3616,15 @@ _RULES.update({
     "ping": lambda r: None,
     "sleep": lambda r: None,
     "pre-commit": _mac_tool((), ("--version", "help", "validate-config", "validate-manifest", "sample-config")),
+    # Ad-hoc ansible runs a module on remote hosts (even -m ping ships and runs Python there): ask, unless
+    # it only lists hosts, checks syntax or runs in --check mode.
     "ansible": lambda r: (None if any(a.text in ("--list-hosts", "--syntax-check", "--version", "--check", "-C",
                                                  "--help", "-h", "--list-tasks")
                                       for a in r.args)
-                          or any(a.text == "-m" and i + 1 < len(r.args) and r.args[i + 1].text in
-                                 ("ping", "setup", "debug", "gather_facts", "stat")
-                                 for i, a in enumerate(r.args))
-                          else r.flag("unknown", "ansible runs modules on hosts")),
+                          else r.flag("unknown", "ansible runs modules on remote hosts")),
     "ansible-test": _mac_tool(("sanity", "units", "--version", "env")),
-    "ansible-pull": lambda r: (None if any(a.text in ("--help", "-h", "--version", "--check", "-C", "--list-hosts")
+    # ansible-pull -C is --checkout (a branch), not --check.
+    "ansible-pull": lambda r: (None if any(a.text in ("--help", "-h", "--version", "--check", "--list-hosts")
                                            for a in r.args) else r.flag("unknown", "ansible-pull runs a playbook")),
     "ansible-console": lambda r: (None if any(a.text in ("--help", "-h", "--version", "--list-hosts")
                                               for a in r.args) else r.flag("unknown", "ansible-console is a REPL")),
@@ -3461,8 +3690,9 @@ _RULES.update({
     "poetry": lambda r: _uv(r),
     "rtk": lambda r: _rtk(r),
     "script": lambda r: _script(r),
-    "sample": lambda r: [r.write(r.args[k + 1], "sample -file") for k, a in enumerate(r.args[:-1])
-                         if a.text == "-file"] and None,
+    "sample": lambda r: (r.flag("unknown", "sample without a process") if not r.args else
+                         [r.write(r.args[k + 1], "sample -file") for k, a in enumerate(r.args[:-1])
+                          if a.text == "-file"] and None),
     "dscl": lambda r: _dscl(r),
     "profiles": lambda r: _service_cli(r, _S(depth=1, read="help status list show validate version")),
     "textutil": lambda r: (None if any(a.text in ("-stdout", "-info", "-help") for a in r.args)

@@ -130,7 +130,8 @@ def test_mv_reports_both_sides() -> None:
 
 @pytest.mark.parametrize("cmd", [
     "git checkout -- f", "git checkout .", "git checkout HEAD -- src", "git restore f", "git reset --hard",
-    "git clean -fd", "git push --force", "git push -f origin x", "git push --force-with-lease",
+    "git clean -fd", "git push --force", "git push -f origin x", "git push --force --force-with-lease",
+    "git push -f --force-with-lease",
     "git push origin +main", "git push origin :old", "git rebase main", "git branch -D x", "git stash drop",
     "git stash clear", "git filter-branch --all", "git reflog expire --all", "git gc --prune=now",
 ])
@@ -140,7 +141,9 @@ def test_git_destructive(cmd: str) -> None:
 
 @pytest.mark.parametrize("cmd", ["git add .", "git commit -m x", "git checkout main", "git switch -c x",
                                  "git restore --staged f", "git reset HEAD f", "git push", "git stash pop",
-                                 "git branch new", "git tag v1", "git pull --rebase"])
+                                 "git branch new", "git tag v1", "git pull --rebase",
+                                 "git push --force-with-lease", "git push --force-with-lease=main:abc origin main",
+                                 "git checkout --track origin/x", "git checkout --track=direct main"])
 def test_git_mutating(cmd: str) -> None:
     assert analyze(cmd).kind == "mutating", analyze(cmd)
 
@@ -426,3 +429,86 @@ def test_non_ascii_paths_are_reported_exactly() -> None:
     assert analyze("echo héllo > fïle.txt").writes == ("fïle.txt",)
     assert analyze("touch 😀.md").writes == ("😀.md",)
     assert analyze("ls 😀 && rm -rf /").kind == "destructive"
+
+
+# --- verdicts that follow the programs' documented semantics ------------------------------------------------
+
+@pytest.mark.parametrize("cmd", [
+    # a multi-command CLI without a subcommand: a default command, alias or plugin can do anything
+    "brew", "cargo", "gcloud", "helm", "kubectl", "launchctl", "diskutil", "tmutil", "spctl", "sample", "rtk",
+    "rtk proxy", "pre-commit",  # bare pre-commit == pre-commit run (runs the hooks)
+    # xargs without an explicit command, or prompting / reopening the tty
+    "xargs", "xargs -0 -n 1 -P 4", "xargs --", "xargs -p cat", "xargs --interactive cat", "xargs -o vim",
+    "xargs --open-tty cat",
+    # inline SQL that is not a single read statement
+    "mysql -e 'SELECT 1; SELECT 2'", "psql -c 'SELECT 1; SELECT 2'", "sqlite3 db 'SELECT 1; SELECT 2'",
+    "duckdb db 'SELECT 1; DROP TABLE t'", "sqlcmd query 'SELECT 1; SELECT 2'",
+    "cat script.sql | sqlite3 -readonly db", "sqlite3 -readonly db < script.sql",
+    "psql -c '\\! rm -rf x'", "psql -c '\\o out.txt'", "psql -c '\\gexec'", "sqlite3 db .excel",
+    "sqlite3 db '.log out.txt'", "sqlite3 db '.clone new.db'",
+    # remote execution
+    "ansible all -m ping", "ansible all -m debug -a 'var=x'", "ansible-pull -U https://x/r -C main p.yml",
+    # commands with missing operands / actions bound to keys / interactive installers
+    "ls | rm -rf", "fd -x", "fd --exec-batch", "gh extension browse", "gcloud app browse",
+    # checkout option values given as separate words are branch names / pathspecs to git
+    "git checkout --track direct main", "git checkout --recurse-submodules on-demand main",
+    "git checkout --track main file.txt",
+    # git -c editor/pager: only vouched for when they cannot run or are themselves read-only
+    "git -c core.editor=vim commit", "git -c core.pager='rm -rf x' log", "PATH=.:/bin ls",
+    "tar -xf a.tar --to-command=\"$CMD\"",
+])
+def test_not_vouched_for(cmd: str) -> None:
+    assert analyze(cmd).kind in ("unknown", "destructive"), analyze(cmd)
+
+
+@pytest.mark.parametrize("cmd", [
+    "curl --ftp-create-dirs -T f ftp://x/d/f", "curl --ftp-create-dirs ftp://x/d/f", "curl -T f ftp://x/",
+    "curl --mail-from a@b smtp://m", "curl --mail-rcpt a@b smtp://m", "curl -d a=1 https://x",
+    "curl -F f=@x https://x", "curl -X POST https://x", "curl -X put https://x", "curl -Q 'MKD d' ftp://x",
+    "git push --force-with-lease", "git push --force-with-lease origin main",
+    "git push --force-with-lease=refs/heads/main", "git checkout --track origin/x",
+    "sqlite3 db 'PRAGMA foreign_keys = ON'", "uv export -o requirements.txt", "sort -o out.txt in.txt",
+])
+def test_mutating_semantics(cmd: str) -> None:
+    assert analyze(cmd).kind == "mutating", analyze(cmd)
+
+
+@pytest.mark.parametrize("cmd", [
+    "curl -X DELETE https://x/item", "curl -Q 'DELE f' ftp://x", "git push --force --force-with-lease",
+    "git push -f --force-with-lease", "coproc { rm -rf /; }", "rm -rf /tmp", "rm -rf $TMPDIR",
+    "rm -r /some/path", "TMPDIR=/non-temp rm -rf $TMPDIR/foo",
+])
+def test_destructive_semantics(cmd: str) -> None:
+    assert analyze(cmd).kind == "destructive", analyze(cmd)
+
+
+@pytest.mark.parametrize("cmd", [
+    "uv", "uv pip", "uv export", "uv export --no-dev --format requirements-txt", "npm run", "npm run --list",
+    "curl -Q PWD ftp://x", "curl -Q 'SIZE f.txt' -Q NLST ftp://x", "curl -X TRACE https://x",
+    "curl --request=OPTIONS https://x", "curl -X get https://x",
+    "mysql -e 'SELECT * FROM t;'", "psql -c 'SELECT 1' -c 'SELECT 2'", "sqlite3 db 'PRAGMA table_info(t)'",
+    "psql -c '\\dt'", "psql -c '\\d users'", "sqlite3 db .tables", "sqlite3 db '.schema users'",
+    "sqlite3 -readonly db", "duckdb -readonly db", "sqlite3 -readonly db | cat",
+    "echo .tables | sqlite3 -readonly db", "ansible all --list-hosts", "ansible --version",
+    "coproc { echo hi; }", "coproc NAME { cat; }", "coproc cat",
+    "xargs -E EOF cat", "xargs -0 -I {} -P 8 cat {}", "xargs -rt cat", "fd -x echo",
+    "env -i ls", "env --ignore-environment PATH=/bin ls", "PATH=/usr/bin:/bin ls", "sort -o - in.txt",
+    "awk '{print > \"/dev/stdin\"}' f", "awk '{print $1 > \"/dev/stderr\"}' f",
+    "kubectl get pods -o $FORMAT", "tar -xf a.tar --to-command=cat", "tar -xf a.tar --to-command cat",
+    "unknown-tool --help", "anything --version", "sometool -V", "othertool -h",
+    "git -c core.editor=vim log", "git -c core.pager=less log", "lipo bin -verify_arch x86_64 arm64",
+    "plutil file.plist", "sips image.png", "brew -S python", "spctl --status", "spctl --disable-status",
+    "docker exec c ls", "docker container exec c ls", "gh browse",
+])
+def test_read_only_semantics(cmd: str) -> None:
+    assert analyze(cmd).kind == "read_only", analyze(cmd)
+
+
+@pytest.mark.parametrize("cmd", ["./mystery.sh --help", "shutdown -h", "mkfs.ext4 -V",
+                                 "awk '{print > \"/dev/stderr\"; print > \"out\"}' f",
+                                 "kubectl get $RES -o yaml", "tar -xf a.tar --to-command='rm -rf x'",
+                                 "lipo -create a b -output c", "sips -s format jpeg image.png",
+                                 "plutil -convert xml1 f.plist", "xargs -e STOP head", "ls | xargs foo -h",
+                                 "echo '.shell rm x' | sqlite3 -readonly db"])
+def test_still_not_read_only(cmd: str) -> None:
+    assert analyze(cmd).kind != "read_only", analyze(cmd)
