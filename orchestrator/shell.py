@@ -906,7 +906,6 @@ _POWER = frozenset("shutdown reboot halt poweroff".split())
 def _wrapper(run: _Run) -> None:
     name, args = run.name, run.args
     valued = _WRAPPERS[name]
-    i = 0
     if name == "command":
         # command -v / -V only looks the name up.
         opts, pos = _split_opts(args, stop_at_first_pos=True)
@@ -3607,7 +3606,6 @@ _RULES.update({
     # sips with only file operands has no function to apply (it modifies only with -s/-r/-z/... options).
     "sips": lambda r: (None if r.args and not any(a.text.startswith("-") for a in r.args)
                        else _mac_tool(("-g", "--getProperty", "-1", "--verify"))(r)),
-    "textutil": _mac_tool(("-info",)),
     "qlmanage": _mac_tool(("-m", "-h", "-p", "-t")),
     "mdimport": _mac_tool(("-L", "-A", "-X", "-t", "-n")),
     "say": lambda r: [r.write(W(a.text.split("=", 1)[1]) if "=" in a.text else
