@@ -8,6 +8,7 @@ Each script prints its own figures (min / median / max; process timings also as 
 
 from __future__ import annotations
 
+import os
 import platform
 import subprocess
 import sys
@@ -22,14 +23,15 @@ def main(argv: list[str]) -> int:
     scripts = sorted(p for p in HERE.glob("bench_*.py") if not wanted or p.stem[len("bench_"):] in wanted)
     header = (f"# orchestrator benchmarks — {time.strftime('%Y-%m-%d %H:%M:%S')}\n"
               f"# python {platform.python_version()} on {platform.machine()}, {platform.system()} "
-              f"{platform.release()}, {__import__('os').cpu_count()} cpus\n")
+              f"{platform.release()}, {os.cpu_count()} cpus\n")
     lines = [header]
     print(header, flush=True)
     failed = 0
     for script in scripts:
         print(f"## {script.name}", flush=True)
         t0 = time.perf_counter()
-        proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+        env = {**os.environ, "PYTHONPATH": str(HERE.parent) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env)
         text = proc.stdout + (f"\n[stderr]\n{proc.stderr}" if proc.returncode else "")
         print(text, flush=True)
         print(f"({script.name}: {time.perf_counter() - t0:.1f} s, exit {proc.returncode})\n", flush=True)
