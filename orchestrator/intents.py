@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,21 +20,29 @@ from orchestrator.globs import compile_source, source_many
 IN_PROGRESS = "IN_PROGRESS"
 
 
-@dataclass(frozen=True)
 class CompiledIntent:
     """An intent as the hot path needs it: plain fields and one scope regex, compiled on first use
-    (a cold hook process usually needs only the selected intent's)."""
+    (a cold hook process usually needs only the selected intent's). Plain class: see models.py."""
 
-    id: str
-    name: str
-    status: str
-    owned_scope: tuple[str, ...]
-    constraints: tuple[str, ...]
-    acceptance_criteria: tuple[str, ...]
-    description: str | None
-    scope_src: str
-    ignore_case: bool = False
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+    __slots__ = ("id", "name", "status", "owned_scope", "constraints", "acceptance_criteria", "description",
+                 "scope_src", "ignore_case", "extra")
+
+    def __init__(self, id: str, name: str, status: str, owned_scope: tuple[str, ...], constraints: tuple[str, ...],
+                 acceptance_criteria: tuple[str, ...], description: str | None, scope_src: str,
+                 ignore_case: bool = False, extra: dict[str, Any] | None = None) -> None:
+        self.id = id
+        self.name = name
+        self.status = status
+        self.owned_scope = owned_scope
+        self.constraints = constraints
+        self.acceptance_criteria = acceptance_criteria
+        self.description = description
+        self.scope_src = scope_src
+        self.ignore_case = ignore_case
+        self.extra = extra if extra is not None else {}
+
+    def __repr__(self) -> str:
+        return f"CompiledIntent(id={self.id!r}, status={self.status!r}, owned_scope={self.owned_scope!r})"
 
     @property
     def scope_re(self) -> re.Pattern[str]:
@@ -45,17 +53,22 @@ class CompiledIntent:
         return compile_source(self.scope_src, self.ignore_case).fullmatch(path) is not None
 
 
-@dataclass(frozen=True)
 class IntentSet:
     """All intents of one file, by id, in file order."""
 
-    by_id: dict[str, CompiledIntent]
+    __slots__ = ("by_id",)
+
+    def __init__(self, by_id: dict[str, CompiledIntent]) -> None:
+        self.by_id = by_id
 
     def get(self, intent_id: str) -> CompiledIntent | None:
         return self.by_id.get(intent_id)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[CompiledIntent]:
         return iter(self.by_id.values())
+
+    def __len__(self) -> int:
+        return len(self.by_id)
 
     def in_progress(self) -> list[CompiledIntent]:
         return [i for i in self.by_id.values() if i.status == IN_PROGRESS]

@@ -1,15 +1,15 @@
 """Hot-path data types: the canonical tool call and the verdict.
 
-These are plain dataclasses rather than pydantic models on purpose: one is built for every tool
-call of every agent, and a pydantic model costs ~40 ms to import and microseconds to construct
-(see docs/performance.md). The configuration files, which are loaded rarely and must give precise
-errors, are validated with pydantic in :mod:`orchestrator.schema`.
+These are plain slotted classes rather than pydantic models (or even dataclasses) on purpose: one is
+built for every tool call of every agent, a pydantic model costs ~40 ms to import and microseconds to
+construct, and a ``@dataclass`` costs ~1 ms per class at import time (see docs/performance.md). The
+configuration files, which are loaded rarely and must give precise errors, are validated with
+pydantic in :mod:`orchestrator.schema`.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
@@ -34,47 +34,89 @@ class Kind(str, Enum):
 _MUTATING = frozenset({Kind.WRITE, Kind.EDIT, Kind.DELETE, Kind.EXEC, Kind.UNKNOWN})
 
 
-@dataclass(slots=True)
 class ToolCall:
     """One tool call of one agent, translated out of the agent's own JSON by an adapter.
 
     ``paths`` are the targets as the agent gave them (relative to ``cwd`` or absolute); the
     pipeline fills ``resolved`` with canonical workspace-relative POSIX paths.
+
+    A plain slotted class rather than a ``@dataclass``: this module is imported by every cold hook
+    process, and generating dataclass methods (plus importing ``inspect`` for it) costs milliseconds.
     """
 
-    tool: str
-    kind: Kind
-    paths: list[str] = field(default_factory=list)
-    input: dict[str, Any] = field(default_factory=dict)
-    session_id: str = "default"
-    agent: str = "python"
-    agent_id: str | None = None
-    cwd: str | None = None
-    intent_id: str | None = None
-    mutation_class: str | None = None
-    expected_hash: str | None = None
-    tool_use_id: str | None = None
-    model_id: str | None = None
-    command: str | None = None
-    # --- filled in by the pipeline -------------------------------------------------------
-    resolved: list[str] = field(default_factory=list)
-    shell: Any = None  # orchestrator.shell.ShellAnalysis for EXEC calls
-    destructive: bool = False
-    reasons: list[str] = field(default_factory=list)
-    capture_key: str | None = None
-    prepared: bool = False
+    __slots__ = ("tool", "kind", "paths", "input", "session_id", "agent", "agent_id", "cwd", "intent_id",
+                 "mutation_class", "expected_hash", "tool_use_id", "model_id", "command",
+                 # filled in by the pipeline
+                 "resolved", "shell", "destructive", "reasons", "capture_key", "prepared")
+
+    def __init__(self, tool: str, kind: Kind, paths: list[str] | None = None, input: dict[str, Any] | None = None,
+                 session_id: str = "default", agent: str = "python", agent_id: str | None = None,
+                 cwd: str | None = None, intent_id: str | None = None, mutation_class: str | None = None,
+                 expected_hash: str | None = None, tool_use_id: str | None = None, model_id: str | None = None,
+                 command: str | None = None, resolved: list[str] | None = None, shell: Any = None,
+                 destructive: bool = False, reasons: list[str] | None = None, capture_key: str | None = None,
+                 prepared: bool = False) -> None:
+        self.tool = tool
+        self.kind = kind
+        self.paths = paths if paths is not None else []
+        self.input = input if input is not None else {}
+        self.session_id = session_id
+        self.agent = agent
+        self.agent_id = agent_id
+        self.cwd = cwd
+        self.intent_id = intent_id
+        self.mutation_class = mutation_class
+        self.expected_hash = expected_hash
+        self.tool_use_id = tool_use_id
+        self.model_id = model_id
+        self.command = command
+        self.resolved = resolved if resolved is not None else []
+        self.shell = shell  # orchestrator.shell.ShellAnalysis for EXEC calls
+        self.destructive = destructive
+        self.reasons = reasons if reasons is not None else []
+        self.capture_key = capture_key
+        self.prepared = prepared
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"ToolCall({fields})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ToolCall):
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
 
 
-@dataclass(slots=True, frozen=True)
 class Verdict:
     """The answer of the pre-hook pipeline: ``allow``, ``deny`` with a structured error, or ``ask``.
 
     ``error`` always has ``type``, ``hook``, ``message`` and ``hint``, plus details such as
-    ``path``, ``intent`` or ``patterns`` — data the agent can act on to correct itself.
+    ``path``, ``intent`` or ``patterns`` — data the agent can act on to correct itself. Immutable.
     """
 
+    __slots__ = ("decision", "error")
     decision: str
-    error: dict[str, Any] | None = None
+    error: dict[str, Any] | None
+
+    def __init__(self, decision: str, error: dict[str, Any] | None = None) -> None:
+        object.__setattr__(self, "decision", decision)
+        object.__setattr__(self, "error", error)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("Verdict is immutable")
+
+    def __repr__(self) -> str:
+        return f"Verdict(decision={self.decision!r}, error={self.error!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Verdict):
+            return NotImplemented
+        return self.decision == other.decision and self.error == other.error
+
+    def __hash__(self) -> int:
+        return hash((self.decision, repr(self.error)))
 
     @classmethod
     def allow(cls) -> Verdict:

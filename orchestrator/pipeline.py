@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from orchestrator import intents as _intents
@@ -37,16 +36,19 @@ if TYPE_CHECKING:
 HOOKS = (selfguard, gatekeeper, scope, intentignore, approval, stale)
 
 
-@dataclass
 class Context:
     """What a pre-hook sees: the call, the governor, loaded config and the session's state."""
 
-    gov: Governor
-    call: ToolCall
-    intents: IntentSet
-    policy: Policy
-    session: dict[str, Any]
-    intent: CompiledIntent | None = None
+    __slots__ = ("gov", "call", "intents", "policy", "session", "intent")
+
+    def __init__(self, gov: Governor, call: ToolCall, intents: IntentSet, policy: Policy,
+                 session: dict[str, Any], intent: CompiledIntent | None = None) -> None:
+        self.gov = gov
+        self.call = call
+        self.intents = intents
+        self.policy = policy
+        self.session = session
+        self.intent = intent
 
 
 class Denied(OrchestratorError):

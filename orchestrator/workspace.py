@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from orchestrator.errors import WorkspaceError
@@ -13,11 +12,20 @@ ORCH_DIR = ".orchestration"
 GITATTRIBUTES_LINE = ".orchestration/agent_trace.jsonl merge=union"
 
 
-@dataclass(frozen=True)
 class Workspace:
     """Paths of one governed repository. ``root`` is absolute and symlink-resolved."""
 
-    root: Path
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def __repr__(self) -> str:
+        return f"Workspace({str(self.root)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Workspace) and other.root == self.root
+
+    def __hash__(self) -> int:
+        return hash(self.root)
 
     @property
     def orch_dir(self) -> Path:

@@ -32,12 +32,10 @@ import hashlib
 import json
 import os
 import stat
-import uuid
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .. import diffing, ledger, vcs
+from .. import diffing
 
 
 class _LazyClassify:
@@ -196,7 +194,7 @@ def capture(gov: Any, call: Any) -> None:
     """
     key = _key_of(call)
     if key is None:
-        key = uuid.uuid4().hex
+        key = os.urandom(16).hex()  # not uuid: that import (and its `platform`) costs a cold hook ~3 ms
         try:
             setattr(call, "capture_key", key)
         except AttributeError:
@@ -250,6 +248,8 @@ def _cleanup(gov: Any, call: Any, key: str | None) -> None:
 # -------------------------------------------------------------------------------------------------- record
 
 def _now() -> str:
+    from datetime import datetime, timezone
+
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
@@ -341,6 +341,10 @@ def _detect_renames(changes: list[dict]) -> list[dict]:
 
 def build_record(gov: Any, call: Any, changes: list[dict]) -> dict:
     """Assemble the Agent Trace record (without chain fields; :func:`ledger.append` adds them)."""
+    import uuid
+
+    from .. import ledger, vcs
+
     contributor: dict[str, Any] = {"type": "ai"}
     model = _get(call, "model_id")
     if model:
@@ -401,6 +405,8 @@ def build_record(gov: Any, call: Any, changes: list[dict]) -> dict:
 
 def record(gov: Any, call: Any, result: dict | None = None) -> dict | None:
     """Compute the call's changes, classify them and append one record; returns it (None if nothing changed)."""
+    from .. import ledger  # here, not at module level: the pre-hook's capture() must stay cheap to import
+
     key = _key_of(call)
     snap = _load_capture(gov, key)
     root = Path(gov.workspace.root)
