@@ -1,4 +1,4 @@
-"""Benchmarks for the trace ledger (figures for docs/perf-ledger.md). Not a test: prints min/median/max.
+"""Benchmarks for the trace ledger (figures for docs/performance.md). Not a test: prints min/median/max.
 
     PYTHONPATH=$PWD /work/venv/bin/python bench/bench_ledger.py            # everything, 1M-record ledger
     PYTHONPATH=$PWD /work/venv/bin/python bench/bench_ledger.py --records 100000 --only record,append
