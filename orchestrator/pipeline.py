@@ -165,9 +165,10 @@ class Governor:
         (scope, protection, staleness) runs again and the pre-image is captured for the trace.
         Never let an agent set it.
         """
-        hook_name = "prepare"
+        hook_name = "config"
         try:
             pol = self.policy
+            hook_name = "prepare"
             try:
                 self.prepare(call, pol)
             except PathError as exc:
@@ -180,6 +181,7 @@ class Governor:
             if call.kind is Kind.UNKNOWN and pol.unknown_tools == "deny":
                 return Verdict.deny("unknown-tool", "registry", f"tool {call.tool!r} is not known to orchestrator",
                                     tool=call.tool, hint="use a known tool, or ask a person to declare it in policy.yaml")
+            hook_name = "config"
             ctx = Context(self, call, self.intents(), pol, self.sessions.get(call.session_id))
             for hook in HOOKS:
                 if approved and hook is approval:
@@ -194,8 +196,9 @@ class Governor:
             trace.capture(self, call)
             return Verdict.allow()
         except ConfigError as exc:
-            return Verdict.deny("config-error", hook_name, exc.message, hint=(exc.hint or "") +
-                                " (governance files are fixed by a person; agents cannot edit them)",
+            hint = "; ".join(h for h in (exc.hint, "governance files are fixed by a person (agents cannot "
+                                                   "edit them)") if h)
+            return Verdict.deny("config-error", hook_name, exc.message, hint=hint,
                                 file=exc.file, line=exc.line, intent=exc.intent)
         except Exception as exc:  # noqa: BLE001 — the fail-closed boundary of the pre-hooks
             self._log_internal(hook_name, call, exc)
