@@ -29,6 +29,7 @@ nothing produce no record.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import stat
@@ -59,7 +60,19 @@ MAX_HUNKS = 200
 MAX_DIR_FILES = 500
 
 _MEM: dict[str, dict] = {}  # key -> snapshot, for in-process pre/post (no disk read on the hot path)
-_KEYS: dict[int, str] = {}  # id(call) -> key, for call objects that refuse new attributes (slots)
+_KEYS: dict[int, str] = {}
+# capture keys for calls without a tool_use_id: one random prefix per process (not uuid: that import and
+# its `platform` cost a cold hook ~3 ms), then a counter
+_KEY_PREFIX = os.urandom(8).hex()
+_KEY_COUNTER = itertools.count(1)
+
+
+def _new_key_prefix() -> None:
+    global _KEY_PREFIX
+    _KEY_PREFIX = os.urandom(8).hex()  # a forked child must not reuse its parent's keys
+
+
+os.register_at_fork(after_in_child=_new_key_prefix)  # id(call) -> key, for call objects that refuse new attributes (slots)
 
 
 def _version() -> str:
@@ -194,7 +207,7 @@ def capture(gov: Any, call: Any) -> None:
     """
     key = _key_of(call)
     if key is None:
-        key = os.urandom(16).hex()  # not uuid: that import (and its `platform`) costs a cold hook ~3 ms
+        key = f"{_KEY_PREFIX}-{next(_KEY_COUNTER)}"  # unique across processes; no syscall per call
         try:
             setattr(call, "capture_key", key)
         except AttributeError:
