@@ -438,8 +438,27 @@ def _summary(root: Path, narrator: Narrator, s: Style, seconds: float, ledger: b
     out(f"The workspace is kept at {s.bold(str(root))}")
     out("Try next:")
     out(f"  cd {root}")
-    out("  orch trace                 " + s.dim("# the ledger: every change, its lines, intent and session"
-                                              if ledger else "# the ledger (empty: nothing was traced)"))
-    out("  orch trace verify          " + s.dim("# check the hash chain"))
-    out("  orch intents               " + s.dim("# what agents may work on, and where"))
-    out("  orch check --tool write_file --path README.md --session demo-alice   " + s.dim("# dry-run a call"))
+    orch = _orch_command()
+    tips = [
+        ("trace", "# the ledger: every change, its lines, intent and session" if ledger
+         else "# the ledger (empty: nothing was traced)"),
+        ("trace verify", "# check the hash chain"),
+        ("trace blame src/greeter/core.py", "# which intent wrote which lines"),
+        ("intents", "# what agents may work on, and where"),
+        ("check --tool write_file --path README.md --session demo-alice", "# dry-run a call"),
+    ]
+    width = max(len(orch) + 1 + len(cmd) for cmd, _ in tips)
+    for cmd, note in tips:
+        out(f"  {orch + ' ' + cmd:<{width}}   " + s.dim(note))
+
+
+def _orch_command() -> str:
+    """How the user can run ``orch`` from the demo's workspace: plain ``orch`` when it is on PATH (e.g. an
+    activated venv), else the path of the script that is running (README's `.venv/bin/orch demo`)."""
+    argv0 = sys.argv[0] if sys.argv and sys.argv[0] else ""
+    on_path = shutil.which("orch")
+    if on_path and (not argv0.endswith("orch") or os.path.realpath(on_path) == os.path.realpath(argv0)):
+        return "orch"
+    if argv0.endswith("orch") and os.path.exists(argv0):
+        return os.path.abspath(argv0)
+    return f"{sys.executable} -m orchestrator"

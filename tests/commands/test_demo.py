@@ -36,9 +36,13 @@ def test_demo_in_process(tmp_path: Path, capsys: pytest.CaptureFixture[str], mon
     _assert_story_on_disk(d)
     text = capsys.readouterr().out
     for needle in ("intent-required", "scope-violation", "protected-path", "approval-required", "APPROVED",
-                   "stale-file", "lesson recorded", f"cd {d.resolve()}", "orch trace", "orch intents",
-                   "orch check"):
+                   "stale-file", "lesson recorded", f"cd {d.resolve()}", "$ orch trace"):
         assert needle in text, needle
+    # "try next" names a runnable orch: here (pytest, no orch on PATH) `python -m orchestrator`
+    tips = text[text.index("Try next:"):]
+    for verb in ("trace verify", "intents", "check --tool write_file"):
+        assert any(line.strip().startswith(("orch ", sys.executable, "/")) and verb in line
+                   for line in tips.splitlines()), verb
     assert "\x1b[" not in text  # no colour when stdout is not a terminal
     # the chapters come in the order of the story
     order = [text.index(s) for s in ("write without an intent is blocked", "selects an intent",
