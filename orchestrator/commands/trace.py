@@ -270,7 +270,8 @@ def _table(rows: deque, total: int, path: Path) -> None:
         cls = {"AST_REFACTOR": "refactor", "INTENT_EVOLUTION": "evolution"}.get(s["mutation_class"] or "", "?")
         if s["class_mismatch"]:
             cls += " (declared≠)"
-        files = "; ".join((f"{op or ''} {f['path']}" + (f":{_fmt_ranges(f['ranges'])}" if f["ranges"] else "")).strip()
+        files = "; ".join((f"{op if op and op != 'modify' else ''} {f['path']}"
+                           + (f":{_fmt_ranges(f['ranges'])}" if f["ranges"] else "")).strip()
                           for f, op in zip(s["files"], s["ops"] + [None] * len(s["files"])))
         t.add_row(str(s["line"]), (s["timestamp"] or "")[:19].replace("T", " "), (s["id"] or "")[:8],
                   str(s["intent_id"] or "-"), cls, str(s["tool"] or "-"), _short(s["session_id"]), files)
