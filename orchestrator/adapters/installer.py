@@ -136,11 +136,19 @@ def _load(path: Path) -> dict[str, Any]:
     return data
 
 
-def _save(path: Path, data: dict[str, Any]) -> None:
+def _save(path: Path, data: dict[str, Any]) -> bool:
+    """Write ``data`` as JSON atomically; False (and no write) when the file already says exactly that."""
+    text = json.dumps(data, indent=2) + "\n"
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return False
+    except (OSError, UnicodeDecodeError):
+        pass
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".orch-tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
+    return True
 
 
 def _strip_hooks(hooks: dict[str, Any], shape: str) -> None:
@@ -169,7 +177,8 @@ def _strip_hooks(hooks: dict[str, Any], shape: str) -> None:
 
 def install(agent: str, root: str | os.PathLike[str], *, python: str | None = None, fast: bool = True,
             mcp: bool = True) -> list[Path]:
-    """Write or merge the agent's hook configuration (and MCP server) under ``root``; returns the files written."""
+    """Write or merge the agent's hook configuration (and MCP server) under ``root``; returns the files written
+    (none when everything was already installed exactly so)."""
     spec = SPECS[agent]
     root = Path(root)
     written: list[Path] = []
@@ -205,15 +214,15 @@ def install(agent: str, root: str | os.PathLike[str], *, python: str | None = No
         data.setdefault("version", 1)
     if mcp and spec.mcp_file == spec.hooks_file:
         data.setdefault("mcpServers", {})[SERVER] = mcp_server_entry(agent, python=python)
-    _save(path, data)
-    written.append(path)
+    if _save(path, data):
+        written.append(path)
     if mcp and spec.mcp_file and spec.mcp_file != spec.hooks_file:
         mpath = root / spec.mcp_file
         mdata = _load(mpath)
         servers = mdata.setdefault("mcpServers", {})
         servers[SERVER] = mcp_server_entry(agent, python=python)
-        _save(mpath, mdata)
-        written.append(mpath)
+        if _save(mpath, mdata):
+            written.append(mpath)
     return written
 
 

@@ -23,5 +23,7 @@ def run(args: argparse.Namespace) -> int:
     written = install(args.agent, ws.root, python=args.python, fast=not args.no_daemon, mcp=not args.no_mcp)
     for path in written:
         out(f"wrote {path.relative_to(ws.root)}")
+    if not written:
+        out(f"{args.agent} was already installed exactly so; nothing changed")
     out(f"orchestrator now governs {args.agent} in {ws.root}; see docs/adapters.md to verify")
     return 0

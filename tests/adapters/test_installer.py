@@ -52,8 +52,8 @@ def test_install_merges_with_user_settings_and_is_idempotent(tmp_path: Path) -> 
 
     installer.install("claude-code", tmp_path)
     first = (tmp_path / ".claude/settings.json").read_text()
-    installer.install("claude-code", tmp_path)
-    assert (tmp_path / ".claude/settings.json").read_text() == first  # idempotent
+    assert installer.install("claude-code", tmp_path) == []  # idempotent: nothing to write the second time
+    assert (tmp_path / ".claude/settings.json").read_text() == first
 
     settings = json.loads(first)
     assert settings["permissions"] == {"allow": ["Bash(ls:*)"]}
