@@ -144,10 +144,9 @@ def _save(path: Path, data: dict[str, Any]) -> bool:
             return False
     except (OSError, UnicodeDecodeError):
         pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".orch-tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    from orchestrator.fsutil import atomic_write
+
+    atomic_write(path, text.encode("utf-8"))
     return True
 
 

@@ -67,16 +67,10 @@ def _json(obj: Any) -> None:
 
 def find_root(start: str | os.PathLike[str] | None = None) -> Path:
     """The workspace root: nearest directory at or above ``start`` containing ``.orchestration/``."""
+    from ..workspace import find_root as _find_root
+
     try:
-        from ..workspace import find_root as _fr  # type: ignore[import-not-found]
-    except ImportError:
-        cur = Path(start or os.getcwd()).resolve()
-        for d in (cur, *cur.parents):
-            if (d / ".orchestration").is_dir():
-                return d
-        raise TraceError("no .orchestration/ directory here or above (run `orch init`)")
-    try:
-        return Path(_fr(start or os.getcwd()))
+        return Path(_find_root(start or os.getcwd()))
     except Exception as exc:  # the engine's WorkspaceError: report it as this command's one-line error
         raise TraceError(str(exc) or "no .orchestration/ directory here or above (run `orch init`)") from None
 

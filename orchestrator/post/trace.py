@@ -227,11 +227,10 @@ def capture(gov: Any, call: Any) -> None:
         _MEM.pop(next(iter(_MEM)))
     if not getattr(gov, "persist_preimages", True):
         return  # pre and post run in this process: the in-memory snapshot is enough
-    path = _preimage_path(gov, key)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(snap, ensure_ascii=False), encoding="utf-8", errors="surrogateescape")
-    os.replace(tmp, path)  # atomic: a concurrent reader never sees half a snapshot
+    from ..fsutil import atomic_write
+
+    # atomic: a concurrent reader (the post-hook process) never sees half a snapshot
+    atomic_write(_preimage_path(gov, key), json.dumps(snap, ensure_ascii=False).encode("utf-8", "surrogateescape"))
 
 
 def _load_capture(gov: Any, key: str | None) -> dict | None:
