@@ -232,7 +232,14 @@ class Governor:
 
         record = trace.record(self, call, result)
         if call.resolved:
-            digests = {p: file_hash(os.path.join(self.root, p)) for p in call.resolved}
+            # the record already hashed what the tool left on disk: reuse it rather than read each file again
+            known: dict[str, str | None] = {}
+            for entry in ((record or {}).get("metadata", {}).get("dev.orchestrator", {}).get("files") or ()):
+                if entry.get("op") == "delete":
+                    known[entry["path"]] = None
+                elif entry.get("after"):
+                    known[entry["path"]] = entry["after"]
+            digests = {p: known[p] if p in known else file_hash(os.path.join(self.root, p)) for p in call.resolved}
             self.sessions.update(call.session_id, lambda s: [stamp(s, p, d) for p, d in digests.items()])
         return record
 

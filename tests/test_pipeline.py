@@ -130,3 +130,24 @@ def test_lessons_via_governor(gov: Governor, ws: Path) -> None:
     assert "## Lessons" in text and "- [INT-001] Run the tests before editing app.py (" in text
     ctx = gov.select_intent("INT-001", "s2")
     assert "<item>Run the tests before editing app.py</item>" in ctx
+
+
+def test_post_stamps_the_hash_of_what_is_on_disk(gov: Governor, ws: Path) -> None:
+    """post() reuses the ledger record's after-hash for the read-stamp; it must equal the file's real hash."""
+    from orchestrator.fsutil import file_hash
+
+    gov.select_intent("INT-001", "s1")
+    call = to_call("Write", {"file_path": "src/app.py"}, session_id="s1")
+    assert gov.pre(call).allowed
+    (ws / "src" / "app.py").write_text("changed = True\n")
+    record = gov.post(call, {})
+    assert record is not None
+    stamp = gov.sessions.get("s1")["reads"]["src/app.py"]
+    assert stamp == file_hash(ws / "src" / "app.py")
+    delete = to_call("Bash", {"command": "rm src/app.py"}, session_id="s1")
+    gov.approval_channel = "allow"
+    gov._policy_override = None
+    assert gov.pre(delete).allowed
+    (ws / "src" / "app.py").unlink()
+    gov.post(delete, {})
+    assert "src/app.py" not in gov.sessions.get("s1")["reads"]
