@@ -79,15 +79,18 @@ def event_cwd(event: Mapping[str, Any]) -> str | None:
 
 
 def find_workspace(start: str | os.PathLike[str] | None) -> Path | None:
-    """Walk up from ``start`` to the first directory holding ``.orchestration/`` (stdlib only, no engine import)."""
+    """The workspace of ``start``, else of ``ORCH_ROOT``, ``CLAUDE_PROJECT_DIR`` or the cwd (first found)."""
+    from orchestrator.errors import WorkspaceError
+    from orchestrator.workspace import find_root
+
     candidates = [start, os.environ.get("ORCH_ROOT"), os.environ.get("CLAUDE_PROJECT_DIR"), os.getcwd()]
     for candidate in candidates:
         if not candidate:
             continue
-        path = Path(candidate).resolve()
-        for directory in (path, *path.parents):
-            if (directory / ".orchestration").is_dir():
-                return directory
+        try:
+            return find_root(candidate)
+        except (WorkspaceError, OSError):
+            continue
     return None
 
 
