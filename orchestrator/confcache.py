@@ -6,7 +6,7 @@ that starts per tool call cannot pay that every time. So each loader splits in t
 * ``validate(path, text) -> JSON-able data`` — the slow, exact step (yaml, pydantic, pathspec);
 * ``materialise(data) -> object`` — cheap, stdlib only.
 
-The validated data is kept in memory (keyed by mtime + size) and on disk under
+The validated data is kept in memory (keyed by mtime, size, ctime and inode) and on disk under
 ``.orchestration/run/cache/`` (keyed by the file's sha256 and the orchestrator version), so a cold
 process materialises from JSON without importing yaml or pydantic. The cache lives under
 ``.orchestration/``, which agents cannot write (self-guard), so it cannot be poisoned by them.
@@ -26,7 +26,7 @@ T = TypeVar("T")
 #: bump when the shape of cached data changes
 FORMAT = 1
 
-_memory: dict[tuple[str, str], tuple[tuple[int, int], Any]] = {}
+_memory: dict[tuple[str, str], tuple[tuple[int, int, int, int], Any]] = {}
 
 
 def load(
@@ -43,7 +43,8 @@ def load(
         st = os.stat(path)
     except FileNotFoundError:
         return missing()
-    key = (st.st_mtime_ns, st.st_size)
+    # ctime and inode too: ``os.utime`` can restore an mtime, but it moves the ctime; a replaced file is a new inode
+    key = (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)
     hit = _memory.get((path, kind))
     if hit is not None and hit[0] == key:
         return hit[1]  # type: ignore[no-any-return]
@@ -97,6 +98,16 @@ def _write_disk(cache_dir: str, kind: str, digest: str, data: Any) -> None:
         atomic_write(Path(_cache_file(cache_dir, kind)), json.dumps(entry, default=str).encode())
     except OSError:
         pass  # a cache that cannot be written only costs speed
+
+
+def forget(paths: tuple[str, ...] | list[str]) -> None:
+    """Forget the in-memory entries of ``paths``: the next load reads and hashes the file again.
+
+    For callers that know a file changed even though its stat key may not show it (two writes within one tick of
+    the kernel's coarse clock leave mtime and ctime equal): the live cache after an inotify event.
+    """
+    for key in [k for k in _memory if k[0] in paths]:
+        _memory.pop(key, None)
 
 
 def clear_memory() -> None:
