@@ -3,8 +3,8 @@
 Why: a hook process that imports the engine costs ~90 ms per tool call (pydantic + yaml + pathspec imports); the
 stdlib-only client (:mod:`orchestrator.hookclient`) plus this daemon costs one bare interpreter start and a socket
 round trip. The daemon runs the same :func:`orchestrator.adapters.base.run_hook` as the in-process path, so both
-answer identically; it keeps one Governor per approval channel, and the engine reloads intents/policy when their
-files change (it caches by mtime).
+answer identically; it keeps one Governor per approval channel, whose live caches (:mod:`orchestrator.livecache`)
+learn of every change to intents, policy, sessions and directories from inotify, so nothing is applied late.
 
 Wire protocol (one request per connection, no JSON on the client side: importing json costs the client ~10 ms):
 the client sends ``ORCH1 <agent>\n``, its ``ORCH_*`` variables as ``KEY=VALUE`` lines, an empty line, then the raw
@@ -115,8 +115,9 @@ class Daemon:
             if gov is None:
                 from orchestrator.pipeline import Governor
 
+                # resident: the inotify-backed caches (orchestrator.livecache) pay off from the first call
                 gov = self._governors[approval_channel] = Governor(
-                    self.root, approval_channel=approval_channel, persist_preimages=True)
+                    self.root, approval_channel=approval_channel, persist_preimages=True, live=True)
             return gov
 
     def handle_request(self, data: bytes) -> bytes:
@@ -243,7 +244,9 @@ def serve(root: str | os.PathLike[str], *, idle_timeout: float | None = None, wa
     if warm:
         # Import the engine and build the default Governor before accepting calls: the first hook call is then fast.
         try:
-            daemon.governor(daemon.root, None).intents()
+            gov = daemon.governor(daemon.root, None)
+            gov.intents()
+            gov.live_cache()
             import orchestrator.adapters.claude_code  # noqa: F401
         except Exception:  # noqa: BLE001 - a broken workspace is reported per call, fail-closed, by run_hook
             pass

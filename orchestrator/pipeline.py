@@ -12,19 +12,22 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from orchestrator import confcache
 from orchestrator import intents as _intents
 from orchestrator import policy as _policy
 from orchestrator.errors import ConfigError, IntentError, OrchestratorError
 from orchestrator.fsutil import file_hash
 from orchestrator.models import Kind, ToolCall, Verdict
-from orchestrator.paths import PathError, canonical, is_case_insensitive
+from orchestrator.paths import PathError, is_case_insensitive, resolve
 from orchestrator.pre import approval, gatekeeper, intentignore, scope, selfguard, stale
 from orchestrator.sessions import SessionStore, stamp
 from orchestrator.workspace import Workspace
 
 if TYPE_CHECKING:
     from orchestrator.intents import CompiledIntent, IntentSet
+    from orchestrator.livecache import LiveCache
     from orchestrator.policy import PolicyView as Policy
+    from orchestrator.pre.intentignore import IgnoreRules
 
 #: The pre-hooks, in order; the first refusal wins.
 #:  selfguard    first: governance files are refused even with a valid intent, before anything else
@@ -39,16 +42,21 @@ HOOKS = (selfguard, gatekeeper, scope, intentignore, approval, stale)
 class Context:
     """What a pre-hook sees: the call, the governor, loaded config and the session's state."""
 
-    __slots__ = ("gov", "call", "intents", "policy", "session", "intent")
+    __slots__ = ("gov", "call", "intents", "policy", "session", "intent", "live")
 
     def __init__(self, gov: Governor, call: ToolCall, intents: IntentSet, policy: Policy,
-                 session: dict[str, Any], intent: CompiledIntent | None = None) -> None:
+                 session: dict[str, Any], intent: CompiledIntent | None = None, live: LiveCache | None = None) -> None:
         self.gov = gov
         self.call = call
         self.intents = intents
         self.policy = policy
         self.session = session
         self.intent = intent
+        self.live = live
+
+    def ignore_rules(self) -> IgnoreRules:
+        """The compiled ``.intentignore`` (from the live cache when this process has one)."""
+        return self.gov._cached(self.live, "ignore", self.gov.ignore_rules)
 
 
 class Denied(OrchestratorError):
@@ -71,10 +79,15 @@ class Governor:
     >>> gov = Governor("path/to/repo")                       # doctest: +SKIP
     >>> gov.select_intent("INT-001", session_id="s1")         # doctest: +SKIP
     >>> verdict = gov.pre(call)                               # doctest: +SKIP
+
+    ``approval_channel`` overrides the policy's; ``persist_preimages`` writes pre-images to disk for a ``post``
+    that runs in another process; ``live`` chooses the inotify-backed caches (:mod:`orchestrator.livecache`):
+    None (default) from the second call on, True from the first, False never. Keep one Governor per process.
     """
 
     def __init__(self, workspace: str | os.PathLike[str] | Workspace, *,
-                 approval_channel: str | None = None, persist_preimages: bool = False) -> None:
+                 approval_channel: str | None = None, persist_preimages: bool = False,
+                 live: bool | None = None) -> None:
         self.workspace = workspace if isinstance(workspace, Workspace) else Workspace.at(workspace)
         self.root = str(self.workspace.root)
         self.ignore_case = is_case_insensitive(self.root)
@@ -86,6 +99,12 @@ class Governor:
         self._policy_override: tuple[Policy, Policy] | None = None
         #: compiled-config cache, so cold hook processes skip yaml and pydantic
         self.cache_dir = os.path.join(self.workspace.run_dir, "cache")
+        #: inotify-backed caches (see orchestrator.livecache): True = from the first call, None = from the second
+        #: call (a process that makes one call, like a cold hook, never pays for setting them up), False = never
+        self.live_mode = live
+        self._live: LiveCache | None = None
+        self._live_calls = 0
+        self._live_failed = False
 
     # ------------------------------------------------------------------ configuration
     @property
@@ -99,9 +118,77 @@ class Governor:
             return cached[1]
         return pol
 
+    def _load_policy(self) -> Policy:
+        return self.policy
+
     def intents(self) -> IntentSet:
         """The current intents (reloaded when the file changes)."""
         return _intents.load(self.workspace.intents_path, ignore_case=self.ignore_case, cache_dir=self.cache_dir)
+
+    def ignore_rules(self) -> IgnoreRules:
+        """The current ``.intentignore`` rules (reloaded when the file changes)."""
+        from orchestrator.pre import intentignore
+
+        return intentignore.load(self.workspace.intentignore_path, cache_dir=self.cache_dir)
+
+    # ------------------------------------------------------------------ live caches (long-lived processes)
+    def live_cache(self) -> LiveCache | None:
+        """The inotify-backed cache, brought up to date (one ``poll``); None where there is none (yet)."""
+        live = self._live
+        if live is not None:
+            if live.refresh():
+                return live
+            live.close()  # overflowed, root moved or forked: start a new one below
+            self._live = None
+        if self.live_mode is False or self._live_failed:
+            return None
+        self._live_calls += 1
+        if self.live_mode is None and self._live_calls < 2:
+            return None  # not known to be a long-lived caller yet
+        from orchestrator.livecache import LiveCache
+
+        ws = self.workspace
+        self._live = LiveCache.start(self.root, os.path.join(self.root, ".orchestration"), str(ws.run_dir),
+                                     str(self.sessions.dir),
+                                     (ws.policy_path, ws.intents_path, ws.intentignore_path))
+        # where it cannot be exact (not Linux, a network filesystem, no inotify instance left), stay with stats
+        self._live_failed = self._live is None
+        return self._live
+
+    def _cached(self, live: LiveCache | None, key: str, load: Callable[[], Any]) -> Any:
+        """``load()``, or its result cached in ``live`` until a config file changes."""
+        if live is None:
+            return load()
+        obj = live.config.get(key)
+        if obj is None:
+            gen = live.gen
+            if not live.arm_config():
+                return load()
+            # a miss follows an inotify event (or the start): the file changed even if its stat key did not
+            confcache.forget(live.config_paths)
+            obj = load()
+            live.store_config(key, obj, gen)
+        return obj
+
+    def _session(self, live: LiveCache | None, session_id: str) -> dict[str, Any]:
+        """The session's state, cached in ``live`` until its file changes."""
+        if live is None:
+            return self.sessions.get(session_id)
+        name = self.sessions.file_name(session_id)
+        state = live.sessions.get(name)
+        if state is None:
+            gen = live.gen
+            if not live.arm_sessions():
+                return self.sessions.get(session_id)
+            state = self.sessions.get(session_id)
+            live.store_session(name, state, gen)
+        return state
+
+    def close(self) -> None:
+        """Release the live cache's inotify instance (also released when the Governor is garbage-collected)."""
+        if self._live is not None:
+            self._live.close()
+            self._live = None
 
     # ------------------------------------------------------------------ preparation
     def prepare(self, call: ToolCall, policy: Policy | None = None) -> None:
@@ -109,9 +196,13 @@ class Governor:
 
         Raises :class:`PathError` for a target that cannot be governed.
         """
+        self._prepare(call, policy or self.policy, None)
+
+    def _prepare(self, call: ToolCall, pol: Policy, live: LiveCache | None) -> dict[str, Any] | None:
+        """:meth:`prepare`; returns each resolved target's ``lstat`` from the resolution (for the pre-image:
+        valid only now, so it is handed on rather than stored in the call), or None if already prepared."""
         if call.prepared:
-            return
-        pol = policy or self.policy
+            return None
         if call.tool in pol.tools:
             call.kind = Kind(pol.tools[call.tool])
         if call.kind is Kind.EXEC:
@@ -136,17 +227,19 @@ class Governor:
         cwd = call.cwd if call.cwd else self.root
         if cwd != self.root:
             cwd = os.path.realpath(cwd)
-        resolved: list[str] = []
+        lstats: dict[str, Any] = {}
         for raw in call.paths:
             try:
-                resolved.append(canonical(raw, self.root, cwd, ignore_case=self.ignore_case))
+                rel, st = resolve(raw, self.root, cwd, ignore_case=self.ignore_case, live=live)
             except PathError:
                 # reading outside the workspace is not governed; only mutations must stay inside
                 if call.kind in (Kind.READ, Kind.META):
                     continue
                 raise
-        call.resolved = list(dict.fromkeys(resolved))
+            lstats.setdefault(rel, st)
+        call.resolved = list(lstats)
         call.prepared = True
+        return lstats
 
     def is_mutating(self, call: ToolCall, policy: Policy) -> bool:
         """Whether the pipeline must govern this (prepared) call."""
@@ -167,10 +260,11 @@ class Governor:
         """
         hook_name = "config"
         try:
-            pol = self.policy
+            live = self.live_cache() if self.live_mode is not False else None
+            pol = self._cached(live, "policy", self._load_policy)
             hook_name = "prepare"
             try:
-                self.prepare(call, pol)
+                lstats = self._prepare(call, pol, live)
             except PathError as exc:
                 return Verdict.deny(exc.type, "paths", exc.message, hint=exc.hint or "", **exc.details)
             if not self.is_mutating(call, pol):
@@ -182,7 +276,8 @@ class Governor:
                 return Verdict.deny("unknown-tool", "registry", f"tool {call.tool!r} is not known to orchestrator",
                                     tool=call.tool, hint="use a known tool, or ask a person to declare it in policy.yaml")
             hook_name = "config"
-            ctx = Context(self, call, self.intents(), pol, self.sessions.get(call.session_id))
+            ctx = Context(self, call, self._cached(live, "intents", self.intents), pol,
+                          self._session(live, call.session_id), live=live)
             for hook in HOOKS:
                 if approved and hook is approval:
                     continue
@@ -193,7 +288,7 @@ class Governor:
             hook_name = "trace"
             from orchestrator.post import trace
 
-            trace.capture(self, call)
+            trace.capture(self, call, lstats)
             return Verdict.allow()
         except ConfigError as exc:
             hint = "; ".join(h for h in (exc.hint, "governance files are fixed by a person (agents cannot "

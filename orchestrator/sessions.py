@@ -32,6 +32,7 @@ class SessionStore:
         self.dir = run_dir / "sessions"
         self._cache: dict[str, tuple[int, dict[str, Any]]] = {}
         self._paths: dict[str, str] = {}
+        self._names: dict[str, str] = {}
 
     def _path(self, session_id: str) -> Path:
         return Path(self._path_str(session_id))
@@ -43,6 +44,13 @@ class SessionStore:
             safe = _SAFE.sub("_", session_id)[:128] or "default"
             path = self._paths[session_id] = os.path.join(self.dir, f"{safe}.json")
         return path
+
+    def file_name(self, session_id: str) -> str:
+        """The base name of the session's state file."""
+        name = self._names.get(session_id)
+        if name is None:
+            name = self._names[session_id] = os.path.basename(self._path_str(session_id))
+        return name
 
     def get(self, session_id: str) -> dict[str, Any]:
         """The session's state (a fresh empty state if none). Treat the result as read-only."""

@@ -166,11 +166,18 @@ def _expand_dirs(root: Path, rels: list[str]) -> list[str]:
 
 # ------------------------------------------------------------------------------------------------ snapshots
 
-def _snap_file(full: Path | str) -> dict:
-    try:
-        st = os.lstat(full)  # one syscall answers exists / symlink / regular file
-    except OSError:
+_ABSENT: dict[str, Any] = {"exists": False}  # shared: snapshots are only read (and JSON-dumped), never changed
+
+
+def _snap_file(full: Path | str, st: Any = None) -> dict:
+    """The pre-image of one file; ``st`` is its ``lstat`` if the caller just took it (False: known absent)."""
+    if st is False:
         return {"exists": False}
+    if st is None:
+        try:
+            st = os.lstat(full)  # one syscall answers exists / symlink / regular file
+        except OSError:
+            return {"exists": False}
     if not stat.S_ISREG(st.st_mode):
         return {"exists": True, "kind": "other"}
     try:
@@ -186,8 +193,16 @@ def _snap_file(full: Path | str) -> dict:
     return snap
 
 
+def _known_stat(known: dict[str, Any], rel: str) -> Any:
+    """``_snap_file``'s ``st`` for ``rel``: a stat result, False (known absent) or None (look)."""
+    st = known.get(rel)
+    if st is None:
+        return False if rel in known else None
+    return st if isinstance(st, os.stat_result) else None
+
+
 def _key_of(call: Any) -> str | None:
-    k = _get(call, "tool_use_id") or _get(call, "capture_key") or _KEYS.get(id(call))
+    k = getattr(call, "tool_use_id", None) or getattr(call, "capture_key", None) or _KEYS.get(id(call))
     return str(k) if k else None
 
 
@@ -200,10 +215,12 @@ def _preimage_path(gov: Any, key: str) -> Path:
     return Path(gov.workspace.run_dir) / "preimages" / f"{_safe(key)}.json"
 
 
-def capture(gov: Any, call: Any) -> None:
+def capture(gov: Any, call: Any, lstats: dict[str, Any] | None = None) -> None:
     """Snapshot the pre-images of the call's targets, in memory and under ``run_dir/preimages/<key>.json``.
 
     Called by ``Governor.pre`` after an allowed mutating call, so that a separate post-hook process can diff.
+    ``lstats`` are the targets' ``lstat`` results that ``pre`` took moments ago while resolving them (None:
+    absent; ``paths.UNKNOWN``: not taken), so a file is not ``lstat``-ed twice.
     """
     key = _key_of(call)
     if key is None:
@@ -215,16 +232,24 @@ def capture(gov: Any, call: Any) -> None:
     if _get(call, "shell") is None and _get(call, "resolved") is not None:
         # file tools: targets are already canonical workspace-relative files (the pipeline resolved them);
         # skip the directory expansion and path arithmetic that shell targets need
-        root_s = str(gov.workspace.root)
-        files = {r: _snap_file(os.path.join(root_s, r)) for r in call.resolved
-                 if r != "." and r != ".orchestration" and not r.startswith(".orchestration/")}
+        root_s = gov.root if isinstance(getattr(gov, "root", None), str) else str(gov.workspace.root)
+        known = lstats or {}
+        files = {}
+        for r in call.resolved:
+            if r == "." or r == ".orchestration" or r.startswith(".orchestration/"):
+                continue
+            st = _known_stat(known, r)
+            files[r] = _ABSENT if st is False else _snap_file(os.path.join(root_s, r), st)
     else:
         root = Path(gov.workspace.root)
         files = {r: _snap_file(root / r) for r in _targets(gov, call)}
     snap = {"key": key, "files": files}
     _MEM[key] = snap
-    while len(_MEM) > 1024:  # a call whose post never comes (denied downstream, crashed tool) must not leak
-        _MEM.pop(next(iter(_MEM)))
+    if len(_MEM) > 1024:  # a call whose post never comes (denied downstream, crashed tool) must not leak
+        # the oldest quarter at once: popping one per call from the front of a dict walks the slots its
+        # earlier pops left empty, a cost that grows with every call
+        for stale in list(itertools.islice(_MEM, 256)):
+            del _MEM[stale]
     if not getattr(gov, "persist_preimages", True):
         return  # pre and post run in this process: the in-memory snapshot is enough
     from ..fsutil import atomic_write

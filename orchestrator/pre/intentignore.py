@@ -98,7 +98,7 @@ def load(path: str | os.PathLike[str], *, cache_dir: str | None = None) -> Ignor
 
 
 def check(ctx: Context) -> Verdict | None:
-    rules = load(ctx.gov.workspace.intentignore_path, cache_dir=ctx.gov.cache_dir)
+    rules = ctx.ignore_rules()
     for path in ctx.call.resolved:
         pattern = rules.protected_by(path)
         if pattern is not None:
