@@ -25,7 +25,7 @@ class CompiledIntent:
     (a cold hook process usually needs only the selected intent's). Plain class: see models.py."""
 
     __slots__ = ("id", "name", "status", "owned_scope", "constraints", "acceptance_criteria", "description",
-                 "scope_src", "ignore_case", "extra")
+                 "scope_src", "ignore_case", "extra", "_scope_match")
 
     def __init__(self, id: str, name: str, status: str, owned_scope: tuple[str, ...], constraints: tuple[str, ...],
                  acceptance_criteria: tuple[str, ...], description: str | None, scope_src: str,
@@ -40,6 +40,7 @@ class CompiledIntent:
         self.scope_src = scope_src
         self.ignore_case = ignore_case
         self.extra = extra if extra is not None else {}
+        self._scope_match: Any = None
 
     def __repr__(self) -> str:
         return f"CompiledIntent(id={self.id!r}, status={self.status!r}, owned_scope={self.owned_scope!r})"
@@ -50,7 +51,10 @@ class CompiledIntent:
 
     def owns(self, path: str) -> bool:
         """True if the workspace-relative ``path`` is inside this intent's scope."""
-        return compile_source(self.scope_src, self.ignore_case).fullmatch(path) is not None
+        match = self._scope_match
+        if match is None:
+            match = self._scope_match = compile_source(self.scope_src, self.ignore_case).fullmatch
+        return match(path) is not None
 
 
 class IntentSet:

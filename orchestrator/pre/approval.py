@@ -44,11 +44,13 @@ def channel(ctx: Context) -> str:
 
 
 def check(ctx: Context) -> Verdict | None:
+    call = ctx.call
+    if not call.destructive and call.shell is None and call.kind is not Kind.UNKNOWN:
+        return None  # a file tool on a non-destructive path: the common case, decided without building lists
     why = reasons(ctx)
     if not why:
         return None
     chosen = channel(ctx)
-    call = ctx.call
     summary = call.command if call.command else f"{call.tool} {' '.join(call.resolved)}".strip()
     if chosen == "allow":
         return None

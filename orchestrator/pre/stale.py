@@ -24,10 +24,13 @@ def check(ctx: Context) -> Verdict | None:
         return None
     call = ctx.call
     reads = ctx.session.get("reads") or {}
+    # the caller's own expected_hash applies only when the call names a single file
+    declared = call.expected_hash if len(call.resolved) == 1 else None
+    if not reads and not declared:
+        return None  # nothing was read in this session and nothing is claimed: nothing can be stale
     root = ctx.gov.root
-    single = len(call.resolved) == 1
     for path in call.resolved:
-        claims = [h for h in ((call.expected_hash if single else None), reads.get(path)) if h]
+        claims = [h for h in (declared, reads.get(path)) if h]
         if not claims:
             continue
         actual = file_hash(os.path.join(root, path))
