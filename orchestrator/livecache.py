@@ -20,13 +20,15 @@ time-based cache. What is watched, and why it suffices:
 Anything this cannot prove falls back to the system calls: config files or ``.orchestration``/``run``/``sessions``
 that are symlinks (their targets' directories are not watched), a directory on another device, a workspace on a
 filesystem that is not local (NFS, FUSE, 9p: remote changes raise no events), any platform but Linux, an instance
-or watch limit reached. A queue overflow or an event on the workspace root itself discards the whole cache.
+or watch limit reached. A queue overflow, an event on the workspace root itself, or any mount or unmount (a mount
+over a trusted directory raises no inotify event; ``/proc/self/mounts`` polls ``POLLPRI``) discards the whole cache.
 Changes made through a shared ``mmap`` raise no inotify event; nobody edits governance YAML that way.
 """
 
 from __future__ import annotations
 
 import os
+import select
 import stat
 import sys
 import threading
@@ -70,7 +72,13 @@ class LiveCache:
         self.config_paths = config_paths
         self._config_names = frozenset(os.path.basename(p) for p in config_paths)
         self._ino = ino
-        self._poll = ino.poll
+        # /proc/self/mounts reports POLLPRI once after any mount or unmount: a directory we trust may have been
+        # covered by a mount, which raises no inotify event. One poll() covers both descriptors.
+        self._mounts_fd = os.open("/proc/self/mounts", os.O_RDONLY | os.O_CLOEXEC)
+        poller = select.poll()
+        poller.register(ino.fd, select.POLLIN)
+        poller.register(self._mounts_fd, select.POLLPRI)
+        self._poll = poller.poll
         self._lock = threading.Lock()
         self._applying = False
         self.config: dict[str, Any] = {}
@@ -84,8 +92,8 @@ class LiveCache:
         #: set when the cache can no longer vouch for anything (overflow, root moved, fork): the owner starts anew
         self.dead = False
         self._config_armed = self._sessions_armed = False
-        #: arming failed for a reason that lasts (a symlink): do not retry until an event says something changed
-        self._config_refused = self._sessions_refused = False
+        #: "config" / "sessions" whose arming failed for a lasting reason (a symlink): not retried until an event
+        self._refused: set[str] = set()
         self._wd_dirs: dict[int, set[str]] = {}
         self._wd_config: set[int] = set()
         self._wd_orch = self._wd_run = self._wd_sessions = -1
@@ -106,7 +114,7 @@ class LiveCache:
             return None
         try:
             return cls(root, orch_dir, run_dir, sessions_dir, config_paths, ino)
-        except OSError:
+        except OSError:  # no watch on the root, no /proc/self/mounts: nothing could be vouched for
             ino.close()
             return None
 
@@ -115,12 +123,16 @@ class LiveCache:
         """Apply every change queued since the last call. False if the cache is dead (start a new one)."""
         # Lock-free when nothing is queued. Another thread may have drained the queue and still be applying it:
         # it raises ``_applying`` before draining, so seeing an empty queue and no flag means all is applied.
-        if self._poll(0) or self._applying:
+        ready = self._poll(0)
+        if ready or self._applying:
             with self._lock:
                 self._applying = True
                 try:
-                    if self._poll(0) and not self.dead:
-                        self._apply(self._ino.read())
+                    if not self.dead:
+                        if any(fd == self._mounts_fd for fd, _event in ready):
+                            self._kill()  # a mount or unmount: any trusted directory may now be covered
+                        else:
+                            self._apply(self._ino.read())
                 finally:
                     self._applying = False
         return not self.dead
@@ -178,12 +190,14 @@ class LiveCache:
 
     def _config_changed(self) -> None:
         self.config.clear()
-        self._config_armed = self._config_refused = False
+        self._config_armed = False
+        self._refused.discard("config")
         self.gen += 1
 
     def _sessions_changed(self) -> None:
         self.sessions.clear()
-        self._sessions_armed = self._sessions_refused = False
+        self._sessions_armed = False
+        self._refused.discard("sessions")
         self.gen += 1
 
     def _kill(self) -> None:
@@ -196,48 +210,45 @@ class LiveCache:
     # ------------------------------------------------------------------ arming (watch first, then read)
     def arm_config(self) -> bool:
         """Watch the config files; True if cached config may be trusted until an event says otherwise."""
-        if self._config_armed:
-            return True
-        if self._config_refused:
-            return False
-        with self._lock:
-            self._config_refused = True
-            try:
-                self._arm_orch()
-                wds = set()
-                for path in self.config_paths:
-                    try:
-                        if stat.S_ISLNK(os.lstat(path).st_mode):
-                            return False  # the target's directory is not watched
-                    except FileNotFoundError:
-                        continue  # its creation is an entry event in .orchestration/
-                    wds.add(self._ino.add(path, CONTENT | SELF | IN_DONT_FOLLOW | IN_MASK_ADD))
-            except (InotifyError, OSError):
-                return False
-            self._wd_config |= wds
-            self._config_armed, self._config_refused = True, False
-            return True
+        return self._config_armed or self._arm("config", self._watch_config)
 
     def arm_sessions(self) -> bool:
         """Watch the session files; True if cached session state may be trusted until an event says otherwise."""
-        if self._sessions_armed:
-            return True
-        if self._sessions_refused:
-            return False
+        return self._sessions_armed or self._arm("sessions", self._watch_sessions)
+
+    def _arm(self, what: str, watch: Any) -> bool:
+        if what in self._refused:
+            return False  # a lasting reason (a symlink): retried only after an event says something changed
         with self._lock:
-            self._sessions_refused = True
             try:
-                self._arm_orch()
-                os.makedirs(self.sessions_dir, exist_ok=True)
-                for path in (self.run_dir, self.sessions_dir):
-                    if stat.S_ISLNK(os.lstat(path).st_mode):
-                        return False
-                self._wd_run = self._ino.add(self.run_dir, _DIR_MASK)
-                self._wd_sessions = self._ino.add(self.sessions_dir, _CONTENT_DIR_MASK)
+                watch()
             except (InotifyError, OSError):
+                self._refused.add(what)
                 return False
-            self._sessions_armed, self._sessions_refused = True, False
+            if what == "config":
+                self._config_armed = True
+            else:
+                self._sessions_armed = True
             return True
+
+    def _watch_config(self) -> None:
+        self._arm_orch()
+        for path in self.config_paths:
+            try:
+                if stat.S_ISLNK(os.lstat(path).st_mode):
+                    raise InotifyError(f"{path} is a symlink: the target's directory is not watched")
+            except FileNotFoundError:
+                continue  # its creation is an entry event in .orchestration/
+            self._wd_config.add(self._ino.add(path, CONTENT | SELF | IN_DONT_FOLLOW | IN_MASK_ADD))
+
+    def _watch_sessions(self) -> None:
+        self._arm_orch()
+        os.makedirs(self.sessions_dir, exist_ok=True)
+        for path in (self.run_dir, self.sessions_dir):
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                raise InotifyError(f"{path} is a symlink")
+        self._wd_run = self._ino.add(self.run_dir, _DIR_MASK)
+        self._wd_sessions = self._ino.add(self.sessions_dir, _CONTENT_DIR_MASK)
 
     def _arm_orch(self) -> None:
         if stat.S_ISLNK(os.lstat(self.orch_dir).st_mode):
@@ -273,9 +284,16 @@ class LiveCache:
                 self.dirs.update(rels)
 
     def close(self) -> None:
-        """Release the inotify instance."""
+        """Release the inotify instance and the mount-table descriptor. Idempotent."""
         self.dead = True
         self._ino.close()
+        fd, self._mounts_fd = self._mounts_fd, -1
+        if fd >= 0:
+            os.close(fd)
+
+    def __del__(self) -> None:
+        if getattr(self, "_mounts_fd", -1) >= 0:
+            self.close()
 
 
 def filesystem_type(path: str) -> str | None:
@@ -300,8 +318,7 @@ def filesystem_type(path: str) -> str | None:
 def _after_fork_in_child() -> None:
     # a forked child shares the parent's inotify queue: reading it would steal the parent's events
     for live in list(_instances):
-        live.dead = True
-        live._ino.close()
+        live.close()
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)

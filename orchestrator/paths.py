@@ -94,6 +94,12 @@ def resolve(raw: str, root: str, cwd: str | None = None, *, ignore_case: bool = 
     return out, st
 
 
+def resolve_dir(path: str, root: str, live: LiveCache | None = None) -> str:
+    """``os.path.realpath(path)`` for an absolute ``path`` (a call's cwd), sparing the ``lstat`` of directories
+    ``live`` already vouches for."""
+    return _resolve_below(root, path, live)[0]
+
+
 def _resolve_below(root: str, joined: str, live: LiveCache | None = None) -> tuple[str, Any]:
     """``os.path.realpath(joined)``, cheaper when ``joined`` lies lexically below ``root``; and the final
     component's ``lstat`` (None: absent; :data:`UNKNOWN`: not looked at).

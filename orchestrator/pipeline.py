@@ -18,7 +18,7 @@ from orchestrator import policy as _policy
 from orchestrator.errors import ConfigError, IntentError, OrchestratorError
 from orchestrator.fsutil import file_hash
 from orchestrator.models import Kind, ToolCall, Verdict
-from orchestrator.paths import PathError, is_case_insensitive, resolve
+from orchestrator.paths import PathError, is_case_insensitive, resolve, resolve_dir
 from orchestrator.pre import approval, gatekeeper, intentignore, scope, selfguard, stale
 from orchestrator.sessions import SessionStore, stamp
 from orchestrator.workspace import Workspace
@@ -226,7 +226,8 @@ class Governor:
             call.reasons.append("deletes a file")
         cwd = call.cwd if call.cwd else self.root
         if cwd != self.root:
-            cwd = os.path.realpath(cwd)
+            # realpath, through the live cache's trusted directories when there is one
+            cwd = resolve_dir(cwd, self.root, live)
         lstats: dict[str, Any] = {}
         for raw in call.paths:
             try:

@@ -252,3 +252,40 @@ def test_lexical_memo_respects_cwd_and_home(live: Governor, ws: Path, monkeypatc
     assert live.pre(write("~/a/b/new.py")).allowed
     monkeypatch.setenv("HOME", str(ws / "docs"))
     assert live.pre(write("~/a/b/new.py")).error["type"] == "scope-violation"
+
+
+def test_cwd_through_a_swapped_directory_is_resolved_again(live: Governor, ws: Path) -> None:
+    cwd = str(ws / "src" / "a" / "b")
+    assert live.pre(to_call("Write", {"file_path": "x.py"}, session_id="s1", cwd=cwd)).allowed
+    shutil.rmtree(ws / "src" / "a" / "b")
+    os.symlink(ws / "docs", ws / "src" / "a" / "b")
+    call = to_call("Write", {"file_path": "x.py"}, session_id="s1", cwd=cwd)
+    assert live.pre(call).error["type"] == "scope-violation" and call.resolved == ["docs/x.py"]
+
+
+def _can_mount(tmp_path: Path) -> bool:
+    probe = tmp_path / "probe"
+    probe.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "tmpfs", str(probe)], capture_output=True).returncode != 0:
+        return False
+    subprocess.run(["umount", str(probe)], check=True)
+    return True
+
+
+def test_mount_over_a_trusted_directory_kills_the_cache(live: Governor, ws: Path, tmp_path: Path) -> None:
+    # a mount raises no inotify event in the parent: the trusted src/a/b would hide a symlink inside the mount
+    if not shutil.which("mount") or not _can_mount(tmp_path):
+        pytest.skip("mounting is not permitted here")
+    (ws / "src" / "a" / "b" / "c").mkdir()
+    assert live.pre(write("src/a/b/c/new.py")).allowed and "src/a/b/c" in live._live.dirs
+    first = live._live
+    other = tmp_path / "other"
+    (other / "b").mkdir(parents=True)
+    os.symlink(ws / ".orchestration", other / "b" / "c")
+    subprocess.run(["mount", "--bind", str(other / "b"), str(ws / "src" / "a" / "b")], check=True)
+    try:
+        v = live.pre(write("src/a/b/c/policy.yaml"))
+        assert v.error["type"] == "governance-file", v
+        assert first.dead
+    finally:
+        subprocess.run(["umount", str(ws / "src" / "a" / "b")], check=True)
