@@ -18,7 +18,7 @@ from orchestrator import policy as _policy
 from orchestrator.errors import ConfigError, IntentError, OrchestratorError
 from orchestrator.fsutil import file_hash
 from orchestrator.models import Kind, ToolCall, Verdict
-from orchestrator.paths import PathError, is_case_insensitive, resolve, resolve_dir
+from orchestrator.paths import UNKNOWN, PathError, is_case_insensitive, resolve, resolve_dir
 from orchestrator.pre import approval, gatekeeper, intentignore, scope, selfguard, stale
 from orchestrator.sessions import SessionStore, stamp
 from orchestrator.workspace import Workspace
@@ -42,10 +42,11 @@ HOOKS = (selfguard, gatekeeper, scope, intentignore, approval, stale)
 class Context:
     """What a pre-hook sees: the call, the governor, loaded config and the session's state."""
 
-    __slots__ = ("gov", "call", "intents", "policy", "session", "intent", "live")
+    __slots__ = ("gov", "call", "intents", "policy", "session", "intent", "live", "lstats")
 
     def __init__(self, gov: Governor, call: ToolCall, intents: IntentSet, policy: Policy,
-                 session: dict[str, Any], intent: CompiledIntent | None = None, live: LiveCache | None = None) -> None:
+                 session: dict[str, Any], intent: CompiledIntent | None = None, live: LiveCache | None = None,
+                 lstats: dict[str, Any] | None = None) -> None:
         self.gov = gov
         self.call = call
         self.intents = intents
@@ -53,6 +54,19 @@ class Context:
         self.session = session
         self.intent = intent
         self.live = live
+        #: resolved target -> its lstat taken while resolving it in this call (None: absent; paths.UNKNOWN)
+        self.lstats = lstats
+
+    def target_stat(self, path: str) -> Any:
+        """The ``lstat`` of resolved target ``path`` (None if it does not exist), from this call's resolution
+        when it took one."""
+        st = self.lstats.get(path, UNKNOWN) if self.lstats is not None else UNKNOWN
+        if st is UNKNOWN:
+            try:
+                st = os.lstat(os.path.join(self.gov.root, path))
+            except (FileNotFoundError, NotADirectoryError):
+                st = None
+        return st
 
     def ignore_rules(self) -> IgnoreRules:
         """The compiled ``.intentignore`` (from the live cache when this process has one)."""
@@ -278,7 +292,7 @@ class Governor:
                                     tool=call.tool, hint="use a known tool, or ask a person to declare it in policy.yaml")
             hook_name = "config"
             ctx = Context(self, call, self._cached(live, "intents", self.intents), pol,
-                          self._session(live, call.session_id), live=live)
+                          self._session(live, call.session_id), live=live, lstats=lstats)
             for hook in HOOKS:
                 if approved and hook is approval:
                     continue

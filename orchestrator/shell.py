@@ -160,7 +160,7 @@ def _t(node: Any) -> str:
 
 
 class _Acc:
-    __slots__ = ("rank", "writes", "deletes", "reasons", "unresolved")
+    __slots__ = ("rank", "writes", "deletes", "reasons", "unresolved", "links")
 
     def __init__(self) -> None:
         self.rank = 0
@@ -168,6 +168,8 @@ class _Acc:
         self.deletes: list[str] = []
         self.reasons: list[tuple[int, str]] = []
         self.unresolved = False
+        #: link names this command creates (ln, link, cp -l/-s): see result()
+        self.links: list[str] = []
 
     def flag(self, kind: str, reason: str) -> None:
         r = _RANK[kind]
@@ -179,6 +181,13 @@ class _Acc:
                 self.reasons.append(item)
 
     def result(self) -> ShellAnalysis:
+        if self.links:
+            # `ln -s .orchestration/policy.yaml x && echo … > x`: the pipeline checks the paths before the command
+            # runs, when x is not a link yet, so a write through a link the same command creates cannot be judged
+            for link in self.links:
+                if self.writes.count(link) > 1 or any(w.startswith(link + "/") for w in self.writes):
+                    self.flag("unknown", f"writes through the link {link} that the same command creates")
+                    break
         reasons = tuple(t for _, t in sorted(self.reasons, key=lambda x: -x[0]))
         return ShellAnalysis(
             _KINDS[self.rank],
@@ -1389,7 +1398,11 @@ def _cp_like(run: _Run) -> None:
         kind = "mutating"
         if run.name == "mv" and dest.literal and (dest.text in ("/dev/null",) or _DEV_BLOCK.match(dest.text)):
             run.flag("destructive", f"mv onto the device {dest.text}")
+        before = len(run.wk.acc.writes)
         run.write(dest, run.name, kind)
+        if (run.name in ("ln", "link") or (run.name == "cp" and _has(opts, "-l", "--link", "-s", "--symbolic-link"))) \
+                and len(run.wk.acc.writes) > before:
+            run.wk.acc.links.append(run.wk.acc.writes[-1])
         if len(srcs) > 1 or (srcs and srcs[0].glob):
             run.acc.unresolved = True  # dest is a directory: the written names are dest/<basename>
     else:

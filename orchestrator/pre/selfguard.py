@@ -1,15 +1,18 @@
 """Self-guard: governance files are never writable by an agent, whatever its intent.
 
 Hard-coded (unlike ``.intentignore``, which a person edits) so that no configuration mistake can
-let an agent rewrite its own rules, hooks or ledger. AGENTS.md is written only by ``record_lesson``.
+let an agent rewrite its own rules, hooks or ledger. AGENTS.md is written only by ``record_lesson``. A file with
+several hard links is refused too: a write through one name changes the content under all of them, and the
+governance check (like scope and ``.intentignore``) can only see the name it was given.
 """
 
 from __future__ import annotations
 
 import re
+import stat
 from typing import TYPE_CHECKING
 
-from orchestrator.models import Verdict
+from orchestrator.models import Kind, Verdict
 
 if TYPE_CHECKING:
     from orchestrator.pipeline import Context
@@ -43,7 +46,8 @@ def protected_by(path: str) -> str | None:
 
 
 def check(ctx: Context) -> Verdict | None:
-    for path in ctx.call.resolved:
+    call = ctx.call
+    for path in call.resolved:
         pattern = protected_by(path)
         if pattern is not None:
             return Verdict.deny(
@@ -53,4 +57,19 @@ def check(ctx: Context) -> Verdict | None:
                 hint="intents, policy, hooks and the ledger are changed by people only; "
                      "use record_lesson to add to AGENTS.md",
             )
+    # removing one name of a hard-linked file changes nothing else: delete tools and commands that only delete
+    if call.kind is not Kind.DELETE and not (call.shell is not None and not call.shell.writes):
+        for path in call.resolved:
+            st = ctx.target_stat(path)
+            # `ln .orchestration/active_intents.yaml src/x.yaml`, then a write to src/x.yaml: every check above
+            # is about paths, and this path is in scope; the content it changes is not only this path's
+            if st is not None and st.st_nlink > 1 and stat.S_ISREG(st.st_mode):
+                return Verdict.deny(
+                    "hard-linked-file", NAME,
+                    f"{path} has {st.st_nlink} hard links: writing it would also change the file under its other "
+                    "names, which no check here can see (one may be a governance file or outside your scope)",
+                    path=path, links=st.st_nlink,
+                    hint="write a fresh file instead (copy the content, remove this name, write the copy), "
+                         "or ask a person",
+                )
     return None

@@ -31,6 +31,39 @@ def test_selfguard_refuses_governance_files_even_in_scope(ws: Path, path: str) -
     assert v.error["path"] == path
 
 
+@pytest.mark.parametrize("tool", ["Write", "Edit"])
+def test_selfguard_refuses_a_hard_link_to_a_governance_file(gov: Governor, ws: Path, tool: str) -> None:
+    # `ln .orchestration/active_intents.yaml src/x.yaml` (allowed: it only adds a name in scope), then a write
+    gov.select_intent("INT-001", "s1")
+    os.link(ws / ".orchestration" / "active_intents.yaml", ws / "src" / "x.yaml")
+    v = pre(gov, tool, file_path="src/x.yaml")
+    assert v.error["type"] == "hard-linked-file" and v.error["hook"] == "selfguard" and v.error["links"] == 2
+    v = pre(gov, "Bash", command="echo 'active_intents: []' > src/x.yaml")
+    assert v.error["type"] == "hard-linked-file"
+    assert pre(gov, "Bash", command="rm src/x.yaml").error["type"] == "approval-denied"  # not hard-linked-file
+    (ws / "src" / "x.yaml").unlink()
+    assert pre(gov, tool, file_path="src/x.yaml").allowed  # a fresh file is fine
+
+
+def test_selfguard_allows_an_ordinary_file_and_a_symlink_inside_scope(gov: Governor, ws: Path) -> None:
+    gov.select_intent("INT-001", "s1")
+    os.symlink("app.py", ws / "src" / "alias.py")
+    assert pre(gov, "Edit", file_path="src/app.py").allowed
+    assert pre(gov, "Edit", file_path="src/alias.py").allowed
+
+
+def test_one_command_writing_through_a_link_it_creates_is_not_allowed(gov: Governor, ws: Path) -> None:
+    # the link does not exist when the pipeline checks the paths: it cannot know where the write lands
+    gov.select_intent("INT-001", "s1")
+    for command in ("ln -s ../.orchestration/active_intents.yaml src/x && echo hi > src/x",
+                    "ln .orchestration/policy.yaml src/p.yaml; printf x >> src/p.yaml",
+                    "cd src && ln -s ../.orchestration d && echo x > d/policy.yaml"):
+        v = pre(gov, "Bash", command=command)
+        assert not v.allowed and v.error["type"] == "approval-denied", command
+        assert "link" in " ".join(v.error["reasons"])
+    assert not (ws / "src" / "x").exists()
+
+
 def test_selfguard_runs_before_gatekeeper(gov: Governor) -> None:
     v = pre(gov, "Edit", file_path=".orchestration/policy.yaml")
     assert v.error["type"] == "governance-file"
