@@ -22,7 +22,8 @@ that are symlinks (their targets' directories are not watched), a directory on a
 filesystem that is not local (NFS, FUSE, 9p: remote changes raise no events), any platform but Linux, an instance
 or watch limit reached. A queue overflow, an event on the workspace root itself, or any mount or unmount (a mount
 over a trusted directory raises no inotify event; ``/proc/self/mounts`` polls ``POLLPRI``) discards the whole cache.
-Changes made through a shared ``mmap`` raise no inotify event; nobody edits governance YAML that way.
+Writes through a shared ``mmap`` or native AIO raise no inotify event (nobody edits governance YAML that way);
+cached config is therefore also re-checked through its stat key once a second (:data:`REVALIDATE_SECONDS`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import stat
 import sys
 import threading
 import weakref
+from time import monotonic as _monotonic
 from typing import Any
 
 from orchestrator.inotify import (
@@ -42,12 +44,14 @@ from orchestrator.inotify import (
 #: filesystems whose changes are all made through this kernel (so all of them raise inotify events)
 LOCAL_FILESYSTEMS = frozenset({
     "ext2", "ext3", "ext4", "xfs", "btrfs", "tmpfs", "ramfs", "zfs", "f2fs", "jfs", "reiserfs", "bcachefs",
-    "nilfs2", "overlay", "apfs", "hfsplus",
+    "nilfs2", "overlay",
 })
 #: top-level directories never cached: agents cannot write there anyway (selfguard), and they churn
 _UNCACHED_TOP = frozenset({".orchestration", ".git"})
 #: bound on trusted directories; beyond it, new directories are walked with lstat every time
 MAX_DIRS = 20000
+#: how often cached config is re-checked through its stat key, for writes that raise no inotify event
+REVALIDATE_SECONDS = 1.0
 
 _DIR_MASK = ENTRY | SELF | IN_ONLYDIR | IN_DONT_FOLLOW | IN_MASK_ADD
 _CONTENT_DIR_MASK = _DIR_MASK | CONTENT
@@ -80,7 +84,6 @@ class LiveCache:
         poller.register(self._mounts_fd, select.POLLPRI)
         self._poll = poller.poll
         self._lock = threading.Lock()
-        self._applying = False
         self.config: dict[str, Any] = {}
         self.sessions: dict[str, dict[str, Any]] = {}
         #: "" is the root, watched from the start (an event on it kills the cache)
@@ -92,14 +95,27 @@ class LiveCache:
         #: set when the cache can no longer vouch for anything (overflow, root moved, fork): the owner starts anew
         self.dead = False
         self._config_armed = self._sessions_armed = False
+        #: set by an event on a config file: the next load must re-read it even if its stat key did not move
+        self.config_dirty = True
+        self._config_checked = _monotonic()
         #: "config" / "sessions" whose arming failed for a lasting reason (a symlink): not retried until an event
         self._refused: set[str] = set()
         self._wd_dirs: dict[int, set[str]] = {}
         self._wd_config: set[int] = set()
         self._wd_orch = self._wd_run = self._wd_sessions = -1
+        self._wd_session_files: dict[int, str] = {}
         self.root_dev = os.stat(root).st_dev
         self._wd_root = ino.add(root, _DIR_MASK)
         self._wd_dirs[self._wd_root] = {""}
+        if _casefolded(root):
+            raise OSError(f"{root} folds case: names are not exact")
+        # every directory above the root: moving one (or replacing it) moves the whole workspace out from under
+        # the paths we hold, and raises IN_MOVE_SELF / IN_DELETE_SELF on it
+        self._wd_ancestors: set[int] = set()
+        parent = os.path.dirname(root)
+        while parent and parent != os.path.dirname(parent):
+            self._wd_ancestors.add(ino.add(parent, SELF | IN_ONLYDIR | IN_DONT_FOLLOW))
+            parent = os.path.dirname(parent)
         _instances.add(self)
 
     @classmethod
@@ -121,23 +137,29 @@ class LiveCache:
     # ------------------------------------------------------------------ per call
     def refresh(self) -> bool:
         """Apply every change queued since the last call. False if the cache is dead (start a new one)."""
-        # Lock-free when nothing is queued. Another thread may have drained the queue and still be applying it:
-        # it raises ``_applying`` before draining, so seeing an empty queue and no flag means all is applied.
-        ready = self._poll(0)
-        if ready or self._applying:
-            with self._lock:
-                self._applying = True
-                try:
-                    if not self.dead:
-                        if any(fd == self._mounts_fd for fd, _event in ready):
-                            self._kill()  # a mount or unmount: any trusted directory may now be covered
-                        else:
-                            self._apply(self._ino.read())
-                finally:
-                    self._applying = False
+        # Under the lock, always: poll() itself consumes the mount-table notification, so a thread that saw it must
+        # finish acting on it before another thread may conclude from an empty poll that nothing changed.
+        with self._lock:
+            ready = self._poll(0)
+            if ready and not self.dead:
+                if any(fd == self._mounts_fd for fd, _event in ready):
+                    self._kill()  # a mount or unmount: any trusted directory may now be covered
+                else:
+                    self._apply(self._ino.read())
+            now = _monotonic()
+            if now - self._config_checked > REVALIDATE_SECONDS and self.config:
+                # belt and braces for the writes inotify cannot see (shared mmap, native AIO): once a second the
+                # config goes back through the stat-keyed loader, which returns the same objects if nothing moved
+                self._config_checked = now
+                self.config.clear()
+                self.gen += 1
         return not self.dead
 
     def _apply(self, events: list[tuple[int, int, str]]) -> None:
+        if events:
+            # whatever the events concern, a load or a directory proof that another thread started before them
+            # may rest on what they changed (e.g. a directory watched but not yet trusted): its store is dropped
+            self.gen += 1
         for wd, mask, name in events:
             if mask & IN_Q_OVERFLOW:
                 self._kill()  # events were lost: nothing cached can be vouched for
@@ -174,9 +196,16 @@ class LiveCache:
                 elif name:
                     self.sessions.pop(name, None)
                     self.gen += 1
+            if wd in self._wd_ancestors:
+                self._kill()  # a directory above the root moved: every path we know may now lead elsewhere
+                return
+            name_of = self._wd_session_files.get(wd)
+            if name_of is not None:
+                self.sessions.pop(name_of, None)
             if mask & IN_IGNORED:  # the kernel removed this watch: forget the descriptor
                 self._wd_dirs.pop(wd, None)
                 self._wd_config.discard(wd)
+                self._wd_session_files.pop(wd, None)
 
     def _drop(self, rel: str) -> None:
         """Forget ``rel`` and every directory below it (ancestors of a trusted directory are always trusted,
@@ -192,6 +221,7 @@ class LiveCache:
         self.config.clear()
         self._config_armed = False
         self._refused.discard("config")
+        self.config_dirty = True
         self.gen += 1
 
     def _sessions_changed(self) -> None:
@@ -235,8 +265,7 @@ class LiveCache:
         self._arm_orch()
         for path in self.config_paths:
             try:
-                if stat.S_ISLNK(os.lstat(path).st_mode):
-                    raise InotifyError(f"{path} is a symlink: the target's directory is not watched")
+                self._check_plain(path)
             except FileNotFoundError:
                 continue  # its creation is an entry event in .orchestration/
             self._wd_config.add(self._ino.add(path, CONTENT | SELF | IN_DONT_FOLLOW | IN_MASK_ADD))
@@ -245,23 +274,48 @@ class LiveCache:
         self._arm_orch()
         os.makedirs(self.sessions_dir, exist_ok=True)
         for path in (self.run_dir, self.sessions_dir):
-            if stat.S_ISLNK(os.lstat(path).st_mode):
-                raise InotifyError(f"{path} is a symlink")
+            self._check_plain(path)
         self._wd_run = self._ino.add(self.run_dir, _DIR_MASK)
         self._wd_sessions = self._ino.add(self.sessions_dir, _CONTENT_DIR_MASK)
 
+    def watch_session_file(self, name: str) -> bool:
+        """Watch one session file's inode too (an edit through a hard link is not reported to its directory)."""
+        path = os.path.join(self.sessions_dir, name)
+        try:
+            self._check_plain(path)
+            wd = self._ino.add(path, CONTENT | SELF | IN_DONT_FOLLOW | IN_MASK_ADD)
+        except FileNotFoundError:
+            return True  # its creation is an entry event in the watched sessions directory
+        except (InotifyError, OSError):
+            return False
+        with self._lock:
+            self._wd_session_files[wd] = name
+        return True
+
+    def _check_plain(self, path: str) -> None:
+        """Raise unless ``path`` is no symlink and lies on the workspace's device (the events must reach us)."""
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
+            raise InotifyError(f"{path} is a symlink: the target's directory is not watched")
+        if st.st_dev != self.root_dev:
+            raise InotifyError(f"{path} is on another device")
+
     def _arm_orch(self) -> None:
-        if stat.S_ISLNK(os.lstat(self.orch_dir).st_mode):
-            raise InotifyError(f"{self.orch_dir} is a symlink")
+        self._check_plain(self.orch_dir)
         self._wd_orch = self._ino.add(self.orch_dir, _CONTENT_DIR_MASK)
 
     def watch_dir(self, rel: str, full: str) -> bool:
-        """Watch directory ``rel`` (at ``full``) before anything below it is checked."""
+        """Watch directory ``rel`` (at ``full``) before anything below it is checked; False: do not trust it."""
         if len(self.dirs) >= MAX_DIRS or rel.split("/", 1)[0].lower() in _UNCACHED_TOP:
             return False
         try:
             wd = self._ino.add(full, _DIR_MASK)
         except InotifyError:
+            return False
+        # in a case-folding directory (ext4/f2fs/tmpfs `chattr +F`) "B" and "b" name one entry, but an event names
+        # only one of them: trust nothing below it (the flag can only be set on an empty directory, so checking
+        # when a directory becomes trusted, before any child is looked up through it, is enough)
+        if _casefolded(full):
             return False
         with self._lock:
             self._wd_dirs.setdefault(wd, set()).add(rel)
@@ -322,3 +376,28 @@ def _after_fork_in_child() -> None:
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+_FS_IOC_GETFLAGS = 0x80086601
+_FS_CASEFOLD_FL = 0x40000000
+
+
+def _casefolded(path: str) -> bool:
+    """True if ``path`` is a case-folding directory, or if that cannot be told (then nothing below is trusted)."""
+    import fcntl
+    import struct
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return True
+    try:
+        flags = struct.unpack("l", fcntl.ioctl(fd, _FS_IOC_GETFLAGS, b"\0" * 8))[0]
+    except OSError as exc:
+        # no inode flags at all (ENOTTY & co.) means no per-directory case folding either
+        import errno
+
+        return exc.errno not in (errno.ENOTTY, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL)
+    finally:
+        os.close(fd)
+    return bool(flags & _FS_CASEFOLD_FL)

@@ -50,6 +50,14 @@ def resolve(raw: str, root: str, cwd: str | None = None, *, ignore_case: bool = 
     """:func:`canonical`, plus what the resolution learnt about the target itself, so that nobody needs to
     ``lstat`` it again: its ``os.stat_result`` (not following a final symlink), None if it does not exist, or
     :data:`UNKNOWN`."""
+    if isinstance(raw, str) and not raw.isascii():
+        # one spelling per name: "\udcc3\udca9" (undecodable bytes as surrogates) and "é" are the same bytes on
+        # disk; caches, scopes and inotify event names must all see the same text
+        try:
+            raw = os.fsdecode(os.fsencode(raw))
+        except UnicodeError:
+            raise PathError("path is not valid text", hint="use a plain file name",
+                            path=raw.encode("utf-8", "backslashreplace").decode()) from None
     if live is not None:
         # a path seen before: one set lookup vouches for its directories, one lstat for the target itself
         hit = live.lexical.get((raw, cwd))
@@ -97,6 +105,8 @@ def resolve(raw: str, root: str, cwd: str | None = None, *, ignore_case: bool = 
 def resolve_dir(path: str, root: str, live: LiveCache | None = None) -> str:
     """``os.path.realpath(path)`` for an absolute ``path`` (a call's cwd), sparing the ``lstat`` of directories
     ``live`` already vouches for."""
+    if not path.isascii():
+        path = os.fsdecode(os.fsencode(path))
     return _resolve_below(root, path, live)[0]
 
 
@@ -135,13 +145,13 @@ def _resolve_live(root: str, joined: str, rest: list[str], live: LiveCache) -> t
     A directory newly proven real on the way down is watched *before* its child is ``lstat``-ed, so a symlink
     swapped in at any level after that check raises an event that withdraws the trust (see livecache).
     """
+    gen = live.gen  # before looking at dirs: a proof built on a snapshot that an event has since changed is dropped
     last = len(rest) - 1
     dirs = live.dirs
     start = last
     while start and "/".join(rest[:start]) not in dirs:
         start -= 1
     current = root + os.sep + os.sep.join(rest[:start]) if start else root
-    gen = live.gen
     proven: list[str] = []
     may_trust = True
     st: Any = UNKNOWN

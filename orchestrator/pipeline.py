@@ -178,8 +178,10 @@ class Governor:
             gen = live.gen
             if not live.arm_config():
                 return load()
-            # a miss follows an inotify event (or the start): the file changed even if its stat key did not
-            confcache.forget(live.config_paths)
+            if live.config_dirty:
+                # after an inotify event (or at the start) the file changed even if its stat key did not
+                confcache.forget(live.config_paths)
+                live.config_dirty = False
             obj = load()
             live.store_config(key, obj, gen)
         return obj
@@ -192,8 +194,9 @@ class Governor:
         state = live.sessions.get(name)
         if state is None:
             gen = live.gen
-            if not live.arm_sessions():
+            if not live.arm_sessions() or not live.watch_session_file(name):
                 return self.sessions.get(session_id)
+            self.sessions.forget(session_id)  # a miss follows an event: the file changed even if its mtime did not
             state = self.sessions.get(session_id)
             live.store_session(name, state, gen)
         return state

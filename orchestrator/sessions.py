@@ -3,7 +3,7 @@
 A Claude Code session runs one hook process per event, so the selected intent and the read-stamps
 (hash of each file as this session last saw it) live in ``.orchestration/run/sessions/<id>.json``.
 Updates are read-modify-write under a per-session ``flock`` and land by atomic rename; reads are
-cached by mtime so the hot path costs one ``stat``.
+cached by mtime, size, ctime and inode so the hot path costs one ``stat``.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ class SessionStore:
 
     def __init__(self, run_dir: Path) -> None:
         self.dir = run_dir / "sessions"
-        self._cache: dict[str, tuple[int, dict[str, Any]]] = {}
+        self._cache: dict[str, tuple[tuple[int, int, int, int], dict[str, Any]]] = {}
         self._paths: dict[str, str] = {}
         self._names: dict[str, str] = {}
 
@@ -56,11 +56,13 @@ class SessionStore:
         """The session's state (a fresh empty state if none). Treat the result as read-only."""
         path = self._path_str(session_id)
         try:
-            mtime = os.stat(path).st_mtime_ns
+            st = os.stat(path)
         except FileNotFoundError:
             return _empty()
+        # ctime and inode as well: an atomic replace whose mtime was restored is still a new inode and a new ctime
+        key = (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)
         hit = self._cache.get(session_id)
-        if hit is not None and hit[0] == mtime:
+        if hit is not None and hit[0] == key:
             return hit[1]
         try:
             with open(path, "rb") as fh:
@@ -70,8 +72,12 @@ class SessionStore:
             state = _empty()
         if not isinstance(state, dict):
             state = _empty()
-        self._cache[session_id] = (mtime, state)
+        self._cache[session_id] = (key, state)
         return state
+
+    def forget(self, session_id: str) -> None:
+        """Drop the in-memory copy: the next :meth:`get` reads the file again."""
+        self._cache.pop(session_id, None)
 
     def update(self, session_id: str, fn: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
         """Apply ``fn`` to the state under the session lock and persist it atomically."""

@@ -13,6 +13,7 @@ import stat
 from typing import TYPE_CHECKING
 
 from orchestrator.models import Kind, Verdict
+from orchestrator.paths import UNKNOWN
 
 if TYPE_CHECKING:
     from orchestrator.pipeline import Context
@@ -59,8 +60,11 @@ def check(ctx: Context) -> Verdict | None:
             )
     # removing one name of a hard-linked file changes nothing else: delete tools and commands that only delete
     if call.kind is not Kind.DELETE and not (call.shell is not None and not call.shell.writes):
+        lstats = ctx.lstats or {}
         for path in call.resolved:
-            st = ctx.target_stat(path)
+            st = lstats.get(path, UNKNOWN)
+            if st is UNKNOWN:
+                st = ctx.target_stat(path)
             # `ln .orchestration/active_intents.yaml src/x.yaml`, then a write to src/x.yaml: every check above
             # is about paths, and this path is in scope; the content it changes is not only this path's
             if st is not None and st.st_nlink > 1 and stat.S_ISREG(st.st_mode):
