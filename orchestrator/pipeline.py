@@ -245,6 +245,9 @@ class Governor:
         if cwd != self.root:
             # realpath, through the live cache's trusted directories when there is one
             cwd = resolve_dir(cwd, self.root, live)
+        sh = call.shell
+        if sh is not None and sh.entries:
+            self._check_new_entries(call, sh, cwd, live)
         lstats: dict[str, Any] = {}
         for raw in call.paths:
             try:
@@ -258,6 +261,54 @@ class Governor:
         call.resolved = list(lstats)
         call.prepared = True
         return lstats
+
+    def _check_new_entries(self, call: ToolCall, sh: Any, cwd: str, live: LiveCache | None) -> None:
+        """Judge a command's writes against the directory entries it makes itself.
+
+        The paths are checked before the command runs: in ``ln -s .orchestration/policy.yaml x && echo … > x``
+        (or ``cp -a``, ``mv``, ``rsync -a`` of a link) ``x`` is not a link yet, so a write through an entry the same
+        command makes cannot be judged: the analysis becomes ``unknown`` (a person decides). Compared on canonical
+        paths, so no spelling (``./x``, ``x/``, an absolute path) hides it. Also records the targets that are only
+        ever *replaced* (``mv``/``ln -f``/``install`` unlink or rename over them), which selfguard's hard-link rule
+        need not refuse.
+        """
+        import dataclasses
+
+        def canon(raw: str) -> str | None:
+            try:
+                return resolve(raw, self.root, cwd, ignore_case=self.ignore_case, live=live)[0]
+            except PathError:
+                return None
+
+        log = [canon(w) for w in sh.write_log]
+        deleted = [d for d in (canon(x) for x in sh.deletes) if d is not None]
+        replaced_at = {i for i, op, _names in sh.entries if op.endswith("replace")}
+        through = None
+        for index, op, names in sh.entries:
+            dest = log[index] if index < len(log) else None
+            if dest is None or not op.startswith("link"):
+                continue
+            created = [dest]
+            full = os.path.join(self.root, dest)
+            if names and all(names) and os.path.isdir(full) and not os.path.islink(full):
+                # into an existing directory: the new entries are DIR/<name of each source>
+                created = [n if dest == "." else f"{dest}/{n}" for n in names]
+            # a later mv / ln -f / install *onto* the entry replaces it rather than writing through it
+            later = [w for j, w in enumerate(log) if j != index and w is not None
+                     and not (j in replaced_at and w == dest)] + deleted
+            for entry in created:
+                if any(w == entry or w.startswith(entry + "/") for w in later):
+                    through = entry
+                    break
+            if through:
+                break
+        if through is not None:
+            call.shell = dataclasses.replace(sh, kind="unknown", reasons=(
+                f"writes through {through}, which the same command makes (a link, or a copy or move that may be "
+                "one): where that write lands cannot be checked before the command runs",) + sh.reasons)
+        only_replaced = {w for i, w in enumerate(log) if w is not None and i in replaced_at}
+        only_replaced -= {w for i, w in enumerate(log) if w is not None and i not in replaced_at}
+        call.replaced = sorted(only_replaced)
 
     def is_mutating(self, call: ToolCall, policy: Policy) -> bool:
         """Whether the pipeline must govern this (prepared) call."""

@@ -67,6 +67,14 @@ class ShellAnalysis:
     deletes: tuple[str, ...] = ()
     reasons: tuple[str, ...] = ()
     unresolved: bool = False
+    #: directory entries the command makes by linking, moving or copying links (ln, link, mv, cp -P/-a/-r/-l/-s,
+    #: rsync -a/-l/-H/--link-dest) or by replacing (install): ``(index into write_log, op, source basenames)``
+    #: with op "link" (the entry may end up a link: a later write through it may land anywhere), "replace" (an
+    #: existing entry is unlinked or renamed over, not written through) or "link-replace" (both). The pipeline
+    #: compares them with ``write_log`` on canonical paths.
+    entries: tuple[tuple[int, str, tuple[str, ...]], ...] = ()
+    #: every write target in command order, duplicates kept (``writes`` is the deduplicated view)
+    write_log: tuple[str, ...] = ()
 
     @property
     def read_only(self) -> bool:
@@ -160,7 +168,7 @@ def _t(node: Any) -> str:
 
 
 class _Acc:
-    __slots__ = ("rank", "writes", "deletes", "reasons", "unresolved", "links")
+    __slots__ = ("rank", "writes", "deletes", "reasons", "unresolved", "entries")
 
     def __init__(self) -> None:
         self.rank = 0
@@ -168,8 +176,7 @@ class _Acc:
         self.deletes: list[str] = []
         self.reasons: list[tuple[int, str]] = []
         self.unresolved = False
-        #: link names this command creates (ln, link, cp -l/-s): see result()
-        self.links: list[str] = []
+        self.entries: list[tuple[int, str, tuple[str, ...]]] = []  # see ShellAnalysis.entries
 
     def flag(self, kind: str, reason: str) -> None:
         r = _RANK[kind]
@@ -181,13 +188,6 @@ class _Acc:
                 self.reasons.append(item)
 
     def result(self) -> ShellAnalysis:
-        if self.links:
-            # `ln -s .orchestration/policy.yaml x && echo … > x`: the pipeline checks the paths before the command
-            # runs, when x is not a link yet, so a write through a link the same command creates cannot be judged
-            for link in self.links:
-                if self.writes.count(link) > 1 or any(w.startswith(link + "/") for w in self.writes):
-                    self.flag("unknown", f"writes through the link {link} that the same command creates")
-                    break
         reasons = tuple(t for _, t in sorted(self.reasons, key=lambda x: -x[0]))
         return ShellAnalysis(
             _KINDS[self.rank],
@@ -195,6 +195,8 @@ class _Acc:
             tuple(dict.fromkeys(self.deletes)),
             reasons,
             self.unresolved,
+            tuple(self.entries),
+            tuple(self.writes),
         )
 
 
@@ -1400,9 +1402,10 @@ def _cp_like(run: _Run) -> None:
             run.flag("destructive", f"mv onto the device {dest.text}")
         before = len(run.wk.acc.writes)
         run.write(dest, run.name, kind)
-        if (run.name in ("ln", "link") or (run.name == "cp" and _has(opts, "-l", "--link", "-s", "--symbolic-link"))) \
-                and len(run.wk.acc.writes) > before:
-            run.wk.acc.links.append(run.wk.acc.writes[-1])
+        op = _entry_op(run.name, opts)
+        if op and len(run.wk.acc.writes) > before:
+            names = tuple(posixpath.basename(p.text.rstrip("/")) for p in srcs if p.literal)
+            run.wk.acc.entries.append((len(run.wk.acc.writes) - 1, op, names))
         if len(srcs) > 1 or (srcs and srcs[0].glob):
             run.acc.unresolved = True  # dest is a directory: the written names are dest/<basename>
     else:
@@ -1411,6 +1414,23 @@ def _cp_like(run: _Run) -> None:
     if run.name == "mv":
         for s in srcs:
             run.delete(s, "mv (source)")
+
+
+#: cp options under which the copy may itself be a link (or keep the links it copies)
+_CP_LINKING = ("-l", "--link", "-s", "--symbolic-link", "-P", "--no-dereference", "-d", "-a", "--archive",
+               "-r", "-R", "--recursive")
+
+
+def _entry_op(name: str, opts: dict[str, list[str]]) -> str | None:
+    """How ``name`` makes its destination entry (see ShellAnalysis.entries), or None for a plain write."""
+    if name in ("ln", "link", "mv"):
+        return "link-replace"  # ln -f and mv unlink or rename over an existing destination
+    if name == "install":
+        return "replace"
+    if name == "cp" and (_has(opts, *_CP_LINKING) or "links" in ",".join(opts.get("--preserve", []))) \
+            and not _has(opts, "-L", "--dereference"):
+        return "link"
+    return None
 
 
 def _tee(run: _Run) -> None:
@@ -1840,7 +1860,18 @@ def _rsync(run: _Run) -> None:
     if remote:
         run.flag(kind, f"rsync to remote {dest.text}" + (" with --delete" if destructive else ""))
     else:
+        before = len(run.wk.acc.writes)
         run.write(dest, "rsync" + (" --delete" if destructive else ""), kind)
+        acc = run.wk.acc
+        linking = (_has(opts, "-a", "--archive", "-l", "--links", "-H", "--hard-links", "--link-dest")
+                   and not _has(opts, "-L", "--copy-links"))
+        # rsync writes a temporary file and renames it over the destination, unless --inplace
+        op = ("link" if linking else None) if _has(opts, "--inplace") else ("link-replace" if linking else "replace")
+        if op and len(acc.writes) > before:
+            # "SRC/" copies the *contents* of SRC: "" stands for "any name in the destination"
+            acc.entries.append((len(acc.writes) - 1, op, tuple("" if p.text.endswith("/") else
+                                                              posixpath.basename(p.text) for p in pos[:-1]
+                                                              if p.literal)))
     if "--remove-source-files" in opts:
         for s in pos[:-1]:
             if not re.match(r"^[^/]*:", s.text):

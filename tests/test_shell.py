@@ -512,3 +512,17 @@ def test_read_only_semantics(cmd: str) -> None:
                                  "echo '.shell rm x' | sqlite3 -readonly db"])
 def test_still_not_read_only(cmd: str) -> None:
     assert analyze(cmd).kind != "read_only", analyze(cmd)
+
+
+@pytest.mark.parametrize("command, entries", [
+    ("ln -s a b", ((0, "link-replace", ("a",)),)),
+    ("mv a b", ((0, "link-replace", ("a",)),)),
+    ("cp -a a b", ((0, "link", ("a",)),)),
+    ("cp a b", ()),  # a plain copy dereferences and writes through: an ordinary write
+    ("cp -L -r a b", ()),
+    ("install -m 644 a b", ((0, "replace", ("a",)),)),
+])
+def test_entries_a_command_makes_are_reported_with_the_write_order(command: str, entries: tuple) -> None:
+    a = analyze(command + " && echo x > b")
+    assert a.entries == entries
+    assert a.write_log == ("b", "b")  # duplicates kept, in command order: the pipeline compares them

@@ -62,6 +62,8 @@ def check(ctx: Context) -> Verdict | None:
     if call.kind is not Kind.DELETE and not (call.shell is not None and not call.shell.writes):
         lstats = ctx.lstats or {}
         for path in call.resolved:
+            if path in call.replaced:
+                continue  # `mv new x` / `ln -sf new x` unlink x's old name; they write nothing through it
             st = lstats.get(path, UNKNOWN)
             if st is UNKNOWN:
                 st = ctx.target_stat(path)
