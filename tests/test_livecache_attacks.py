@@ -96,9 +96,7 @@ def _padded(text: str, length: int) -> bytes:
 @pytest.fixture
 def live(ws: Path) -> Any:
     (ws / "src" / "a" / "b").mkdir(parents=True)
-    gov = Governor(ws, approval_channel="deny", live=True)
-    gov.select_intent("INT-001", "s1")
-    warm(gov, "src/a/b/new.py")
+    gov = _warm_live(ws, "src/a/b/new.py")
     assert {"src", "src/a", "src/a/b"} <= gov._live.dirs
     yield gov
     gov.close()
@@ -153,9 +151,7 @@ def test_deep_nesting_middle_component_swapped(ws: Path) -> None:
     parts = [f"d{i}" for i in range(40)]
     deep = "src/" + "/".join(parts)
     (ws / deep).mkdir(parents=True)
-    gov = Governor(ws, approval_channel="deny", live=True)
-    gov.select_intent("INT-001", "s1")
-    warm(gov, f"{deep}/f.py")
+    gov = _warm_live(ws, f"{deep}/f.py")
     assert deep in gov._live.dirs
     middle = ws / "src" / "/".join(parts[:20])
     os.rename(middle, ws / "src" / "moved")
@@ -322,16 +318,28 @@ def _bind(source: Path, target: Path) -> None:
         raise OSError(ctypes.get_errno(), f"mount --bind {source} {target}")
 
 
-def test_bind_mount_over_a_trusted_directory(ws: Path, tmp_path: Path) -> None:
+def _evil_tree(ws: Path, tmp_path: Path) -> Path:
+    """src/a/b in the workspace, and a tree elsewhere whose b is a symlink into .orchestration (to mount over src/a)."""
     (ws / "src" / "a" / "b").mkdir(parents=True)
     evil = tmp_path / "evil"
     evil.mkdir()
     os.symlink(ws / ".orchestration", evil / "b")
+    return evil
+
+
+def _warm_live(ws: Path, *paths: str) -> Governor:
+    """A live Governor with INT-001 selected for session s1, warmed by writes to ``paths``."""
+    gov = Governor(ws, approval_channel="deny", live=True)
+    gov.select_intent("INT-001", "s1")
+    warm(gov, *(paths or ("src/a/b/new.py",)))
+    return gov
+
+
+def test_bind_mount_over_a_trusted_directory(ws: Path, tmp_path: Path) -> None:
+    evil = _evil_tree(ws, tmp_path)
 
     def body() -> dict:
-        gov = Governor(ws, approval_channel="deny", live=True)
-        gov.select_intent("INT-001", "s1")
-        warm(gov, "src/a/b/new.py")
+        gov = _warm_live(ws)
         _bind(evil, ws / "src" / "a")  # src/a/b is now a symlink into .orchestration
         live, fresh = compare(gov, ws, lambda: write("src/a/b/policy.yaml"))
         return {"live": live, "fresh": fresh}
@@ -347,9 +355,7 @@ def test_bind_mount_over_a_config_file(ws: Path, tmp_path: Path) -> None:
     narrower.write_text(_intents("docs/**"))
 
     def body() -> dict:
-        gov = Governor(ws, approval_channel="deny", live=True)
-        gov.select_intent("INT-001", "s1")
-        warm(gov, "src/a/b/new.py")
+        gov = _warm_live(ws, "src/a/b/new.py")
         _bind(narrower, ws / ".orchestration" / "active_intents.yaml")
         live, fresh = compare(gov, ws, lambda: write("src/a/b/new.py"))
         return {"live": live, "fresh": fresh}
@@ -367,9 +373,7 @@ def test_unmount_reveals_a_symlink_under_a_trusted_directory(ws: Path, tmp_path:
 
     def body() -> dict:
         _bind(cover, ws / "src" / "a")
-        gov = Governor(ws, approval_channel="deny", live=True)
-        gov.select_intent("INT-001", "s1")
-        warm(gov, "src/a/b/new.py")
+        gov = _warm_live(ws, "src/a/b/new.py")
         assert "src/a/b" in gov._live.dirs
         MNT_DETACH = 2
         _libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
@@ -387,9 +391,7 @@ def test_unmount_reveals_a_symlink_under_a_trusted_directory(ws: Path, tmp_path:
 def test_surrogate_escaped_alias_of_a_trusted_dir(ws: Path) -> None:
     (ws / "src" / "é").mkdir()
     alias = "src/\udcc3\udca9"  # os.fsencode(alias) == os.fsencode("src/é")
-    gov = Governor(ws, approval_channel="deny", live=True)
-    gov.select_intent("INT-001", "s1")
-    warm(gov, f"{alias}/x.py")
+    gov = _warm_live(ws, f"{alias}/x.py")
     assert "src/é" in gov._live.dirs and alias not in gov._live.dirs  # one spelling: the bytes' decoding
     fd = os.open(ws / "src" / "é", os.O_RDONLY | os.O_DIRECTORY)  # defers IN_DELETE_SELF
     try:
@@ -406,9 +408,7 @@ def test_ancestor_of_the_root_renamed_and_replaced(tmp_path: Path) -> None:
 
     ws = make_workspace(tmp_path / "outer" / "repo")
     (ws / "src" / "a" / "b").mkdir(parents=True)
-    gov = Governor(ws, approval_channel="deny", live=True)
-    gov.select_intent("INT-001", "s1")
-    warm(gov, "src/a/b/new.py")
+    gov = _warm_live(ws, "src/a/b/new.py")
     os.rename(tmp_path / "outer", tmp_path / "outer_old")
     shutil.copytree(tmp_path / "outer_old", tmp_path / "outer", symlinks=True)
     shutil.rmtree(ws / "src" / "a" / "b")
@@ -420,15 +420,10 @@ def test_ancestor_of_the_root_renamed_and_replaced(tmp_path: Path) -> None:
 
 
 def test_thread_polls_after_another_thread_consumed_the_mount_notification(ws: Path, tmp_path: Path) -> None:
-    (ws / "src" / "a" / "b").mkdir(parents=True)
-    evil = tmp_path / "evil"
-    evil.mkdir()
-    os.symlink(ws / ".orchestration", evil / "b")
+    evil = _evil_tree(ws, tmp_path)
 
     def body() -> dict:
-        gov = Governor(ws, approval_channel="deny", live=True)
-        gov.select_intent("INT-001", "s1")
-        warm(gov, "src/a/b/new.py")
+        gov = _warm_live(ws)
         cache = gov._live
         real_poll = cache._poll
         a_polled, b_done = threading.Event(), threading.Event()
@@ -480,9 +475,7 @@ def _other_thread_calls_pre(gov: Governor) -> None:
 
 def test_thread_drops_the_start_dir_before_gen_is_read(ws: Path) -> None:
     (ws / "src" / "a").mkdir()
-    gov = Governor(ws, approval_channel="deny", live=True)
-    gov.select_intent("INT-001", "s1")
-    warm(gov, "src/a/x.py")
+    gov = _warm_live(ws, "src/a/x.py")
     cache = gov._live
     assert {"src", "src/a"} <= cache.dirs
 
@@ -504,9 +497,7 @@ def test_thread_drops_the_start_dir_before_gen_is_read(ws: Path) -> None:
 
 def test_thread_applies_events_between_watch_and_trust(ws: Path) -> None:
     (ws / "src" / "a").mkdir()
-    gov = Governor(ws, approval_channel="deny", live=True)
-    gov.select_intent("INT-001", "s1")
-    warm(gov, "src/a/x.py")
+    gov = _warm_live(ws, "src/a/x.py")
     (ws / "src" / "a" / "b").mkdir()
     cache = gov._live
     original = cache.watch_dir

@@ -84,6 +84,15 @@ def test_hard_link_removed_again_live_and_fresh_allow(live: Governor, ws: Path) 
     assert live.pre(write("src/a/b/x.yaml")).allowed
 
 
+def assert_refused(ws: Path, command: str) -> None:
+    """A fresh Governor refuses ``command``; if it did not, running it proves the harm (the intents rewritten)."""
+    v = fresh(ws, bash(command))
+    if v.allowed:
+        _run(ws, command)
+        assert (ws / INTENTS).read_text() == "active_intents: []\n"
+    assert v.decision == "deny", v
+
+
 @pytest.mark.parametrize("spelling", ["src/a/b/x.yaml", "./src/a/b/x.yaml", "src/a/../a/b/x.yaml",
                                       "{ws}/src/a/b/x.yaml", "src//a/b/x.yaml"])
 def test_hard_linked_file_every_spelling(live: Governor, ws: Path, spelling: str) -> None:
@@ -174,11 +183,7 @@ _SPELLING_REASON = ("shell._Walker._path returns relative paths unnormalised whe
 ])
 def test_link_then_write_with_another_spelling(gov: Governor, ws: Path, command: str) -> None:
     command = command.format(ws=ws)
-    v = fresh(ws, bash(command))
-    if v.allowed:  # prove the harm: the governed intents file is rewritten by an allowed command
-        _run(ws, command)
-        assert (ws / INTENTS).read_text() == "active_intents: []\n"
-    assert v.decision == "deny", v
+    assert_refused(ws, command)
 
 
 @pytest.mark.parametrize("command", [
@@ -187,11 +192,7 @@ def test_link_then_write_with_another_spelling(gov: Governor, ws: Path, command:
     f"ln {INTENTS} src/ && printf 'active_intents: []\\n' > src/active_intents.yaml",
 ])
 def test_link_into_a_directory_named_with_a_trailing_slash(gov: Governor, ws: Path, command: str) -> None:
-    v = fresh(ws, bash(command))
-    if v.allowed:
-        _run(ws, command)
-        assert (ws / INTENTS).read_text() == "active_intents: []\n"
-    assert v.decision == "deny", v
+    assert_refused(ws, command)
 
 
 @pytest.mark.parametrize("command", [
@@ -203,22 +204,14 @@ def test_link_into_a_directory_named_with_a_trailing_slash(gov: Governor, ws: Pa
 def test_symlink_copied_as_a_symlink_then_written(gov: Governor, ws: Path, command: str) -> None:
     if "rsync" in command and shutil.which("rsync") is None:
         pytest.skip("no rsync")
-    v = fresh(ws, bash(command))
-    if v.allowed:
-        _run(ws, command)
-        assert (ws / INTENTS).read_text() == "active_intents: []\n"
-    assert v.decision == "deny", v
+    assert_refused(ws, command)
 
 
 def test_existing_symlink_copied_then_written(gov: Governor, ws: Path) -> None:
     os.symlink(f"../{INTENTS}", ws / "src" / "t")  # an earlier call: writing src/t itself is refused (resolved)
     assert fresh(ws, write("src/t")).decision == "deny"
     command = "cp -P src/t src/y && printf 'active_intents: []\\n' > src/y"
-    v = fresh(ws, bash(command))
-    if v.allowed:
-        _run(ws, command)
-        assert (ws / INTENTS).read_text() == "active_intents: []\n"
-    assert v.decision == "deny", v
+    assert_refused(ws, command)
 
 
 def test_rsync_link_dest_then_write(gov: Governor, ws: Path) -> None:
@@ -226,11 +219,7 @@ def test_rsync_link_dest_then_write(gov: Governor, ws: Path) -> None:
         pytest.skip("no rsync")
     command = (f"rsync -a --link-dest={ws}/.orchestration .orchestration/ src/snap/ && "
                "printf 'active_intents: []\\n' > src/snap/active_intents.yaml")
-    v = fresh(ws, bash(command))
-    if v.allowed:
-        _run(ws, command)
-        assert (ws / INTENTS).read_text() == "active_intents: []\n"
-    assert v.decision == "deny", v
+    assert_refused(ws, command)
 
 
 def test_mv_of_a_fresh_link_when_deletes_are_not_destructive(ws: Path) -> None:
@@ -239,11 +228,7 @@ def test_mv_of_a_fresh_link_when_deletes_are_not_destructive(ws: Path) -> None:
     g = Governor(ws, approval_channel="deny", live=False)
     g.select_intent("INT-001", "s1")
     command = f"ln {INTENTS} src/t && mv src/t src/y && printf 'active_intents: []\\n' > src/y"
-    v = fresh(ws, bash(command))
-    if v.allowed:
-        _run(ws, command)
-        assert (ws / INTENTS).read_text() == "active_intents: []\n"
-    assert v.decision == "deny", v
+    assert_refused(ws, command)
 
 
 # ================================================================ bind mounts: "hard links" nlink cannot see
