@@ -8,6 +8,8 @@ LangChain...) translate their payloads into :class:`ToolCall` and call :meth:`Go
 from __future__ import annotations
 
 import os
+import posixpath
+import stat
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -266,11 +268,13 @@ class Governor:
         """Judge a command's writes against the directory entries it makes itself.
 
         The paths are checked before the command runs: in ``ln -s .orchestration/policy.yaml x && echo … > x``
-        (or ``cp -a``, ``mv``, ``rsync -a`` of a link) ``x`` is not a link yet, so a write through an entry the same
-        command makes cannot be judged: the analysis becomes ``unknown`` (a person decides). Compared on canonical
-        paths, so no spelling (``./x``, ``x/``, an absolute path) hides it. Also records the targets that are only
-        ever *replaced* (``mv``/``ln -f``/``install`` unlink or rename over them), which selfguard's hard-link rule
-        need not refuse.
+        (or ``cp -a``/``mv``/``rsync -a`` of a tree holding a link, ``git checkout``…) ``x`` is not a link yet, so a
+        write or delete through an entry the same command makes cannot be judged: the analysis becomes
+        ``unknown`` (a person decides). Compared on canonical paths, so no spelling hides it; a ``..`` after such an
+        entry is not simplified safely, so it counts too. A copy or move into an existing directory writes
+        DIR/<name>: those targets are added to the call, so scope, protection and the hard-link rule see them.
+        Records the targets that are only ever *replaced* (mv, ln -f, install, rsync, renamed over rather than
+        written through), which selfguard's hard-link rule need not refuse.
         """
         import dataclasses
 
@@ -282,22 +286,39 @@ class Governor:
 
         log = [canon(w) for w in sh.write_log]
         deleted = [d for d in (canon(x) for x in sh.deletes) if d is not None]
-        replaced_at = {i for i, op, _names in sh.entries if op.endswith("replace")}
+        replaced: set[str] = {w for (i, op, _s, _n) in sh.entries if op in _REPLACING and 0 <= i < len(log)
+                              for w in (log[i],) if w is not None}
+        written_through = {w for i, w in enumerate(log)
+                           if w is not None and not any(i == e[0] and e[1] in _REPLACING for e in sh.entries)}
+        extra: list[str] = []
         through = None
-        for index, op, names in sh.entries:
-            dest = log[index] if index < len(log) else None
-            if dest is None or not op.startswith("link"):
+        for index, op, sources, named in sh.entries:
+            dest = "." if index < 0 else (log[index] if index < len(log) else None)
+            if dest is None:
                 continue
             created = [dest]
             full = os.path.join(self.root, dest)
-            if names and all(names) and os.path.isdir(full) and not os.path.islink(full):
-                # into an existing directory: the new entries are DIR/<name of each source>
-                created = [n if dest == "." else f"{dest}/{n}" for n in names]
+            into_dir = index >= 0 and os.path.isdir(full) and not os.path.islink(full)
+            if into_dir and named and sources:
+                created = [posixpath.basename(src) if dest == "." else f"{dest}/{posixpath.basename(src)}"
+                           for src in sources]
+                extra.extend(created)
+                (replaced if op in _REPLACING else written_through).update(created)
+            elif into_dir and op in ("copy", "cplink") and _holds_links(full):
+                # `cp -r a/. dir/`, `cp -T`: the files written are not named; a copy writes through a link it meets
+                through = dest
+                break
+            if not (op == "ln" or (op in _MAY_LINK and any(_holds_links(os.path.join(cwd, src))
+                                                           for src in sources or ("",)))):
+                continue
             # a later mv / ln -f / install *onto* the entry replaces it rather than writing through it
             later = [w for j, w in enumerate(log) if j != index and w is not None
-                     and not (j in replaced_at and w == dest)] + deleted
+                     and not (any(j == e[0] and e[1] in _REPLACING for e in sh.entries) and w == dest)] + deleted
+            if sh.dotdot and later:
+                through = f"{dest} (and a path with '..', which cannot be resolved before the command runs)"
+                break
             for entry in created:
-                if any(w == entry or w.startswith(entry + "/") for w in later):
+                if any(entry == "." or w == entry or w.startswith(entry + "/") for w in later):
                     through = entry
                     break
             if through:
@@ -306,9 +327,8 @@ class Governor:
             call.shell = dataclasses.replace(sh, kind="unknown", reasons=(
                 f"writes through {through}, which the same command makes (a link, or a copy or move that may be "
                 "one): where that write lands cannot be checked before the command runs",) + sh.reasons)
-        only_replaced = {w for i, w in enumerate(log) if w is not None and i in replaced_at}
-        only_replaced -= {w for i, w in enumerate(log) if w is not None and i not in replaced_at}
-        call.replaced = sorted(only_replaced)
+        call.paths = [*call.paths, *(os.path.join(self.root, e) for e in extra)]
+        call.replaced = sorted(replaced - written_through)
 
     def is_mutating(self, call: ToolCall, policy: Policy) -> bool:
         """Whether the pipeline must govern this (prepared) call."""
@@ -492,6 +512,43 @@ class Governor:
                          f"session={call.session_id}\n{''.join(traceback.format_exception(exc))}")
         except OSError:
             pass  # logging must never turn a deny into a crash
+
+
+#: ops of ShellAnalysis.entries that rename or unlink over an existing entry instead of writing through it
+_REPLACING = frozenset({"ln", "mv", "replace", "cplink-replace"})
+#: ops whose new entry is a link if a source holds one
+_MAY_LINK = frozenset({"mv", "cplink", "cplink-replace"})
+#: a source tree larger than this is assumed to hold links (scanning it would cost more than asking a person)
+_SCAN_LIMIT = 5000
+
+
+def _holds_links(path: str) -> bool:
+    """True if moving or link-preserving-copying ``path`` may make a link: it is a symlink, a file with other
+    hard links, a tree holding either, something that does not exist yet (made earlier in the same command), or
+    a tree too big to look through."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return True
+    if stat.S_ISLNK(st.st_mode) or (stat.S_ISREG(st.st_mode) and st.st_nlink > 1):
+        return True
+    if not stat.S_ISDIR(st.st_mode):
+        return False
+    seen, stack = 0, [path]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as it:
+                for entry in it:
+                    seen += 1
+                    if seen > _SCAN_LIMIT or entry.is_symlink():
+                        return True
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+                    elif entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_nlink > 1:
+                        return True
+        except OSError:
+            return True
+    return False
 
 
 def _failed(result: dict[str, Any] | None) -> bool:

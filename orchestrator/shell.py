@@ -67,12 +67,15 @@ class ShellAnalysis:
     deletes: tuple[str, ...] = ()
     reasons: tuple[str, ...] = ()
     unresolved: bool = False
-    #: directory entries the command makes by linking, moving or copying links (ln, link, mv, cp -P/-a/-r/-l/-s,
-    #: rsync -a/-l/-H/--link-dest) or by replacing (install): ``(index into write_log, op, source basenames)``
-    #: with op "link" (the entry may end up a link: a later write through it may land anywhere), "replace" (an
-    #: existing entry is unlinked or renamed over, not written through) or "link-replace" (both). The pipeline
-    #: compares them with ``write_log`` on canonical paths.
-    entries: tuple[tuple[int, str, tuple[str, ...]], ...] = ()
+    #: directory entries the command makes: ``(index into write_log or -1 for "anywhere", op, sources, named)``.
+    #: op: "ln" (a link), "mv" / "cplink" (a move or a link-preserving copy: a link if a source holds one),
+    #: "cplink-replace" (rsync -a), "replace" (install, rsync, sed -i: renamed over, not written through) or
+    #: "copy" (cp, rsync --inplace: written through). ``sources`` are paths like those of ``write_log``; ``named``
+    #: says that into an existing directory the entry is DIR/<basename of each source> (else: anything in DIR).
+    #: The pipeline compares them with ``write_log`` on canonical paths (Governor._check_new_entries).
+    entries: tuple[tuple[int, str, tuple[str, ...], bool], ...] = ()
+    #: a write target or a ``cd`` went through ``..``: lexically simplified, which is wrong through a new link
+    dotdot: bool = False
     #: every write target in command order, duplicates kept (``writes`` is the deduplicated view)
     write_log: tuple[str, ...] = ()
 
@@ -168,7 +171,7 @@ def _t(node: Any) -> str:
 
 
 class _Acc:
-    __slots__ = ("rank", "writes", "deletes", "reasons", "unresolved", "entries")
+    __slots__ = ("rank", "writes", "deletes", "reasons", "unresolved", "entries", "dotdot")
 
     def __init__(self) -> None:
         self.rank = 0
@@ -176,7 +179,8 @@ class _Acc:
         self.deletes: list[str] = []
         self.reasons: list[tuple[int, str]] = []
         self.unresolved = False
-        self.entries: list[tuple[int, str, tuple[str, ...]]] = []  # see ShellAnalysis.entries
+        self.entries: list[tuple[int, str, tuple[str, ...], bool]] = []  # see ShellAnalysis.entries
+        self.dotdot = False
 
     def flag(self, kind: str, reason: str) -> None:
         r = _RANK[kind]
@@ -195,8 +199,9 @@ class _Acc:
             tuple(dict.fromkeys(self.deletes)),
             reasons,
             self.unresolved,
-            tuple(self.entries),
-            tuple(self.writes),
+            entries=tuple(self.entries),
+            dotdot=self.dotdot,
+            write_log=tuple(self.writes),
         )
 
 
@@ -244,7 +249,7 @@ _EXEC_ENV = frozenset("""PATH LD_PRELOAD LD_LIBRARY_PATH LD_AUDIT BASH_ENV ENV P
 GIT_SSH GIT_SSH_COMMAND GIT_EXTERNAL_DIFF GIT_ASKPASS SSH_ASKPASS GIT_EXEC_PATH GIT_TEMPLATE_DIR GIT_PROXY_COMMAND
 LESSOPEN LESSCLOSE EDITOR VISUAL SUDO_EDITOR PERL5OPT PERL5LIB PERLLIB PYTHONPATH PYTHONSTARTUP PYTHONHOME
 PYTHONINSPECT NODE_OPTIONS NODE_PATH RUBYOPT RUBYLIB PROMPT_COMMAND IFS SHELLOPTS BASHOPTS PS4 GCONV_PATH
-BROWSER TERMINFO HOSTALIASES ZDOTDIR XDG_CONFIG_HOME HOME""".split())
+BROWSER TERMINFO HOSTALIASES ZDOTDIR XDG_CONFIG_HOME HOME CDPATH""".split())
 _SYSTEM_BIN_DIR = _LazyRe(r"^/(usr/(local/)?)?s?bin/?$|^/opt/homebrew/s?bin/?$")
 _DEV_NULLISH = _LazyRe(r"^/dev/(null|stdout|stderr|stdin|tty|fd/\d+|zero)$")
 _DEV_BLOCK = _LazyRe(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk|md|dm-|loop|mapper/|sr)")
@@ -512,10 +517,14 @@ class _Walker:
             self.acc.unresolved = True
             return p
         if p.startswith("/") or ctx.cwd == "":
+            if ".." in p.split("/"):
+                self.acc.dotdot = True
             return p
         if ctx.cwd is None:
             self.acc.unresolved = True
             return p
+        if ".." in p.split("/"):
+            self.acc.dotdot = True
         return posixpath.normpath(posixpath.join(ctx.cwd, p))
 
     def write_target(self, w: W, ctx: _Ctx, why: str, kind: str = "mutating") -> None:
@@ -1369,8 +1378,9 @@ def _chmod_like(run: _Run) -> None:
 
 def _cp_like(run: _Run) -> None:
     """cp / mv / ln / install: the last positional (or -t DIR) is written; mv also deletes its sources."""
-    valued = ["-t", "--target-directory", "-S", "--suffix", "--backup", "-m", "--mode", "-o", "--owner",
-              "-g", "--group", "--reflink", "--sparse", "--preserve", "--no-preserve", "-Z", "--context"]
+    # --backup, --preserve, --reflink and --context take a value only as "--opt=value"; -Z takes none
+    valued = ["-t", "--target-directory", "-S", "--suffix", "-m", "--mode", "-o", "--owner",
+              "-g", "--group", "--sparse", "--no-preserve"]
     if run.name == "install":
         valued += ["-o", "-g", "-m", "-t"]
     opts, pos = _split_opts(run.args, valued)
@@ -1400,12 +1410,14 @@ def _cp_like(run: _Run) -> None:
         kind = "mutating"
         if run.name == "mv" and dest.literal and (dest.text in ("/dev/null",) or _DEV_BLOCK.match(dest.text)):
             run.flag("destructive", f"mv onto the device {dest.text}")
-        before = len(run.wk.acc.writes)
+        acc = run.wk.acc
+        before = len(acc.writes)
         run.write(dest, run.name, kind)
-        op = _entry_op(run.name, opts)
-        if op and len(run.wk.acc.writes) > before:
-            names = tuple(posixpath.basename(p.text.rstrip("/")) for p in srcs if p.literal)
-            run.wk.acc.entries.append((len(run.wk.acc.writes) - 1, op, names))
+        if len(acc.writes) > before:
+            # -T, --parents or a source "x/." do not make DIR/<basename>: anything in DIR may be new
+            named = not _has(opts, "-T", "--no-target-directory", "--parents") and \
+                all(posixpath.basename(p.text.rstrip("/")) not in ("", ".", "..") for p in srcs)
+            acc.entries.append((len(acc.writes) - 1, _entry_op(run.name, opts), _sources(run, srcs), named))
         if len(srcs) > 1 or (srcs and srcs[0].glob):
             run.acc.unresolved = True  # dest is a directory: the written names are dest/<basename>
     else:
@@ -1416,21 +1428,41 @@ def _cp_like(run: _Run) -> None:
             run.delete(s, "mv (source)")
 
 
-#: cp options under which the copy may itself be a link (or keep the links it copies)
-_CP_LINKING = ("-l", "--link", "-s", "--symbolic-link", "-P", "--no-dereference", "-d", "-a", "--archive",
-               "-r", "-R", "--recursive")
+def _sources(run: _Run, srcs: list[W]) -> tuple[str, ...]:
+    """The literal sources of an entry-making command, as paths relative to the call's cwd. A ``..`` in a
+    *source* is read, not written through: it must not raise the ``dotdot`` flag meant for write targets."""
+    acc = run.wk.acc
+    flag, unresolved = acc.dotdot, acc.unresolved
+    out = tuple(run.wk._path(p, run.ctx) for p in srcs if p.literal)
+    acc.dotdot, acc.unresolved = flag, unresolved
+    return out
 
 
-def _entry_op(name: str, opts: dict[str, list[str]]) -> str | None:
-    """How ``name`` makes its destination entry (see ShellAnalysis.entries), or None for a plain write."""
-    if name in ("ln", "link", "mv"):
-        return "link-replace"  # ln -f and mv unlink or rename over an existing destination
+#: cp options that make the copy a link
+_CP_LINK = ("-l", "--link", "-s", "--symbolic-link")
+#: cp options under which links in the source are copied as links
+_CP_NODEREF = ("-P", "--no-dereference", "-d", "-a", "--archive")
+_CP_LONG = frozenset("""--archive --attributes-only --backup --copy-contents --debug --force --interactive --link
+--dereference --no-clobber --no-dereference --preserve --no-preserve --parents --recursive --reflink
+--remove-destination --sparse --strip-trailing-slashes --symbolic-link --suffix --target-directory
+--no-target-directory --update --verbose --one-file-system --context --keep-directory-symlink --help
+--version""".split())
+
+
+def _entry_op(name: str, opts: dict[str, list[str]]) -> str:
+    """How ``name`` makes its destination entry (see ShellAnalysis.entries)."""
+    if name in ("ln", "link"):
+        return "ln"
+    if name == "mv":
+        return "mv"
     if name == "install":
         return "replace"
-    if name == "cp" and (_has(opts, *_CP_LINKING) or "links" in ",".join(opts.get("--preserve", []))) \
-            and not _has(opts, "-L", "--dereference"):
-        return "link"
-    return None
+    if _has(opts, *_CP_LINK) or any(o.startswith("--") and o not in _CP_LONG for o in opts):
+        return "ln"  # GNU accepts abbreviations (--lin, --sym): an option we do not know may make links
+    recursive_keeps_links = _has(opts, "-r", "-R", "--recursive") and not _has(opts, "-L", "--dereference")
+    if _has(opts, *_CP_NODEREF) or recursive_keeps_links or "links" in ",".join(opts.get("--preserve", [])):
+        return "cplink"
+    return "copy"
 
 
 def _tee(run: _Run) -> None:
@@ -1863,15 +1895,19 @@ def _rsync(run: _Run) -> None:
         before = len(run.wk.acc.writes)
         run.write(dest, "rsync" + (" --delete" if destructive else ""), kind)
         acc = run.wk.acc
-        linking = (_has(opts, "-a", "--archive", "-l", "--links", "-H", "--hard-links", "--link-dest")
-                   and not _has(opts, "-L", "--copy-links"))
-        # rsync writes a temporary file and renames it over the destination, unless --inplace
-        op = ("link" if linking else None) if _has(opts, "--inplace") else ("link-replace" if linking else "replace")
-        if op and len(acc.writes) > before:
-            # "SRC/" copies the *contents* of SRC: "" stands for "any name in the destination"
-            acc.entries.append((len(acc.writes) - 1, op, tuple("" if p.text.endswith("/") else
-                                                              posixpath.basename(p.text) for p in pos[:-1]
-                                                              if p.literal)))
+        srcs = pos[:-1]
+        if _has(opts, "--link-dest"):
+            op = "ln"  # hard links to the files of another tree
+        else:
+            linking = (_has(opts, "-a", "--archive", "-l", "--links", "-H", "--hard-links")
+                       and not _has(opts, "-L", "--copy-links"))
+            # rsync writes a temporary file and renames it over the destination, unless it writes in place
+            inplace = _has(opts, "--inplace", "--append", "--append-verify", "--write-devices")
+            op = ("cplink" if linking else "copy") if inplace else ("cplink-replace" if linking else "replace")
+        if len(acc.writes) > before:
+            # "SRC/" copies the *contents* of SRC into DEST: not DEST/<basename>
+            named = all(not p.text.endswith("/") and posixpath.basename(p.text) not in ("", ".") for p in srcs)
+            acc.entries.append((len(acc.writes) - 1, op, _sources(run, srcs), named))
     if "--remove-source-files" in opts:
         for s in pos[:-1]:
             if not re.match(r"^[^/]*:", s.text):
@@ -2011,6 +2047,8 @@ def _cd(run: _Run) -> None:
         run.ctx.cwd = None
         return
     target = pos[0].text
+    if ".." in target.split("/"):
+        run.wk.acc.dotdot = True
     if run.ctx.cwd is None:
         return
     if target.startswith("/"):
@@ -2139,6 +2177,10 @@ _GIT_SAFE_CONFIG = ("color.", "user.", "advice.", "log.", "i18n.", "init.", "saf
                     "rebase.autostash", "maintenance.auto", "gc.auto")
 
 
+_GIT_TREE_WRITERS = frozenset("""checkout switch merge pull cherry-pick revert reset am rebase worktree read-tree
+checkout-index restore""".split())
+
+
 def _git(run: _Run) -> None:
     args = run.args
     i = 0
@@ -2205,6 +2247,10 @@ def _git(run: _Run) -> None:
         run.sub(pos[1:])
         run.flag("mutating", "git bisect run checks out commits")
         return
+    if sub in _GIT_TREE_WRITERS:
+        # these write entries (symlinks included) from the object store anywhere in the tree: nothing else in the
+        # same command can be judged by its path any more
+        run.wk.acc.entries.append((-1, "ln", (), False))
     if sub in _GIT_READ:
         if sub == "diff" and _has(opts, "--output"):
             for v in opts["--output"]:
@@ -2255,6 +2301,13 @@ def _git(run: _Run) -> None:
         if act in ("drop", "clear"):
             run.flag("destructive", f"git stash {act} discards stashed changes")
             return
+        if _has(opts, "-u", "--include-untracked", "-a", "--all") or any(
+                a.text in ("-u", "--include-untracked", "-a", "--all") for a in run.args):
+            # stashing untracked files removes them from the tree: like git clean, it deletes files it never names
+            run.flag("destructive", f"git stash {act} --include-untracked removes untracked files")
+            return
+        if act in ("pop", "apply"):
+            run.wk.acc.entries.append((-1, "ln", (), False))  # restores entries (links too) anywhere
         run.flag("mutating", f"git stash {act}")
         return
     if sub == "worktree":
@@ -2404,7 +2457,9 @@ def _git(run: _Run) -> None:
         return
     if sub == "mv":
         if len(pos) >= 2:
+            acc = run.wk.acc
             run.write(pos[-1], "git mv")
+            acc.entries.append((len(acc.writes) - 1, "mv", _sources(run, pos[:-1]), True))
             for s in pos[:-1]:
                 run.delete(s, "git mv (source)")
         run.flag("mutating", "git mv")

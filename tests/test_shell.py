@@ -514,15 +514,28 @@ def test_still_not_read_only(cmd: str) -> None:
     assert analyze(cmd).kind != "read_only", analyze(cmd)
 
 
-@pytest.mark.parametrize("command, entries", [
-    ("ln -s a b", ((0, "link-replace", ("a",)),)),
-    ("mv a b", ((0, "link-replace", ("a",)),)),
-    ("cp -a a b", ((0, "link", ("a",)),)),
-    ("cp a b", ()),  # a plain copy dereferences and writes through: an ordinary write
-    ("cp -L -r a b", ()),
-    ("install -m 644 a b", ((0, "replace", ("a",)),)),
+@pytest.mark.parametrize("command, entry", [
+    ("ln -s a b", (0, "ln", ("a",), True)),
+    ("mv a b", (0, "mv", ("a",), True)),
+    ("cp -a a b", (0, "cplink", ("a",), True)),
+    ("cp -r a b", (0, "cplink", ("a",), True)),  # cp -r copies symlinks as symlinks
+    ("cp a b", (0, "copy", ("a",), True)),  # a plain copy dereferences and writes through
+    ("cp -L -r a b", (0, "copy", ("a",), True)),
+    ("cp --lin a b", (0, "ln", ("a",), True)),  # GNU takes abbreviations: an unknown long option may link
+    ("cp -T a b", (0, "copy", ("a",), False)),
+    ("install -m 644 a b", (0, "replace", ("a",), True)),
+    ("rsync -a a/ b", (0, "cplink-replace", ("a/",), False)),
+    ("rsync --append a b", (0, "copy", ("a",), True)),
 ])
-def test_entries_a_command_makes_are_reported_with_the_write_order(command: str, entries: tuple) -> None:
+def test_entries_a_command_makes_are_reported_with_the_write_order(command: str, entry: tuple) -> None:
     a = analyze(command + " && echo x > b")
-    assert a.entries == entries
+    assert a.entries == (entry,)
     assert a.write_log == ("b", "b")  # duplicates kept, in command order: the pipeline compares them
+
+
+def test_tree_writing_git_commands_and_dotdot_are_reported() -> None:
+    assert analyze("git checkout main && echo x > f").entries == ((-1, "ln", (), False),)
+    assert analyze("git stash -u").kind == "destructive"  # it deletes untracked files it never names
+    assert analyze("ln -s ../x y").dotdot is False  # a ".." in a source is read, not written through
+    assert analyze("ln -s x y && echo > y/../z").dotdot is True
+    assert analyze("CDPATH=/tmp cd x").kind == "unknown"
