@@ -30,6 +30,7 @@ import pytest
 from orchestrator import confcache
 from orchestrator.pipeline import Governor
 from orchestrator.tools import to_call
+from tests.test_livecache import _intents as _one_intent
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux-only")
 
@@ -73,17 +74,13 @@ def warm(gov: Governor, *paths: str) -> None:
 
 
 def _intents(scope: str) -> str:
-    return textwrap.dedent(f"""\
-        active_intents:
-          - id: INT-001
-            name: Build the API
-            status: IN_PROGRESS
-            owned_scope: ["{scope}"]
-          - id: INT-003
-            name: Docs now
-            status: IN_PROGRESS
-            owned_scope: ["docs/**"]
-        """)
+    """INT-001 owning ``scope`` (as in test_livecache), plus INT-003 owning docs/ for the session attacks."""
+    return _one_intent(scope) + textwrap.indent(textwrap.dedent("""\
+        - id: INT-003
+          name: Docs now
+          status: IN_PROGRESS
+          owned_scope: ["docs/**"]
+        """), "  ")
 
 
 def _padded(text: str, length: int) -> bytes:
