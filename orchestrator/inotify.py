@@ -12,7 +12,6 @@ Only used by long-lived processes (see :mod:`orchestrator.livecache`); a one-sho
 from __future__ import annotations
 
 import os
-import select
 import struct
 
 # <sys/inotify.h>
@@ -50,7 +49,8 @@ class InotifyError(OSError):
 
 
 class Inotify:
-    """One inotify instance: ``add`` watches, ``pending`` is one ``poll(0)``, ``read`` drains every queued event."""
+    """One inotify instance: ``add`` watches, ``read`` drains every queued event. Poll ``fd`` for POLLIN to learn,
+    in one system call, whether anything is queued (the live cache polls it together with the mount table)."""
 
     def __init__(self) -> None:
         import ctypes
@@ -69,10 +69,6 @@ class Inotify:
             err = ctypes.get_errno()
             raise InotifyError(err, f"inotify_init1: {os.strerror(err)}")
         self.fd = fd
-        self._poll = select.poll()
-        self._poll.register(fd, select.POLLIN)
-        #: ``pending`` without attribute lookups on the hot path
-        self.poll = self._poll.poll
 
     def add(self, path: str, mask: int) -> int:
         """Watch ``path``; returns the watch descriptor (the same one again for an inode already watched)."""
@@ -81,10 +77,6 @@ class Inotify:
             err = self._errno()
             raise InotifyError(err, f"inotify_add_watch {path}: {os.strerror(err)}")
         return int(wd)
-
-    def pending(self) -> bool:
-        """True if at least one event is queued (one ``poll`` system call)."""
-        return bool(self.poll(0))
 
     def read(self) -> list[tuple[int, int, str]]:
         """Every queued event as ``(wd, mask, name)``; ``[]`` if none. Never blocks."""
@@ -107,10 +99,6 @@ class Inotify:
         """Release the instance (and every watch on it). Idempotent."""
         fd, self.fd = self.fd, -1
         if fd >= 0:
-            try:
-                self._poll.unregister(fd)
-            except (KeyError, ValueError):
-                pass
             os.close(fd)
 
     def __del__(self) -> None:

@@ -286,10 +286,9 @@ class Governor:
 
         log = [canon(w) for w in sh.write_log]
         deleted = [d for d in (canon(x) for x in sh.deletes) if d is not None]
-        replaced: set[str] = {w for (i, op, _s, _n) in sh.entries if op in _REPLACING and 0 <= i < len(log)
-                              for w in (log[i],) if w is not None}
-        written_through = {w for i, w in enumerate(log)
-                           if w is not None and not any(i == e[0] and e[1] in _REPLACING for e in sh.entries)}
+        replacing = {i for i, op, _sources, _named in sh.entries if op in _REPLACING}  # indices into log
+        replaced = {w for i, w in enumerate(log) if w is not None and i in replacing}
+        written_through = {w for i, w in enumerate(log) if w is not None and i not in replacing}
         extra: list[str] = []
         through = None
         for index, op, sources, named in sh.entries:
@@ -313,7 +312,7 @@ class Governor:
                 continue
             # a later mv / ln -f / install *onto* the entry replaces it rather than writing through it
             later = [w for j, w in enumerate(log) if j != index and w is not None
-                     and not (any(j == e[0] and e[1] in _REPLACING for e in sh.entries) and w == dest)] + deleted
+                     and not (j in replacing and w == dest)] + deleted
             if sh.dotdot and later:
                 through = f"{dest} (and a path with '..', which cannot be resolved before the command runs)"
                 break

@@ -13,7 +13,6 @@ import stat
 from typing import TYPE_CHECKING
 
 from orchestrator.models import Kind, Verdict
-from orchestrator.paths import UNKNOWN
 
 if TYPE_CHECKING:
     from orchestrator.pipeline import Context
@@ -60,13 +59,10 @@ def check(ctx: Context) -> Verdict | None:
             )
     # removing one name of a hard-linked file changes nothing else: delete tools and commands that only delete
     if call.kind is not Kind.DELETE and not (call.shell is not None and not call.shell.writes):
-        lstats = ctx.lstats or {}
         for path in call.resolved:
             if path in call.replaced:
                 continue  # `mv new x` / `ln -sf new x` unlink x's old name; they write nothing through it
-            st = lstats.get(path, UNKNOWN)
-            if st is UNKNOWN:
-                st = ctx.target_stat(path)
+            st = ctx.target_stat(path)
             # `ln .orchestration/active_intents.yaml src/x.yaml`, then a write to src/x.yaml: every check above
             # is about paths, and this path is in scope; the content it changes is not only this path's
             if st is not None and st.st_nlink > 1 and stat.S_ISREG(st.st_mode):
