@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "reject": "reject",
     "tui": "tui",
     "demo": "demo",
+    "doctor": "doctor",
 }
 
 HELP = {
@@ -52,6 +53,7 @@ HELP = {
     "reject": "reject a pending request",
     "tui": "the approval console",
     "demo": "run a narrated, offline demo session",
+    "doctor": "check that this workspace is governed as intended, with a fix for each finding",
 }
 
 

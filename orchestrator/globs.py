@@ -108,3 +108,37 @@ def first_match(patterns: Iterable[str], path: str) -> str | None:
         if re.fullmatch(translate(p), path, re.DOTALL):
             return p
     return None
+
+
+def static_root(pattern: str) -> str:
+    """The longest literal directory prefix of ``pattern`` ('' for the workspace root).
+
+    ``src/app/**/*.py`` -> ``src/app``; ``tests/test_*.py`` -> ``tests``; ``README.md`` -> ``README.md``
+    (a literal pattern is its own root: it may name a file or a directory). Used where a glob must
+    be reduced to what a filesystem mechanism can express (the sandbox's writable set, the
+    directories a change scan walks); the exact glob is still checked afterwards.
+    """
+    pat = pattern.strip()
+    while pat.startswith("./"):
+        pat = pat[2:]
+    pat = pat.rstrip("/")
+    literal: list[str] = []
+    for part in pat.split("/"):
+        if any(ch in part for ch in "*?[\\"):
+            break
+        literal.append(part)
+    else:
+        return "/".join(literal)
+    return "/".join(literal)
+
+
+def static_roots(patterns: Iterable[str]) -> list[str]:
+    """The :func:`static_root` of each pattern, minimal: a root below another root is dropped."""
+    roots = sorted({static_root(p) for p in patterns})
+    if "" in roots:
+        return [""]
+    kept: list[str] = []
+    for r in roots:
+        if not any(r == k or r.startswith(k + "/") for k in kept):
+            kept.append(r)
+    return kept

@@ -41,3 +41,14 @@ def test_invalid_patterns(bad: str) -> None:
 def test_first_match_names_pattern() -> None:
     assert first_match(["docs/**", "src/*.py"], "src/a.py") == "src/*.py"
     assert first_match(["docs/**"], "src/a.py") is None
+
+
+def test_static_roots_reduce_globs_to_literal_prefixes():
+    from orchestrator.globs import static_root, static_roots
+
+    assert static_root("src/app/**/*.py") == "src/app"
+    assert static_root("tests/test_*.py") == "tests"
+    assert static_root("./README.md") == "README.md"
+    assert static_root("**/*.py") == ""
+    assert static_roots(["src/app/**", "src/**", "docs/*.md", "README.md"]) == ["README.md", "docs", "src"]
+    assert static_roots(["src/**", "*.toml"]) == [""]

@@ -1,0 +1,83 @@
+"""``orch doctor``: is this workspace governed the way its owner thinks it is?
+
+Each check is a function ``(ws: Workspace) -> Iterable[Finding]`` named in :data:`CHECKS` as
+``"module:function"`` and imported only when doctor runs, so a check may live beside the code it
+checks (an adapter, the sandbox, the daemon) without the engine importing the CLI. A finding that
+is not ``ok`` carries a ``fix``: the command or edit that resolves it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from collections.abc import Callable, Iterable
+from dataclasses import asdict, dataclass
+
+from orchestrator.commands import add_workspace_arg, workspace_of
+from orchestrator.output import json_out, out
+from orchestrator.workspace import Workspace
+
+#: status values, worst last
+STATUSES = ("ok", "info", "warn", "fail")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One result of one check."""
+
+    check: str  #: short id, e.g. ``config.intents`` or ``hooks.claude-code``
+    status: str  #: one of :data:`STATUSES`
+    message: str
+    fix: str = ""
+
+
+#: the checks, in the order they are reported ("module:function"; see the module docstring)
+CHECKS: list[str] = [
+    "orchestrator.commands.doctor:check_config",
+]
+
+
+def check_config(ws: Workspace) -> Iterable[Finding]:
+    """The governance files load and validate."""
+    from orchestrator import intents, policy
+    from orchestrator.errors import OrchestratorError
+
+    for label, load, path in (("config.intents", intents.load, ws.intents_file),
+                              ("config.policy", policy.load, ws.policy_file)):
+        try:
+            load(path)
+        except OrchestratorError as exc:
+            yield Finding(label, "fail", str(exc), exc.hint or "fix the file named above")
+        else:
+            yield Finding(label, "ok", "loads and validates")
+
+
+def run_checks(ws: Workspace, checks: Iterable[str] = CHECKS) -> list[Finding]:
+    """Run every check; a check that raises is itself a ``fail`` finding (doctor never crashes)."""
+    findings: list[Finding] = []
+    for ref in checks:
+        mod_name, _, func_name = ref.partition(":")
+        try:
+            func: Callable[[Workspace], Iterable[Finding]] = getattr(importlib.import_module(mod_name), func_name)
+            findings.extend(func(ws))
+        except Exception as exc:  # noqa: BLE001 — a broken check is reported, not fatal
+            findings.append(Finding(ref, "fail", f"the check itself failed: {type(exc).__name__}: {exc}",
+                                    "report this as a bug"))
+    return findings
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    add_workspace_arg(parser)
+    parser.add_argument("--json", action="store_true", help="print the findings as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    findings = run_checks(workspace_of(args))
+    if args.json:
+        json_out([asdict(f) for f in findings])
+    else:
+        for f in findings:
+            out(f"{f.status.upper():5} {f.check}: {f.message}")
+            if f.status in ("warn", "fail") and f.fix:
+                out(f"      fix: {f.fix}")
+    return 1 if any(f.status == "fail" for f in findings) else 0
