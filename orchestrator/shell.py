@@ -78,6 +78,8 @@ class ShellAnalysis:
     dotdot: bool = False
     #: every write target in command order, duplicates kept (``writes`` is the deduplicated view)
     write_log: tuple[str, ...] = ()
+    #: structured risk categories (see :data:`RISKS`), for policy decisions that must not parse ``reasons``
+    risks: frozenset[str] = frozenset()
 
     @property
     def read_only(self) -> bool:
@@ -170,8 +172,22 @@ def _t(node: Any) -> str:
 # accumulation
 
 
+#: the vocabulary of ``ShellAnalysis.risks``: what kind of danger made a command more than read-only.
+#: Approval policy keys on these (e.g. "runs-code" alone may run unasked inside the sandbox).
+RISKS: dict[str, str] = {
+    "runs-code": "runs local or project code whose effects the analyzer cannot see (tests, builds, scripts)",
+    "destructive": "deletes trees, rewrites history, force-pushes or otherwise destroys work",
+    "outside-world": "changes state outside this machine's workspace (publish, deploy, cloud/cluster, remote push)",
+    "secret-read": "reads a protected secret",
+    "exfiltration": "sends local data to another host",
+    "hijack": "environment, options or configuration make a program run other code",
+    "unparseable": "the command could not be parsed or analyzed",
+    "unresolved-target": "a target path depends on a variable, glob or substitution",
+}
+
+
 class _Acc:
-    __slots__ = ("rank", "writes", "deletes", "reasons", "unresolved", "entries", "dotdot")
+    __slots__ = ("rank", "writes", "deletes", "reasons", "unresolved", "entries", "dotdot", "risks")
 
     def __init__(self) -> None:
         self.rank = 0
@@ -181,8 +197,12 @@ class _Acc:
         self.unresolved = False
         self.entries: list[tuple[int, str, tuple[str, ...], bool]] = []  # see ShellAnalysis.entries
         self.dotdot = False
+        self.risks: set[str] = set()
 
-    def flag(self, kind: str, reason: str) -> None:
+    def flag(self, kind: str, reason: str, risk: str | None = None) -> None:
+        """Raise the command's kind to at least ``kind``, with a reason and (optionally) a :data:`RISKS` key."""
+        if risk is not None:
+            self.risks.add(risk)
         r = _RANK[kind]
         if r > self.rank:
             self.rank = r
@@ -202,6 +222,7 @@ class _Acc:
             entries=tuple(self.entries),
             dotdot=self.dotdot,
             write_log=tuple(self.writes),
+            risks=frozenset(self.risks),
         )
 
 
