@@ -148,6 +148,10 @@ def check(ctx: Context) -> Verdict | None:
     summary = call.command if call.command else f"{call.tool} {' '.join(call.resolved)}".strip()
     if chosen == "allow":
         return None
+    plan = ctx.sandbox_plan() if call.shell is not None else None
+    if plan is not None and not plan.enabled:
+        # say why the kernel could not hold it instead (fallback: the analyzer and a person decide, as before)
+        why = [*why, f"not sandboxed: {plan.reason}"]
     if chosen == "agent-ask":
         return Verdict.ask(
             "approval-required", NAME, f"needs a person's approval: {summary}",
