@@ -136,3 +136,6 @@ class Policy(BaseModel):
     approval: ApprovalPolicy = Field(default_factory=ApprovalPolicy)
     ledger_fsync: bool = True
     secrets: SecretsPolicy = Field(default_factory=SecretsPolicy)
+    # cloud/cluster/registry/forge commands that change remote state (terraform apply, kubectl delete, npm publish,
+    # gh pr merge...): ask a person through the approval channel, deny outright, or allow (see orchestrator/outside.py)
+    outside_world: Literal["ask", "deny", "allow"] = "ask"

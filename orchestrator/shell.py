@@ -24,6 +24,7 @@ import posixpath
 import re
 from dataclasses import dataclass
 
+from orchestrator import outside as _outside
 from orchestrator import shell_secrets as _shell_secrets
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
@@ -887,6 +888,8 @@ def _run_argv(wk: _Walker, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = F
     run = _Run(wk, ctx, depth, name, args, xargs)
     if wk.acc.secrets is not None:
         _shell_secrets.check_argv(run)
+    if name in _outside.TABLE:
+        _outside.check(run)
     if name in wk.functions:
         return  # body already analyzed at definition
     if name in _DOWNLOADERS:
