@@ -85,11 +85,11 @@ class Plan:
     ``to_dict`` is what verdicts and the ledger show.
     """
 
-    __slots__ = ("enabled", "reason", "abi", "writable", "create", "tmp", "deny_read", "readable")
+    __slots__ = ("enabled", "reason", "abi", "writable", "create", "tmp", "deny_read", "readable", "spec_dir")
 
     def __init__(self, enabled: bool, reason: str = "", abi: int = 0, writable: list[str] | None = None,
                  create: list[str] | None = None, tmp: str | None = None, deny_read: list[str] | None = None,
-                 readable: list[str] | None = None) -> None:
+                 readable: list[str] | None = None, spec_dir: str | None = None) -> None:
         self.enabled = enabled
         self.reason = reason
         self.abi = abi
@@ -99,6 +99,8 @@ class Plan:
         self.tmp = tmp
         self.deny_read = deny_read or []
         self.readable = readable or []
+        #: where the launcher's options are written when they are too many for a readable command line
+        self.spec_dir = spec_dir
 
     def to_dict(self) -> dict[str, Any]:
         if not self.enabled:
@@ -116,17 +118,49 @@ class Plan:
             except OSError:
                 pass  # the rule is skipped; writes there fail closed
 
-    def wrap(self, command: str) -> str:
-        """``command`` as a launcher invocation (a shell command line for the agent's own shell)."""
-        args = [sys.executable, "-I", "-S", _LAUNCHER, "--orch-sandbox"]
+    def options(self) -> list[str]:
+        """The launcher's options for this plan (``-w``/``-r``/``--tmp``)."""
+        opts: list[str] = []
         for path in self.writable:
-            args += ["-w", path]
+            # a writable directory holding a secret is granted without the read right ("-W"); its other entries
+            # come back readable through ``readable`` (new files made directly in it stay unreadable: the price)
+            holds = any(d.startswith(path.rstrip("/") + "/") for d in self.deny_read)
+            opts += ["-W" if holds else "-w", path]
         for path in self.readable:
-            args += ["-r", path]
+            opts += ["-r", path]
         if self.tmp:
-            args += ["--tmp", self.tmp]
-        args += ["--", command]
+            opts += ["--tmp", self.tmp]
+        return opts
+
+    def wrap(self, command: str) -> str:
+        """``command`` as a launcher invocation (a shell command line for the agent's own shell).
+
+        More than :data:`INLINE_OPTIONS` options go to a content-addressed spec file under ``spec_dir``
+        (``.orchestration/run/sandbox/``: governance, so no agent can rewrite it), keeping the command the agent and
+        its transcript see short."""
+        opts = self.options()
+        if len(opts) > INLINE_OPTIONS and self.spec_dir:
+            opts = ["--spec", _write_spec(self.spec_dir, opts)]
+        args = [sys.executable, "-I", "-S", _LAUNCHER, "--orch-sandbox", *opts, "--", command]
         return " ".join(shlex.quote(a) for a in args)
+
+
+#: at most this many launcher options are written on the command line itself (else a spec file)
+INLINE_OPTIONS = 24
+
+
+def _write_spec(directory: str, opts: list[str]) -> str:
+    import hashlib
+
+    data = b"\0".join(o.encode("utf-8", "surrogateescape") for o in opts) + b"\0"
+    path = os.path.join(directory, hashlib.sha256(data).hexdigest()[:24] + ".spec")
+    if not os.path.exists(path):
+        os.makedirs(directory, exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)  # atomic: a concurrent launcher never reads half a spec
+    return path
 
 
 def unwrap(command: Any) -> str | None:
@@ -141,7 +175,7 @@ def unwrap(command: Any) -> str | None:
         words = shlex.split(command)
     except ValueError:
         return None
-    if len(words) < 7 or words[1:5] != ["-I", "-S", _LAUNCHER, "--orch-sandbox"] or words[-2] != "--":
+    if len(words) < 6 or words[1:5] != ["-I", "-S", _LAUNCHER, "--orch-sandbox"] or words[-2] != "--":
         return None
     return words[-1]
 
@@ -186,7 +220,7 @@ def plan(ctx: Context) -> Plan:
     deny = [p for p in secret_paths(ctx) if os.path.exists(p)]
     readable = readable_except(root, deny) if deny else []
     return Plan(True, abi=abi(), writable=list(dict.fromkeys(writable)), create=create, tmp=tmp,
-                deny_read=deny, readable=readable)
+                deny_read=deny, readable=readable, spec_dir=os.path.join(ctx.gov.workspace.run_dir, "sandbox"))
 
 
 def private_tmp(root: str, session_id: str) -> str:
@@ -252,8 +286,8 @@ def _grant_except(base: str, avoid: str, out: list[str]) -> None:
         return
     for name in names:
         child = os.path.join(base, name)
-        if child == avoid:
-            continue
+        if child == avoid or os.path.islink(child):
+            continue  # a link's rule would attach to its target (maybe the workspace)
         if avoid.startswith(child + os.sep):
             if not os.path.islink(child):
                 _grant_except(child, avoid, out)
@@ -296,22 +330,17 @@ def _grant_tree(root: str, rel: str, out: list[str], protected_by: Any) -> None:
 
 
 def secret_paths(ctx: Context) -> list[str]:
-    """Absolute paths whose reads the sandbox denies (hook point for secret protection, issue #14).
+    """Absolute paths of the existing secret files whose reads the sandbox denies (:func:`orchestrator.secrets.
+    secret_spec`: the policy's secret patterns, matched against the workspace and the home's credential dirs).
 
-    Uses ``orchestrator.secrets.sandbox_deny_read(root)`` when that module provides it; until then nothing is
-    denied (reads of secrets are governed by the read tools' pre-hooks only).
+    A concrete list, because a Landlock rule needs an inode: a secret created later, or beyond the scan's limit,
+    is left to the analyzer and the read hooks.
     """
     try:
-        from orchestrator import secrets  # type: ignore[attr-defined]
+        from orchestrator.secrets import secret_spec
     except ImportError:
         return []
-    fn = getattr(secrets, "sandbox_deny_read", None)
-    if fn is None:
-        return []
-    try:
-        return [os.path.realpath(p) for p in fn(ctx.gov.root)]
-    except Exception:  # noqa: BLE001 — a broken hook must not block shell commands; reads stay as before
-        return []
+    return [os.path.realpath(p) for p in secret_spec(ctx.gov.root, ctx.policy)["files"]]
 
 
 def readable_except(root: str, deny: list[str]) -> list[str]:
@@ -335,8 +364,8 @@ def readable_except(root: str, deny: list[str]) -> list[str]:
             return
         for name in names:
             child = os.path.join(directory, name)
-            if child in deny_set:
-                continue
+            if child in deny_set or os.path.islink(child):
+                continue  # a link's rule would attach to its target (maybe an ancestor of a secret)
             if child in ancestors:
                 walk(child)
             else:

@@ -2,7 +2,7 @@
 
 This file is both a module (the engine imports :func:`abi` and :func:`restrict`) and the launcher script::
 
-    python -I -S .../orchestrator/sandbox/landlock.py --orch-sandbox [-w PATH]... [-r PATH]... [--tmp DIR] \\
+    python -I -S .../orchestrator/sandbox/landlock.py --orch-sandbox [-w PATH]... [-W PATH]... [-r PATH]... [--tmp DIR] \\
         -- 'the original command'
 
 It restricts itself (``landlock_create_ruleset`` / ``landlock_add_rule`` / ``landlock_restrict_self``), then
@@ -114,12 +114,15 @@ def _check(result: int, what: str) -> int:
 
 
 def restrict(writable: Iterable[str], *, deny_read: Iterable[str] = (), readable: Iterable[str] = (),
-             abi_version: int | None = None) -> int:
+             write_only: Iterable[str] = (), abi_version: int | None = None) -> int:
     """Restrict this process (and every child) to writing beneath ``writable``. Returns the ABI used.
 
     ``writable`` paths that do not exist are skipped (a rule needs an open file). When ``readable`` is given,
-    reads are handled too: only beneath ``readable`` (and ``writable``) may anything be read — the engine passes
-    the tree minus the secrets in ``deny_read`` (Landlock can only allow, so a denied read is a missing grant).
+    file reads are handled too: only files beneath ``readable`` (and ``writable``) may be read — the engine passes
+    the tree minus the secrets (Landlock can only allow, so a denied read is a missing grant). Listing directories
+    stays allowed everywhere (``READ_DIR`` on ``/``): tools that walk the tree must not break on a parent of a secret.
+    ``write_only`` paths are writable without the read right (they hold a secret; ``readable`` lists their other
+    entries).
     Raises :class:`LandlockError` (nothing restricted, or the process is left partly restricted: either way the
     caller must not run the command).
     """
@@ -133,6 +136,8 @@ def restrict(writable: Iterable[str], *, deny_read: Iterable[str] = (), readable
     wr = write_rights(version)
     readable = list(readable)
     handled = wr | (READ_RIGHTS if readable else 0)
+    if readable:
+        readable = ["/", *readable]
     # struct landlock_ruleset_attr {u64 handled_access_fs; u64 handled_access_net; u64 scoped;}: pass only the
     # first field (size 8), which every ABI accepts, so no network or scoping rule is handled
     attr = ctypes.c_uint64(handled)
@@ -146,17 +151,23 @@ def restrict(writable: Iterable[str], *, deny_read: Iterable[str] = (), readable
 
         grants: dict[str, int] = {}
         for path in readable:
-            grants[path] = grants.get(path, 0) | READ_RIGHTS
+            grants[path] = grants.get(path, 0) | (READ_DIR if path == "/" else READ_FILE)
         for path in writable:
-            grants[path] = grants.get(path, 0) | wr | (READ_RIGHTS if readable else 0)
+            grants[path] = grants.get(path, 0) | wr | (READ_FILE if readable else 0)
+        for path in write_only:
+            grants[path] = grants.get(path, 0) | wr
         o_path = getattr(os, "O_PATH", 0o10000000)
         for path, rights in grants.items():
             try:
-                fd = os.open(path, o_path | os.O_CLOEXEC)
+                # O_NOFOLLOW: a rule on a symlink's *target* would grant whatever it points to (the engine passes
+                # real paths; a link swapped in since then grants nothing)
+                fd = os.open(path, o_path | os.O_CLOEXEC | os.O_NOFOLLOW)
             except OSError:
                 continue  # a path that does not exist (any more) grants nothing
             try:
                 st = os.fstat(fd)
+                if (st.st_mode & 0o170000) == 0o120000:
+                    continue
                 if (st.st_mode & 0o170000) != 0o040000:  # not a directory: only file rights may be granted
                     rights &= FILE_RIGHTS
                 if not rights:
@@ -173,26 +184,40 @@ def restrict(writable: Iterable[str], *, deny_read: Iterable[str] = (), readable
     return version
 
 
-def _parse(argv: list[str]) -> tuple[list[str], list[str], str | None, str]:
+def _parse(argv: list[str]) -> tuple[list[str], list[str], list[str], str | None, str]:
     writable: list[str] = []
+    write_only: list[str] = []
     readable: list[str] = []
     tmp = None
     i = 0
     if not argv or argv[0] != MARKER:
-        raise ValueError(f"usage: landlock.py {MARKER} [-w PATH]... [-r PATH]... [--tmp DIR] -- COMMAND")
+        raise ValueError(f"usage: landlock.py {MARKER} [--spec FILE] [-w PATH]... [-r PATH]... [--tmp DIR] -- COMMAND")
+    if len(argv) > 2 and argv[1] == "--spec":
+        # the engine's options, NUL-separated in a file under .orchestration/run/ (no agent can write there):
+        # keeps the command the agent sees short when the writable/readable sets are long
+        try:
+            with open(argv[2], "rb") as fh:
+                spec = [a.decode("utf-8", "surrogateescape") for a in fh.read().split(b"\0") if a]
+        except OSError as exc:
+            raise ValueError(f"cannot read the sandbox spec {argv[2]}: {exc}") from None
+        if "--spec" in spec or "--" in spec:
+            raise ValueError("malformed sandbox spec")
+        argv = [MARKER, *spec, *argv[3:]]
     i = 1
     while i < len(argv):
         a = argv[i]
         if a == "--":
             if i + 2 != len(argv):
                 raise ValueError("expected exactly one command after --")
-            return writable, readable, tmp, argv[i + 1]
+            return writable, readable, write_only, tmp, argv[i + 1]
         if i + 1 >= len(argv):
             raise ValueError(f"{a} needs a value")
         if a == "-w":
             writable.append(argv[i + 1])
         elif a == "-r":
             readable.append(argv[i + 1])
+        elif a == "-W":
+            write_only.append(argv[i + 1])
         elif a == "--tmp":
             tmp = argv[i + 1]
         else:
@@ -204,7 +229,7 @@ def _parse(argv: list[str]) -> tuple[list[str], list[str], str | None, str]:
 def main(argv: list[str] | None = None) -> int:
     """The launcher: restrict, then exec bash with the command. Returns only on failure."""
     try:
-        writable, readable, tmp, command = _parse(sys.argv[1:] if argv is None else argv)
+        writable, readable, write_only, tmp, command = _parse(sys.argv[1:] if argv is None else argv)
     except ValueError as exc:
         sys.stderr.write(f"orchestrator sandbox: {exc}\n")
         return EXIT_SETUP
@@ -221,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
         if "PYTHONPYCACHEPREFIX" not in env:
             env["PYTHONPYCACHEPREFIX"] = os.path.join(tmp, "pycache")
     try:
-        restrict(writable, readable=readable)
+        restrict(writable, readable=readable, write_only=write_only)
     except OSError as exc:
         sys.stderr.write(f"orchestrator sandbox: cannot restrict the command ({exc}); it was NOT run. "
                          "Set policy sandbox.enabled: false to fall back to approvals.\n")

@@ -163,3 +163,42 @@ def test_unwrap_recovers_the_original(sws: Path) -> None:
     assert unwrap(verdict.command) == original
     assert unwrap(original) is None
     assert unwrap(f"python3 -I -S {LAUNCHER} --orch-sandbox -- 'x' ; rm -rf /") is None
+
+
+def test_secret_files_cannot_be_read_inside_the_sandbox(sws: Path) -> None:
+    (sws / ".env").write_text("TOKEN=s3cret\n")
+    (sws / "src" / "id_rsa").write_text("KEY\n")
+    (sws / "src" / "leak.py").write_text(
+        "import os\nprint(sorted(os.listdir('.'))[0]); print(open('src/app.py').read()[:1])\n"
+        "for p in ('.env', 'src/id_rsa'):\n"
+        "    try:\n        print(open(p).read())\n    except PermissionError:\n        print('denied', p)\n")
+    host = Host(sws)
+    proc = host.run("python3 src/leak.py")  # the analyzer cannot see the reads: the kernel refuses them
+    assert {str(sws / ".env"), str(sws / "src" / "id_rsa")} <= set(proc.verdict.sandbox["deny_read"])
+    assert proc.returncode == 0, proc.stderr
+    # listing and other reads still work
+    assert proc.stdout.splitlines() == [".env", "x", "denied .env", "denied src/id_rsa"]
+
+
+def test_spec_file_keeps_the_command_short(sws: Path) -> None:
+    from orchestrator import sandbox
+
+    (sws / ".orchestration" / "policy.yaml").write_text("version: 1\n")  # /tmp writable: many grants
+    host = Host(sws)
+    verdict = host.pre("python3 tools/gen.py", sandbox=True)
+    assert "--spec" in verdict.command and len(verdict.command) < 400
+    assert sandbox.unwrap(verdict.command) == "python3 tools/gen.py"
+
+
+def test_workspace_under_a_writable_tmp_stays_governed_even_through_links(sws: Path) -> None:
+    (sws / ".orchestration" / "policy.yaml").write_text("version: 1\n")  # default: /tmp writable
+    scratch = sws.parent / "scratch"
+    scratch.mkdir()
+    os.symlink(sws, sws.parent / "alias")  # like pytest's `pytest-current` link to its run directory
+    host = Host(sws)
+    proc = host.run(f"python3 -c \"open('{scratch}/ok', 'w').write('1')\" && "
+                    f"python3 -c \"open('{sws.parent}/alias/outside/keep.txt', 'w').write('x')\"")
+    assert proc.verdict.sandbox["enabled"] is True
+    assert (scratch / "ok").read_text() == "1"  # a sibling of the workspace under /tmp is scratch space
+    assert proc.returncode != 0
+    assert (sws / "outside" / "keep.txt").read_text() == "keep\n"
