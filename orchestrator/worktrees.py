@@ -161,8 +161,8 @@ def _migrate(legacy: Path, target: Path, worktree: str) -> None:
         data = json.loads(grants.read_bytes())
         if isinstance(data, dict) and isinstance(data.get("grants"), list):
             for grant in data["grants"]:
-                if isinstance(grant, dict):
-                    grant.setdefault("worktree", worktree)
+                if isinstance(grant, dict) and not grant.get("worktree"):
+                    grant["worktree"] = worktree
             from orchestrator.fsutil import atomic_write_json
 
             atomic_write_json(grants, data)
