@@ -121,3 +121,19 @@ def test_hook_path_resolves_the_common_dir_without_git(tmp_path: Path) -> None:
                          check=True)
     shared, heavy = json.loads(out.stdout)
     assert shared.endswith("/.git/orchestration") and heavy == []
+
+
+def test_no_agent_can_write_the_shared_broker(tmp_path: Path) -> None:
+    """Decisions are files: from a linked worktree the broker lies outside the workspace, in the main one under .git/."""
+    from orchestrator.pipeline import Governor
+    from orchestrator.tools import to_call
+
+    main, linked = make_worktrees(tmp_path)
+    forged = str(main.approvals_dir / "abc-000001.decision.json")
+    for ws, expected in ((linked, "path-outside-workspace"), (main, "governance-file")):
+        gov = Governor(ws.root, approval_channel="deny")
+        gov.select_intent("INT-1", session_id="s")
+        for tool, inp in (("Write", {"file_path": forged, "content": "{}"}),
+                          ("Bash", {"command": f"echo '{{}}' > {forged}"})):
+            verdict = gov.pre(to_call(tool, inp, session_id="s", cwd=str(ws.root)))
+            assert (verdict.decision, verdict.error["type"]) == ("deny", expected), (ws, tool)
