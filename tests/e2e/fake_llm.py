@@ -128,6 +128,11 @@ class FakeLLM:
     def turns_used(self) -> int:
         return self._turn
 
+    def insert_next(self, turn: Turn) -> None:
+        """Make ``turn`` the next turn (a callable turn may use it to repeat itself, e.g. wait for a tool)."""
+        with self._lock:
+            self.script.insert(self._turn, turn)
+
     def next_turn(self, body: dict) -> Any:
         """The next scripted turn for a main request (callables evaluated outside the lock)."""
         with self._lock:
