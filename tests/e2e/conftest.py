@@ -32,7 +32,14 @@ def _unavailable(reason: str, what: str = "Claude Code CLI") -> None:
 
 
 def _pinned_bin(name: str, what: str) -> Path:
-    """``node_modules/.bin/<name>`` at the pinned version, running ``npm ci`` here once when it is missing."""
+    """``node_modules/.bin/<name>``, running ``npm ci`` here once when it is missing.
+
+    ``ORCH_E2E_<NAME>_BIN`` (e.g. ``ORCH_E2E_CODEX_BIN=$(command -v codex)``) runs the same scenarios against a
+    binary installed as a user installs it (``npm i -g``); its version must still be the pinned one.
+    """
+    override = os.environ.get(f"ORCH_E2E_{name.upper()}_BIN")
+    if override:
+        return Path(override)
     binary = E2E_DIR / "node_modules" / ".bin" / name
     if not binary.exists():
         npm = shutil.which("npm")
