@@ -34,6 +34,7 @@ class Finding:
 #: the checks, in the order they are reported ("module:function"; see the module docstring)
 CHECKS: list[str] = [
     "orchestrator.commands.doctor:check_config",
+    "orchestrator.githooks:check_hooks_path",
 ]
 
 
