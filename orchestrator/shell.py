@@ -23,6 +23,9 @@ import functools
 import posixpath
 import re
 from dataclasses import dataclass
+
+from orchestrator import outside as _outside
+from orchestrator import shell_secrets as _shell_secrets
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
     from typing import Any, Callable, Iterable
@@ -80,6 +83,9 @@ class ShellAnalysis:
     write_log: tuple[str, ...] = ()
     #: structured risk categories (see :data:`RISKS`), for policy decisions that must not parse ``reasons``
     risks: frozenset[str] = frozenset()
+    #: secret files the command reads, copies or sends: ``(path as written, pattern, "read"|"copy"|"send")``
+    #: (rules in :mod:`orchestrator.shell_secrets`; the secrets pre-hook refuses the command on them)
+    secrets: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def read_only(self) -> bool:
@@ -112,24 +118,31 @@ def _parser() -> Any:
     return _PARSER
 
 
-def analyze(command: str) -> ShellAnalysis:
-    """Analyze one shell command line (may contain lists, pipes, heredocs...). Never raises."""
+def analyze(command: str, secrets: Any = None) -> ShellAnalysis:
+    """Analyze one shell command line (may contain lists, pipes, heredocs...). Never raises.
+
+    ``secrets`` is the :class:`orchestrator.secrets.SecretMatcher` naming secret files (None: the defaults)."""
     try:
+        if secrets is None:
+            from orchestrator.secrets import matcher
+
+            secrets = matcher()
         if not isinstance(command, str):
             return ShellAnalysis("unknown", reasons=("command is not a string",), unresolved=True)
         if len(command) > _MAX_LEN:
             return ShellAnalysis("unknown", reasons=("command too long to analyze",), unresolved=True)
-        return _analyze_cached(command)
+        return _analyze_cached(command, secrets)
     except Exception as exc:  # fail closed: anything unexpected is "unknown"
         return ShellAnalysis("unknown", reasons=(f"analyzer error: {type(exc).__name__}",), unresolved=True)
 
 
 @functools.lru_cache(maxsize=2048)
-def _analyze_cached(command: str) -> ShellAnalysis:
+def _analyze_cached(command: str, secrets: Any = None) -> ShellAnalysis:
     if not command.strip():
         # Fail closed: an empty command usually means the adapter could not find the real one.
         return ShellAnalysis("unknown", reasons=("empty command",))
     acc = _Acc()
+    acc.secrets = secrets
     _analyze_into(command, acc, _Ctx(), 0)
     return acc.result()
 
@@ -187,7 +200,8 @@ RISKS: dict[str, str] = {
 
 
 class _Acc:
-    __slots__ = ("rank", "writes", "deletes", "reasons", "unresolved", "entries", "dotdot", "risks")
+    __slots__ = ("rank", "writes", "deletes", "reasons", "unresolved", "entries", "dotdot", "risks", "secrets",
+                 "secret_hits")
 
     def __init__(self) -> None:
         self.rank = 0
@@ -198,6 +212,8 @@ class _Acc:
         self.entries: list[tuple[int, str, tuple[str, ...], bool]] = []  # see ShellAnalysis.entries
         self.dotdot = False
         self.risks: set[str] = set()
+        self.secrets: Any = None  # a SecretMatcher: shell_secrets records hits when set
+        self.secret_hits: list[tuple[str, str, str]] = []
 
     def flag(self, kind: str, reason: str, risk: str | None = None) -> None:
         """Raise the command's kind to at least ``kind``, with a reason and (optionally) a :data:`RISKS` key."""
@@ -223,6 +239,7 @@ class _Acc:
             dotdot=self.dotdot,
             write_log=tuple(self.writes),
             risks=frozenset(self.risks),
+            secrets=tuple(dict.fromkeys(self.secret_hits)),
         )
 
 
@@ -465,6 +482,8 @@ class _Walker:
                 continue
             elif dest is None:
                 dest = c
+        if op == "<" and dest is not None and self.acc.secrets is not None:
+            _shell_secrets.redirect_in(self.acc, self.word(dest))
         if op in ("<", "<<<", "<&", "<&-", ">&-"):
             return
         if dest is None:
@@ -881,6 +900,10 @@ def _run_argv(wk: _Walker, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = F
         # read-only. The name is still analyzed so `./rm -rf /` stays destructive.
         wk.acc.flag("unknown", f"program {head.text[:60]!r} is not a system binary")
     run = _Run(wk, ctx, depth, name, args, xargs)
+    if wk.acc.secrets is not None:
+        _shell_secrets.check_argv(run)
+    if name in _outside.TABLE:
+        _outside.check(run)
     if name in wk.functions:
         return  # body already analyzed at definition
     if name in _DOWNLOADERS:
