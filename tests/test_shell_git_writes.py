@@ -269,7 +269,8 @@ def test_escape_corpus_changes_nothing_outside_the_scope(row: dict, template: Pa
     verdict = gov.pre(call)
     if row["outcome"] == "deny":
         assert verdict.decision == "deny", verdict
-        assert verdict.error["type"] == row["type"], verdict
+        types = row["type"] if isinstance(row["type"], list) else [row["type"]]
+        assert verdict.error["type"] in types, verdict
     else:
         assert verdict.allowed, verdict
     if verdict.allowed:  # run it for real, as the agent would, and trace it
