@@ -36,6 +36,7 @@ CHECKS: list[str] = [
     "orchestrator.commands.doctor:check_config",
     "orchestrator.adapters.codex_setup:check_codex",
     "orchestrator.adapters.gemini_setup:check_gemini",
+    "orchestrator.githooks:check_hooks_path",
 ]
 
 
