@@ -22,6 +22,9 @@ from orchestrator.fsutil import file_hash
 from orchestrator.models import Kind, ToolCall, Verdict
 from orchestrator.paths import UNKNOWN, PathError, is_case_insensitive, resolve, resolve_dir
 from orchestrator.pre import approval, gatekeeper, intentignore, scope, selfguard, stale
+from orchestrator.pre import secrets as _secrets_hook
+from orchestrator.secrets import SecretMatcher as _SecretMatcher
+from orchestrator.secrets import enabled as _secrets_on
 from orchestrator.sessions import SessionStore, stamp
 from orchestrator.workspace import Workspace
 
@@ -241,9 +244,11 @@ class Governor:
         if call.tool in pol.tools:
             call.kind = Kind(pol.tools[call.tool])
         if call.kind is Kind.EXEC:
+            from orchestrator.secrets import for_policy
             from orchestrator.shell import analyze
 
-            sh = analyze(call.command or "")
+            # the policy's secret patterns (an empty matcher when read protection is off)
+            sh = analyze(call.command or "", for_policy(pol) if _secrets_on(pol) else _NO_SECRETS)
             call.shell = sh
             call.paths = [*sh.writes, *sh.deletes]
             if sh.kind == "destructive":
@@ -370,7 +375,14 @@ class Governor:
             try:
                 lstats = self._prepare(call, pol, live)
             except PathError as exc:
-                return Verdict.deny(exc.type, "paths", exc.message, hint=exc.hint or "", **exc.details)
+                # a secret read refused for where it writes would hide the more useful reason
+                secret = _secrets_hook.check_call(call, pol, self.root) if call.shell is not None else None
+                return secret or Verdict.deny(exc.type, "paths", exc.message, hint=exc.hint or "", **exc.details)
+            hook_name = _secrets_hook.NAME
+            verdict = _secrets_hook.check_call(call, pol, self.root)
+            if verdict is not None:
+                return verdict
+            hook_name = "prepare"
             if not self.is_mutating(call, pol):
                 return Verdict.allow()
             if call.kind in (Kind.WRITE, Kind.EDIT, Kind.DELETE) and not call.resolved:
@@ -529,6 +541,8 @@ class Governor:
             pass  # logging must never turn a deny into a crash
 
 
+#: the matcher of a policy with read protection off (``secrets.enabled: false``): matches nothing
+_NO_SECRETS = _SecretMatcher((), ())
 #: ops of ShellAnalysis.entries that rename or unlink over an existing entry instead of writing through it
 _REPLACING = frozenset({"ln", "mv", "replace", "cplink-replace"})
 #: ops whose new entry is a link if a source holds one

@@ -104,6 +104,20 @@ class ApprovalPolicy(BaseModel):
     grant_ttl_seconds: float = Field(default=3600, gt=0)
 
 
+class SecretsPolicy(BaseModel):
+    """Read protection: which files agents may not read, search, copy or send (see orchestrator/secrets.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = True
+    # start from orchestrator's default patterns (env files, private keys, cloud/SSH credentials)
+    defaults: bool = True
+    # more secret patterns (a name like ".env.prod", "~/..." for the home directory, or a root-relative path)
+    patterns: list[str] = Field(default_factory=list)
+    # exemptions, winning over every pattern (e.g. "config/dev.env")
+    allow: list[str] = Field(default_factory=list)
+
+
 class Policy(BaseModel):
     """``.orchestration/policy.yaml``: every knob, with safe defaults."""
 
@@ -121,3 +135,7 @@ class Policy(BaseModel):
     stale_check: bool = True
     approval: ApprovalPolicy = Field(default_factory=ApprovalPolicy)
     ledger_fsync: bool = True
+    secrets: SecretsPolicy = Field(default_factory=SecretsPolicy)
+    # cloud/cluster/registry/forge commands that change remote state (terraform apply, kubectl delete, npm publish,
+    # gh pr merge...): ask a person through the approval channel, deny outright, or allow (see orchestrator/outside.py)
+    outside_world: Literal["ask", "deny", "allow"] = "ask"

@@ -23,6 +23,9 @@ import functools
 import posixpath
 import re
 from dataclasses import dataclass
+
+from orchestrator import outside as _outside
+from orchestrator import shell_secrets as _shell_secrets
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
     from typing import Any, Callable, Iterable
@@ -80,6 +83,9 @@ class ShellAnalysis:
     write_log: tuple[str, ...] = ()
     #: structured risk categories (see :data:`RISKS`), for policy decisions that must not parse ``reasons``
     risks: frozenset[str] = frozenset()
+    #: secret files the command reads, copies or sends: ``(path as written, pattern, "read"|"copy"|"send")``
+    #: (rules in :mod:`orchestrator.shell_secrets`; the secrets pre-hook refuses the command on them)
+    secrets: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def read_only(self) -> bool:
@@ -112,24 +118,31 @@ def _parser() -> Any:
     return _PARSER
 
 
-def analyze(command: str) -> ShellAnalysis:
-    """Analyze one shell command line (may contain lists, pipes, heredocs...). Never raises."""
+def analyze(command: str, secrets: Any = None) -> ShellAnalysis:
+    """Analyze one shell command line (may contain lists, pipes, heredocs...). Never raises.
+
+    ``secrets`` is the :class:`orchestrator.secrets.SecretMatcher` naming secret files (None: the defaults)."""
     try:
+        if secrets is None:
+            from orchestrator.secrets import matcher
+
+            secrets = matcher()
         if not isinstance(command, str):
             return ShellAnalysis("unknown", reasons=("command is not a string",), unresolved=True)
         if len(command) > _MAX_LEN:
             return ShellAnalysis("unknown", reasons=("command too long to analyze",), unresolved=True)
-        return _analyze_cached(command)
+        return _analyze_cached(command, secrets)
     except Exception as exc:  # fail closed: anything unexpected is "unknown"
         return ShellAnalysis("unknown", reasons=(f"analyzer error: {type(exc).__name__}",), unresolved=True)
 
 
 @functools.lru_cache(maxsize=2048)
-def _analyze_cached(command: str) -> ShellAnalysis:
+def _analyze_cached(command: str, secrets: Any = None) -> ShellAnalysis:
     if not command.strip():
         # Fail closed: an empty command usually means the adapter could not find the real one.
         return ShellAnalysis("unknown", reasons=("empty command",))
     acc = _Acc()
+    acc.secrets = secrets
     _analyze_into(command, acc, _Ctx(), 0)
     return acc.result()
 
@@ -187,7 +200,8 @@ RISKS: dict[str, str] = {
 
 
 class _Acc:
-    __slots__ = ("rank", "writes", "deletes", "reasons", "unresolved", "entries", "dotdot", "risks")
+    __slots__ = ("rank", "writes", "deletes", "reasons", "unresolved", "entries", "dotdot", "risks", "secrets",
+                 "secret_hits")
 
     def __init__(self) -> None:
         self.rank = 0
@@ -198,6 +212,8 @@ class _Acc:
         self.entries: list[tuple[int, str, tuple[str, ...], bool]] = []  # see ShellAnalysis.entries
         self.dotdot = False
         self.risks: set[str] = set()
+        self.secrets: Any = None  # a SecretMatcher: shell_secrets records hits when set
+        self.secret_hits: list[tuple[str, str, str]] = []
 
     def flag(self, kind: str, reason: str, risk: str | None = None) -> None:
         """Raise the command's kind to at least ``kind``, with a reason and (optionally) a :data:`RISKS` key."""
@@ -223,6 +239,7 @@ class _Acc:
             dotdot=self.dotdot,
             write_log=tuple(self.writes),
             risks=frozenset(self.risks),
+            secrets=tuple(dict.fromkeys(self.secret_hits)),
         )
 
 
@@ -465,6 +482,8 @@ class _Walker:
                 continue
             elif dest is None:
                 dest = c
+        if op == "<" and dest is not None and self.acc.secrets is not None:
+            _shell_secrets.redirect_in(self.acc, self.word(dest))
         if op in ("<", "<<<", "<&", "<&-", ">&-"):
             return
         if dest is None:
@@ -475,7 +494,8 @@ class _Walker:
         if fd_dup and (w.text.isdigit() or w.text == "-"):
             return
         if op.startswith(">") or op.startswith("&>") or op == "<>":
-            self.write_target(w, ctx, f"redirection {op}")
+            for one in _expand_braces([w]):  # bash refuses an ambiguous `> {a,b}`; judge every spelling anyway
+                self.write_target(one, ctx, f"redirection {op}")
 
     def _walk_function(self, node: Any, ctx: _Ctx) -> None:
         name_node = node.child_by_field_name("name")
@@ -597,7 +617,20 @@ class _Walker:
             argv.extend(extra)
         if not argv:
             return
-        _run_argv(self, argv, ctx, self.depth)
+        _run_argv(self, _expand_braces(argv), ctx, self.depth)
+
+
+def _expand_braces(words: list[W]) -> list[W]:
+    """The words after bash brace expansion (``src/{a,../X}`` is two words; see :mod:`orchestrator.braces`)."""
+    if not any("{" in w.text and w.node is not None for w in words):
+        return words
+    from orchestrator import braces
+
+    out: list[W] = []
+    for w in words:
+        many = braces.expand(w.node, _t) if "{" in w.text and w.node is not None else None
+        out.extend([w] if many is None else [W(text, dyn, glob) for text, dyn, glob in many])
+    return out
 
 
 def _redirect_op(node: Any) -> str:
@@ -867,6 +900,10 @@ def _run_argv(wk: _Walker, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = F
         # read-only. The name is still analyzed so `./rm -rf /` stays destructive.
         wk.acc.flag("unknown", f"program {head.text[:60]!r} is not a system binary")
     run = _Run(wk, ctx, depth, name, args, xargs)
+    if wk.acc.secrets is not None:
+        _shell_secrets.check_argv(run)
+    if name in _outside.TABLE:
+        _outside.check(run)
     if name in wk.functions:
         return  # body already analyzed at definition
     if name in _DOWNLOADERS:
@@ -2218,7 +2255,7 @@ def _git(run: _Run) -> None:
                 pass  # the pager command is itself read-only (less, cat, delta...)
             elif args[i + 1].dyn or not key.startswith(_GIT_SAFE_CONFIG):
                 # core.pager, alias.*, diff.external, filter.*, core.sshCommand ... run commands
-                run.flag("unknown", f"git -c {key}: configuration that may run commands")
+                run.acc.flag("unknown", f"git -c {key}: configuration that may run commands", "hijack")
                 return
         if s.startswith("--exec-path="):
             run.flag("unknown", "git --exec-path changes which programs git runs")
@@ -2250,6 +2287,10 @@ def _git(run: _Run) -> None:
         return
     if editor_cfg and sub not in _GIT_READ:
         run.flag("unknown", "git -c core.editor: the editor command may run")
+        return
+    from orchestrator import shellgit
+
+    if shellgit.check(run, i):  # where it writes: -C, --git-dir, config, init, clone, worktree... (shellgit.py)
         return
     name = f"git {sub}"
     if sub == "hash-object" and "-w" in r:

@@ -7,8 +7,9 @@ Protocol (https://cursor.com/docs/hooks): every event carries ``conversation_id`
   ``beforeMCPExecution {tool_name, tool_input}`` → :meth:`Governor.pre`, answered with
   ``{"permission": allow|deny|ask, "user_message", "agent_message"}`` (``decision``/``reason`` are sent too, for
   builds that read the older preToolUse shape); exit 2 also blocks.
-- ``beforeReadFile {file_path, content}`` → allowed, and the file's hash is stamped for this conversation (Cursor
-  has no after-read event), so optimistic locking works across conversations.
+- ``beforeReadFile {file_path, content}`` → refused for secret files (:mod:`orchestrator.pre.secrets`), else
+  allowed, and the file's hash is stamped for this conversation (Cursor has no after-read event), so optimistic
+  locking works across conversations.
 - ``afterFileEdit {file_path, edits[{old_string, new_string}]}`` → the ledger record. It is the one trace point for
   file edits (``postToolUse`` only stamps reads), so an edit is never logged twice.
 - ``sessionStart`` → ``{"additional_context": mandate}``.

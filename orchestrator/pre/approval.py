@@ -30,9 +30,21 @@ def reasons(ctx: Context) -> list[str]:
             out.append("the command could not be shown to be safe: " + ("; ".join(sh.reasons) or "unknown program"))
         elif sh.unresolved:
             out.append("a target path uses a variable or glob that cannot be resolved before it runs")
+        if "outside-world" in sh.risks and _outside_mode(ctx) != "allow":
+            out.append(outside_reason(sh))
     if call.kind is Kind.UNKNOWN:
         out.append(f"unknown tool {call.tool!r}: it may change files")
     return list(dict.fromkeys(out))
+
+
+def _outside_mode(ctx: Context) -> str:
+    return getattr(ctx.policy, "outside_world", "ask")
+
+
+def outside_reason(sh: object) -> str:
+    """The approval reason of a command tagged ``outside-world`` (see :mod:`orchestrator.outside`)."""
+    what = [r for r in getattr(sh, "reasons", ()) if "outside this machine" in r]
+    return what[0] if what else "changes state outside this machine (cloud, cluster, registry or forge)"
 
 
 def channel(ctx: Context) -> str:
@@ -52,6 +64,10 @@ def check(ctx: Context) -> Verdict | None:
         return None
     chosen = channel(ctx)
     summary = call.command if call.command else f"{call.tool} {' '.join(call.resolved)}".strip()
+    if call.shell is not None and "outside-world" in call.shell.risks and _outside_mode(ctx) == "deny":
+        return Verdict.deny("outside-world", NAME, f"changes state outside this machine: {summary}",
+                            reasons=why, hint="this workspace's policy (outside_world: deny) refuses deploys, "
+                                              "publishes and cloud/cluster changes; ask a person to run it")
     if chosen == "allow":
         return None
     if chosen == "agent-ask":

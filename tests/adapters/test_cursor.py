@@ -46,11 +46,14 @@ def test_before_shell_execution_asks_for_rm_rf(payload) -> None:
     assert hook(ls)["permission"] == "allow"
 
 
-def test_before_read_file_stamps_and_protects_nothing_it_should_not(payload, ws: Path) -> None:
+def test_before_read_file_stamps_and_refuses_secrets(payload, ws: Path) -> None:
     (ws / ".env").write_text("API_KEY=redacted")
-    answer = hook(payload("cursor", "beforeReadFile"))
+    answer = hook(payload("cursor", "beforeReadFile"))  # the documented payload reads .env: a secret
+    assert answer["permission"] == "deny" and error_of(answer)["type"] == "secret-read"
+    (ws / "notes.txt").write_text("hello")
+    answer = hook(payload("cursor", "beforeReadFile", file_path=str(ws / "notes.txt"), content="hello"))
     assert answer["permission"] == "allow"
-    assert ".env" in Governor(ws).sessions.get("conv-123")["reads"]
+    assert "notes.txt" in Governor(ws).sessions.get("conv-123")["reads"]
 
 
 def test_after_file_edit_and_session_start(payload, ws: Path) -> None:

@@ -1,0 +1,63 @@
+"""The secret-file matcher: pattern syntax, allow list, home paths, and the spec handed to a sandbox."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from orchestrator import secrets
+from tests.conftest import make_workspace
+
+
+@pytest.fixture
+def m(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> secrets.SecretMatcher:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    return secrets.matcher()
+
+
+@pytest.mark.parametrize("path,pattern", [
+    (".env", ".env"), ("sub/dir/.env.local", ".env.*"), ("prod.env", "*.env"), ("a/server.PEM", "*.pem"),
+    ("~/.ssh/id_rsa", "id_rsa*"), ("~/.ssh/deploy_key", "~/.ssh/*"), ("~/.aws/credentials", "~/.aws/credentials"),
+    ("~/.config/gcloud/legacy_credentials/me/adc.json", "~/.config/gcloud/**"), ("$HOME/.kube/config", "~/.kube/config"),
+    ("x/terraform.tfstate", "*.tfstate"),
+])
+def test_secret(m: secrets.SecretMatcher, path: str, pattern: str) -> None:
+    assert m.match(path, "/repo") == pattern
+
+
+@pytest.mark.parametrize("path", [".env.example", ".env.sample", ".env.template", "~/.ssh/id_rsa.pub",
+                                  "~/.ssh/known_hosts", "~/.ssh/config", "src/env.py", "environment.yml",
+                                  "README.md", ".npmrc", "docs/secrets.md", "~/.aws/config"])
+def test_not_secret(m: secrets.SecretMatcher, path: str) -> None:
+    assert m.match(path, "/repo") is None
+
+
+def test_root_anchored_and_directory_patterns(tmp_path: Path) -> None:
+    m = secrets.matcher(["config/settings.ini", "vault/"], ["config/dev.env"])
+    assert m.match("/repo/config/settings.ini", "/repo") == "config/settings.ini"
+    assert m.match("/repo/other/config/settings.ini", "/repo") is None  # anchored at the root
+    assert m.match("/repo/vault/a/b.txt", "/repo") == "vault/"
+    assert m.match("/repo/config/dev.env", "/repo") is None
+    assert secrets.matcher(defaults=False).match(".env") is None
+
+
+def test_holds_secrets(m: secrets.SecretMatcher) -> None:
+    assert m.holds_secrets("~") is not None
+    assert m.holds_secrets("~/.ssh") == "~/.ssh/*"
+    assert m.holds_secrets("/repo/src", "/repo") is None
+
+
+def test_secret_spec_lists_existing_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    root = make_workspace(tmp_path / "repo")
+    for p in (root / ".env", root / ".env.example", root / "k" / "tls.key", home / ".ssh" / "id_ed25519",
+              home / ".ssh" / "id_ed25519.pub"):
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("x", encoding="utf-8")
+    spec = secrets.secret_spec(root)
+    assert ".env" in spec["patterns"] and ".env.example" in spec["allow"]
+    assert spec["home"] == str(home)
+    real = str(root.resolve())
+    assert spec["files"] == sorted([f"{real}/.env", f"{real}/k/tls.key", f"{home}/.ssh/id_ed25519"])
