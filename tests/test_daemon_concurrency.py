@@ -202,3 +202,15 @@ def test_a_daemon_that_stops_mid_approval_never_means_allow(ws: Path) -> None:
     answer = json.loads(got["r"].stdout)["hookSpecificOutput"]
     assert answer["permissionDecision"] == "deny" and "approval-timeout" in answer["permissionDecisionReason"]
     assert (ws / "src" / "old" / "a.py").exists()
+
+
+def test_the_callers_approval_timeout_applies_in_the_daemon(ws: Path) -> None:
+    """ORCH_APPROVAL_TIMEOUT comes with each call (as in-process), not from whichever hook started the daemon."""
+    Governor(ws).select_intent("INT-1", session_id="waiter")
+    proc = start_daemon(ws)
+    rm = tool_event(ws, "waiter", 0, "PreToolUse", "Bash", {"command": "rm -rf src/old"})
+    started = time.monotonic()
+    got = hook(ws, rm, ORCH_APPROVAL_CHANNEL="tui", ORCH_APPROVAL_TIMEOUT="0.5")
+    answer = json.loads(got.stdout)["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "deny" and "no decision within 0.5 s" in answer["permissionDecisionReason"]
+    assert time.monotonic() - started < 30 and proc.poll() is None  # answered by the daemon, which still runs
