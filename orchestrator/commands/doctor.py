@@ -34,7 +34,10 @@ class Finding:
 #: the checks, in the order they are reported ("module:function"; see the module docstring)
 CHECKS: list[str] = [
     "orchestrator.commands.doctor:check_config",
+    "orchestrator.adapters.codex_setup:check_codex",
+    "orchestrator.adapters.gemini_setup:check_gemini",
     "orchestrator.githooks:check_hooks_path",
+    "orchestrator.commands.status:check_daemon",
 ]
 
 
