@@ -186,11 +186,11 @@ def test_a_destructive_command_approved_in_the_tui_leaves_a_record(tmp_path: Pat
     cmd = "rm -rf src"
 
     def approve() -> None:
-        d = gov.workspace.run_dir / "approvals"
+        d = gov.workspace.approvals_dir  # shared by the worktrees of a repository
         for _ in range(500):
             found = sorted(d.glob("*.request.json")) if d.is_dir() else []
             if found:
-                Broker(gov.workspace.run_dir).decide(found[0].name.split(".")[0], "approve")
+                Broker(gov.workspace.shared_run_dir).decide(found[0].name.split(".")[0], "approve")
                 return
             time.sleep(0.02)
 
