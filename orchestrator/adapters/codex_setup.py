@@ -32,6 +32,11 @@ SERVER = "orchestrator"
 DEFAULT_TIMEOUT = 600
 #: hook events whose matcher Codex ignores (the matcher is then not part of the trust identity)
 _NO_MATCHER = frozenset({"UserPromptSubmit", "Stop"})
+#: MCP tools Codex may call without asking: the handshake only renders the intent (its PreToolUse hook validates and
+#: records the selection); in a sandboxed session (``-s workspace-write``) Codex otherwise asks before every MCP
+#: call, and with ``approval_policy = "never"`` (``codex exec``) refuses it. ``record_lesson`` (writes AGENTS.md)
+#: keeps Codex's default.
+AUTO_APPROVED_TOOLS = ("select_active_intent", "list_intents")
 _BEGIN = "# >>> orchestrator (managed by `orch install codex`; `orch uninstall codex` removes this block)"
 _END = "# <<< orchestrator"
 _TRUST_BEGIN = "# >>> orchestrator trust for {root} (`orch install codex --trust`)"
@@ -192,6 +197,8 @@ def mcp_block(entry: dict[str, Any]) -> str:
     env = entry.get("env") or {}
     if env:
         lines.append("env = { " + ", ".join(f"{k} = {_toml_str(v)}" for k, v in env.items()) + " }")
+    for tool in AUTO_APPROVED_TOOLS:
+        lines += [f"[mcp_servers.{SERVER}.tools.{tool}]", 'approval_mode = "approve"']
     lines.append(_END)
     return "\n".join(lines) + "\n"
 

@@ -3,7 +3,8 @@
 In a tmp git repo after ``orch init`` and ``orch install codex`` (real commands, this interpreter), with a throw-away
 HOME and ``CODEX_HOME`` whose ``config.toml`` points a custom ``model_providers`` entry (``wire_api =
 "responses"``) at 127.0.0.1: ``orch doctor`` first says Codex will NOT run the hooks (untrusted), ``orch install
-codex --trust`` writes the trust entries, ``orch doctor`` then says it will, and one ``codex exec`` session shows
+codex --trust`` writes the trust entries, ``orch doctor`` then says it will, and one sandboxed ``codex exec -s
+workspace-write`` session shows
 (without ``--dangerously-bypass-hook-trust``, so the trust hashes are proven right by Codex itself): an
 ``apply_patch`` before any intent is refused; the MCP tool (found through Codex's ``tool_search``, as MCP tools are
 deferred) selects the intent; in-scope patches and a shell write (run in another ``workdir``) land and are recorded
@@ -131,7 +132,7 @@ def scenario(codex_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Scena
         run_env.update(env, PYTHONPATH=str(REPO_ROOT), ORCH_APPROVAL_CHANNEL="deny", ORCH_DAEMON_IDLE="60")
         start = time.perf_counter()
         try:
-            proc = subprocess.run([str(codex_bin), "exec", "--json", "-s", "danger-full-access", "go"], cwd=root,
+            proc = subprocess.run([str(codex_bin), "exec", "--json", "-s", "workspace-write", "go"], cwd=root,
                                   env=run_env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
         finally:
             CLI_TIMINGS.append(("codex exec", time.perf_counter() - start))
