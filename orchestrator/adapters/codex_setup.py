@@ -174,6 +174,23 @@ def write_trust(root: Path, config: Path | None = None) -> Path:
     return config
 
 
+def remove_trust(root: Path, config: Path | None = None) -> Path | None:
+    """Remove the block :func:`write_trust` added for ``root`` (``orch uninstall codex``); the path if changed."""
+    from orchestrator.fsutil import atomic_write
+
+    root = Path(root)
+    config = config or user_config_path()
+    try:
+        text = config.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    rest = _strip_block(text, _TRUST_BEGIN.format(root=root), _TRUST_END.format(root=root))
+    if rest == text:
+        return None
+    atomic_write(config, rest.rstrip("\n").encode("utf-8") + (b"\n" if rest.strip() else b""))
+    return config
+
+
 def _project_trusted(text: str, root: Path) -> bool:
     """Does this config text already say ``trust_level = "trusted"`` for ``root``?"""
     if sys.version_info >= (3, 11):
