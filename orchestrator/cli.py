@@ -34,6 +34,7 @@ COMMANDS: dict[str, str] = {
     "tui": "tui",
     "demo": "demo",
     "doctor": "doctor",
+    "status": "status",
 }
 
 HELP = {
@@ -54,6 +55,7 @@ HELP = {
     "tui": "the approval console",
     "demo": "run a narrated, offline demo session",
     "doctor": "check that this workspace is governed as intended, with a fix for each finding",
+    "status": "active sessions of every worktree, their daemons and pending approvals",
 }
 
 

@@ -47,7 +47,7 @@ class ToolCall:
     __slots__ = ("tool", "kind", "paths", "input", "session_id", "agent", "agent_id", "cwd", "intent_id",
                  "mutation_class", "expected_hash", "tool_use_id", "model_id", "command",
                  # filled in by the pipeline
-                 "resolved", "shell", "destructive", "reasons", "capture_key", "prepared", "replaced")
+                 "resolved", "shell", "destructive", "reasons", "capture_key", "prepared", "replaced", "sandboxed")
 
     def __init__(self, tool: str, kind: Kind, paths: list[str] | None = None, input: dict[str, Any] | None = None,
                  session_id: str = "default", agent: str = "python", agent_id: str | None = None,
@@ -78,6 +78,8 @@ class ToolCall:
         self.prepared = prepared
         #: targets a shell command only replaces (mv / ln -f / install unlink or rename over them)
         self.replaced: list[str] = []
+        #: the command runs (ran) in the Landlock sandbox: the kernel bounds where it can write (post/changes.py)
+        self.sandboxed = False
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)

@@ -100,10 +100,11 @@ def hook_command(agent: str, *, python: str | None = None, fast: bool = True) ->
 def mcp_server_entry(agent: str, *, python: str | None = None) -> dict[str, Any]:
     """The ``orchestrator`` MCP server entry (stdio) for an agent's MCP configuration."""
     env: dict[str, str] = {}
-    if agent in ("claude-code", "codex"):
+    if agent in ("claude-code", "codex", "gemini"):
         env["ORCH_MCP_HOOKED"] = "1"  # the PreToolUse hook records the selection per session (see adapters.mcp)
     parent = package_parent()
-    if not _in_site_packages(parent):
+    # Gemini CLI refuses PYTHONPATH in an MCP server's env ("dangerous environment variable override")
+    if not _in_site_packages(parent) and agent != "gemini":
         env["PYTHONPATH"] = str(parent)
     entry: dict[str, Any] = {"command": python or sys.executable, "args": ["-m", "orchestrator", "mcp"]}
     if agent == "claude-code":
@@ -215,6 +216,13 @@ def install(agent: str, root: str | os.PathLike[str], *, python: str | None = No
         data.setdefault("mcpServers", {})[SERVER] = mcp_server_entry(agent, python=python)
     if _save(path, data):
         written.append(path)
+    if mcp and agent == "codex":
+        # Codex reads MCP servers from TOML, not JSON: its own module writes a managed block
+        from orchestrator.adapters import codex_setup
+
+        changed = codex_setup.install_mcp(root, mcp_server_entry(agent, python=python))
+        if changed is not None:
+            written.append(changed)
     if mcp and spec.mcp_file and spec.mcp_file != spec.hooks_file:
         mpath = root / spec.mcp_file
         mdata = _load(mpath)
@@ -260,4 +268,23 @@ def uninstall(agent: str, root: str | os.PathLike[str]) -> list[Path]:
             if path.parent != root and not any(path.parent.iterdir()):
                 path.parent.rmdir()  # e.g. the .claude/ or .cursor/ that install created
         changed.append(path)
+    if agent == "codex":
+        from orchestrator.adapters import codex_setup
+
+        for removed in (codex_setup.uninstall_mcp(root), codex_setup.remove_trust(root)):
+            if removed is not None:
+                changed.append(removed)
     return changed
+
+
+def notes(agent: str, root: str | os.PathLike[str]) -> list[str]:
+    """What a user must still do by hand after ``install`` for the hooks to actually run (trust, mostly)."""
+    if agent == "codex":
+        from orchestrator.adapters import codex_setup
+
+        return codex_setup.notes(Path(root))
+    if agent == "gemini":
+        from orchestrator.adapters import gemini_setup
+
+        return gemini_setup.notes(Path(root))
+    return []

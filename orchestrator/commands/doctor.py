@@ -35,6 +35,10 @@ class Finding:
 CHECKS: list[str] = [
     "orchestrator.commands.doctor:check_config",
     "orchestrator.sandbox:check_sandbox",
+    "orchestrator.adapters.codex_setup:check_codex",
+    "orchestrator.adapters.gemini_setup:check_gemini",
+    "orchestrator.githooks:check_hooks_path",
+    "orchestrator.commands.status:check_daemon",
 ]
 
 
