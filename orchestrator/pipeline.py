@@ -299,7 +299,7 @@ class Governor:
                 if call.kind in (Kind.READ, Kind.META):
                     continue
                 if call.kind is Kind.EXEC and exc.type == "path-outside-workspace" and \
-                        _outside_writable(raw, cwd, pol):
+                        _outside_writable(raw, cwd, pol, self.root):
                     continue  # /tmp/x: outside the workspace, in a path the policy declares writable (sandbox)
                 raise
             lstats.setdefault(rel, st)
@@ -625,7 +625,7 @@ def _holds_links(path: str) -> bool:
     return False
 
 
-def _outside_writable(raw: str, cwd: str, pol: Any) -> bool:
+def _outside_writable(raw: str, cwd: str, pol: Any, root_dir: str | None = None) -> bool:
     """True if ``raw`` (a shell write target outside the workspace) lies beneath an absolute ``sandbox.writable``
     entry of the policy (``/tmp``): such writes are not the workspace's business, the policy declared them fine."""
     sb = getattr(pol, "sandbox", None)
@@ -640,6 +640,8 @@ def _outside_writable(raw: str, cwd: str, pol: Any) -> bool:
         if not os.path.isabs(base):
             continue
         base = os.path.realpath(base)
+        if root_dir is not None and (root_dir == base or root_dir.startswith(base.rstrip("/") + "/")):
+            continue  # the workspace lies beneath it (a checkout in /tmp): `../x` would escape the workspace
         if path == base or path.startswith(base.rstrip("/") + "/"):
             return True
     return False

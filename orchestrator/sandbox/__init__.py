@@ -17,7 +17,7 @@ What the writable set is (docs/security.md has the full model and its residual g
   ``.claude/``, ``.cursor/``) is not granted itself; its other children are, one rule each. The cost: a command
   cannot create a NEW entry directly in such a directory (e.g. a new top-level file when the scope is ``**``).
 - policy ``sandbox.writable``: ``{tmp}`` (a private temp dir, exported as ``TMPDIR``), absolute paths (``/tmp``,
-  ``~/.npm``), and workspace-relative tool caches (``.pytest_cache``, created when their parent exists).
+  ``~/.npm``; ignored when the workspace lies beneath one), and workspace-relative tool caches (``.pytest_cache``, created when their parent exists).
 - a few devices every program writes (``/dev/null``, ``/dev/tty``...).
 
 Reads stay allowed everywhere except the secrets of :func:`secret_paths` (denied where Landlock can express it).
@@ -204,8 +204,9 @@ def plan(ctx: Context) -> Plan:
             if _inside(root, real):
                 path = os.path.relpath(real, root)  # a path in the workspace: the workspace rules apply
             elif _inside(real, root):
-                # the workspace lies beneath it (a checkout in /tmp): grant all of it but the workspace
-                _grant_except(real, root, writable)
+                # the workspace lies beneath it (a checkout in /tmp): granting it would grant the workspace's
+                # siblings too (`../x` escapes the workspace) and, minus the workspace, still cost a rule per entry;
+                # such an entry is ignored (the private {tmp} remains)
                 continue
             else:
                 writable.append(real)
@@ -275,24 +276,6 @@ def scope_grants(root: str, patterns: Any) -> tuple[list[str], list[str]]:
         rel_real = os.path.relpath(real, root).replace(os.sep, "/") if real != root else ""
         _grant_tree(root, rel_real, grants, protected_by)
     return grants, create
-
-
-def _grant_except(base: str, avoid: str, out: list[str]) -> None:
-    """Grant ``base`` minus the subtree ``avoid`` (below it): its children, descending along ``avoid``'s path. New
-    entries directly in ``base`` (or in a directory on the way) cannot be created then: Landlock has no "except"."""
-    try:
-        names = sorted(os.listdir(base))
-    except OSError:
-        return
-    for name in names:
-        child = os.path.join(base, name)
-        if child == avoid or os.path.islink(child):
-            continue  # a link's rule would attach to its target (maybe the workspace)
-        if avoid.startswith(child + os.sep):
-            if not os.path.islink(child):
-                _grant_except(child, avoid, out)
-        else:
-            out.append(child)
 
 
 def _root_is_dir(pattern: str) -> bool:

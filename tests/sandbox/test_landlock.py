@@ -196,9 +196,13 @@ def test_workspace_under_a_writable_tmp_stays_governed_even_through_links(sws: P
     scratch.mkdir()
     os.symlink(sws, sws.parent / "alias")  # like pytest's `pytest-current` link to its run directory
     host = Host(sws)
-    proc = host.run(f"python3 -c \"open('{scratch}/ok', 'w').write('1')\" && "
-                    f"python3 -c \"open('{sws.parent}/alias/outside/keep.txt', 'w').write('x')\"")
+    proc = host.run(f"python3 -c \"open('{sws.parent}/alias/outside/keep.txt', 'w').write('x')\"; "
+                    f"python3 -c \"open('{scratch}/x', 'w').write('1')\"; "
+                    "python3 -c \"import os; open(os.environ['TMPDIR'] + '/ok', 'w').write('1')\" && echo tmp-ok")
     assert proc.verdict.sandbox["enabled"] is True
-    assert (scratch / "ok").read_text() == "1"  # a sibling of the workspace under /tmp is scratch space
-    assert proc.returncode != 0
+    # /tmp holds the workspace: it is not granted (a sibling like ../scratch would escape); the private TMPDIR is
+    assert proc.stdout.strip() == "tmp-ok"
+    assert proc.stderr.count("PermissionError") == 2
     assert (sws / "outside" / "keep.txt").read_text() == "keep\n"
+    assert not (scratch / "x").exists()
+    assert host.pre(f"echo x > {scratch}/y", sandbox=True).error["type"] == "path-outside-workspace"

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -60,11 +62,20 @@ def test_rename_in_scope_needs_no_person_only_with_the_sandbox_model(sws: Path) 
     assert host.pre("mv src/app.py src/main.py && rm src/other", sandbox=True).error["type"] == "approval-denied"
 
 
-def test_scratch_write_to_tmp_is_allowed(sws: Path, tmp_path: Path) -> None:
-    (sws / ".orchestration" / "policy.yaml").write_text("version: 1\n")  # the default policy: /tmp is writable
-    host = Host(sws)
-    assert host.pre("echo hi > /tmp/orch-scratch-test", sandbox=True).allowed
-    assert host.pre("echo hi > /etc/orch-scratch-test", sandbox=True).error["type"] == "path-outside-workspace"
+def test_scratch_write_to_tmp_is_allowed(tmp_path: Path) -> None:
+    from tests.conftest import make_workspace
+    from tests.sandbox.conftest import INTENTS
+
+    # a workspace outside /tmp (under /tmp, /tmp would hold the workspace and is then not a scratch path)
+    base = Path(tempfile.mkdtemp(dir="/var/tmp"))
+    try:
+        ws = make_workspace(base / "repo", INTENTS)
+        host = Host(ws)  # the default policy: /tmp is writable
+        assert host.pre("echo hi > /tmp/orch-scratch-test", sandbox=True).allowed
+        assert host.pre("echo hi > /etc/orch-scratch-test", sandbox=True).error["type"] == "path-outside-workspace"
+        assert host.pre("echo hi > ../x", sandbox=True).error["type"] == "path-outside-workspace"
+    finally:
+        shutil.rmtree(base)
 
 
 @pytest.mark.parametrize("setting", ["policy", "env", "host"])
