@@ -34,6 +34,9 @@ COMMANDS: dict[str, str] = {
     "tui": "tui",
     "demo": "demo",
     "doctor": "doctor",
+    "explain": "explain",
+    "validate": "validate",
+    "refusals": "refusals",
 }
 
 HELP = {
@@ -54,6 +57,9 @@ HELP = {
     "tui": "the approval console",
     "demo": "run a narrated, offline demo session",
     "doctor": "check that this workspace is governed as intended, with a fix for each finding",
+    "explain": "show how a shell command is analysed and what the pipeline would decide (dry run)",
+    "validate": "check the governance files (intents, policy, .intentignore); file:line errors",
+    "refusals": "list the calls the pre-hooks refused or put to a person",
 }
 
 

@@ -23,8 +23,8 @@ from orchestrator.workspace import Workspace
 
 #: seconds one probe may take (a cold hook is ~0.1 s; an interpreter search a few tenths)
 PROBE_TIMEOUT = 30.0
-#: session id of the probes (never a real agent's)
-PROBE_SESSION = "orch-doctor-probe"
+#: session id of the probes (never a real agent's; the pipeline does not log their refusals)
+from orchestrator.pipeline import PROBE_SESSION  # noqa: E402
 
 
 def _our_commands(data: dict[str, Any]) -> list[str]:
