@@ -3,27 +3,21 @@
 Computed from the pre- and post-image, never taken on the agent's word; :func:`classify` returns the class and a
 short evidence string (names of functions / node kinds, never file contents or literal values).
 
-Python (``ast``): both sides are parsed and *normalised*, then compared:
-    1. docstrings are dropped (documentation, like comments; ``ast`` already drops comments and formatting);
-    2. **extract/inline constant**: a module-level ``NAME = <literal>`` assigned exactly once in the module (no other
-       binding, no ``global``) is inlined into its uses and its assignment removed. *Decision*: extracting a literal
-       into such a constant (or inlining one) is a refactor — the value every use sees is identical; the module
-       gains/loses one attribute, which we accept. Changing the literal's value is evolution;
-    3. **consistent renames**: every name *bound in the module* (defs, classes, parameters, assignment / loop /
-       with / except / import-as targets, and attribute or keyword uses spelled like one) is alpha-renamed to
-       ``_v0, _v1, …`` in order of first appearance. Free names (builtins, imported modules' attributes) are kept,
-       so ``print`` -> ``log`` is evolution while ``total`` -> ``acc`` everywhere is a refactor. Equal canonical
-       trees mean a bijective renaming exists.
-    Equal normalised trees → ``AST_REFACTOR``; otherwise ``INTENT_EVOLUTION`` with evidence (new/removed functions
-    or classes, branch count change, changed literals, or the functions whose bodies differ). If the new text does
-    not parse → evolution ("does not parse"); if neither side parses, the generic heuristic is used.
+Python (``ast``): both sides are parsed, normalised by :mod:`orchestrator.classify_py` (docstrings, type hints,
+import order, module constants, extract/inline function and variable, scope-aware consistent renames — see that
+module) and compared; equal → refactor, else evolution with evidence (new/removed functions or classes, branch
+count change, changed literals, or the functions whose bodies differ). New text that does not parse → evolution.
 
-Shell (tree-sitter-bash, if importable): leaf tokens outside ``comment`` nodes are compared; equal → refactor.
+JavaScript / TypeScript: tree-sitter, :mod:`orchestrator.classify_js`. YAML / JSON / TOML: parsed and compared as
+data, Markdown: rendered-content rule, both in :mod:`orchestrator.classify_data`.
+
+Shell (tree-sitter-bash, if importable): leaf tokens outside ``comment`` nodes are compared, with quoting that
+cannot change a word's value, ``$a``/``${a}``, backticks/``$()`` and ``;``/newline normalised; equal → refactor.
 
 Anything else (generic, documented heuristic): a regex tokenizer (strings, numbers, identifiers, operators) with
 comments removed for the comment syntaxes implied by the file extension; equal token streams (so whitespace,
-indentation, line wrapping or comment-only changes) → refactor; anything else → evolution. Renames are *not*
-recognised outside Python (conservative: evolution).
+indentation, line wrapping or comment-only changes) → refactor; anything else → evolution.
+The rules, with the decisions they embody, are stated in docs/ledger.md §3.
 
 File-level operations: create and delete are evolution; a rename with identical content is a refactor.
 """
@@ -46,6 +40,7 @@ CLASSES = (AST_REFACTOR, INTENT_EVOLUTION)
 
 _PY_EXT = (".py", ".pyi", ".pyw")
 _SH_EXT = (".sh", ".bash")
+_DATA_EXT = ("yaml", "yml", "json", "toml")
 
 
 def normalise_declared(value: object) -> str | None:
@@ -86,6 +81,20 @@ def classify(path: str, old: str | None, new: str | None, hunks: list | None = N
             if got is not None:
                 return got
         return classify_python(old, new)
+    ext = _ext(low)
+    if ext in ("js", "jsx", "mjs", "cjs", "ts", "mts", "cts", "tsx"):
+        from .classify_js import classify_js
+        got = classify_js(path, old, new)
+        if got is not None:
+            return got
+    elif ext in _DATA_EXT:
+        from .classify_data import classify_data
+        got = classify_data(ext, old, new)
+        if got is not None:
+            return got
+    elif ext in ("md", "markdown"):
+        from .classify_data import classify_markdown
+        return classify_markdown(old, new)
     if hunks:
         old, new = _span(old, new, hunks)
     if low.endswith(_SH_EXT) or (not _ext(low) and re.match(r"#!.*\b(ba)?sh\b", old)):
@@ -159,8 +168,36 @@ def _classify_python_region(old: str, new: str, hunks: list) -> tuple[str, str] 
     outside = old[:s] + old[e:]
     fixed = frozenset(n for n in names if _mentions(outside, n))
     cls, ev = classify_python(ra, rb, fixed=fixed)
+    if cls == AST_REFACTOR:
+        renamed = _renamed_keyword_params(ra, rb, fixed, outside)
+        if renamed:
+            cls, ev = INTENT_EVOLUTION, "python: parameter(s) renamed but passed by keyword elsewhere: " + \
+                ", ".join(renamed[:5])
     first = old.count("\n", 0, s) + 1
     return cls, ev + f" [region lines {first}-{first + rb.count(chr(10)) - 1}]"
+
+
+def _renamed_keyword_params(ra: str, rb: str, fixed: frozenset[str], outside: str) -> list[str]:
+    """Parameters of region functions that other code calls, renamed in the region while the rest of the file still
+    passes them by keyword (``f(size=2)``): the region alone would call that a consistent rename."""
+    def params(src: str) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for node in ast.walk(ast.parse(src)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in fixed:
+                a = node.args
+                out[node.name] = [x.arg for x in a.posonlyargs + a.args + a.kwonlyargs]
+        return out
+    try:
+        pa, pb = params(ra), params(rb)
+    except (SyntaxError, ValueError):
+        return []
+    hits = []
+    for fn, names in pa.items():
+        new_names = pb.get(fn, [])
+        for i, n in enumerate(names):
+            if (i >= len(new_names) or new_names[i] != n) and re.search(rf"\b{re.escape(n)}\s*=(?!=)", outside):
+                hits.append(f"{fn}({n}=)")
+    return hits
 
 
 def _mentions(text: str, word: str) -> bool:
@@ -223,145 +260,33 @@ def classify_python(old: str, new: str, fixed: frozenset[str] = frozenset()) -> 
         return INTENT_EVOLUTION, "python: old source did not parse, new one does"
     if _key(t_old) == _key(t_new):
         return AST_REFACTOR, "python: AST identical (formatting/comments only)"
-    # Normalise in place (the trees are ours): docstrings, literal constants, then alpha-renaming. Notes for the
-    # evidence are computed only on the refactor path; evolution evidence comes from fresh parses.
-    doc_old, doc_new = _strip_docstrings(t_old), _strip_docstrings(t_new)
-    c_old, c_new = _inline_constants(t_old, fixed), _inline_constants(t_new, fixed)
-    d_old, m_old = _canonical(t_old, fixed)
-    d_new, m_new = _canonical(t_new, fixed)
-    if d_old != d_new:
+    # Normalise in place (the trees are ours); evolution evidence comes from fresh parses.
+    from . import classify_py
+    n_old = classify_py.normalise(t_old, fixed)
+    n_new = classify_py.normalise(t_new, fixed)
+    if classify_py.tree_key(t_old) != classify_py.tree_key(t_new):
         return INTENT_EVOLUTION, "python: " + _evolution_evidence(ast.parse(old), ast.parse(new))
     notes: list[str] = []
-    if doc_old != doc_new:
-        notes.append("docstring change")
-    extracted = sorted(set(c_new) - set(c_old))
-    inlined = sorted(set(c_old) - set(c_new))
-    if extracted:
-        notes.append("extracted constant(s): " + ", ".join(extracted[:5]))
-    if inlined:
-        notes.append("inlined constant(s): " + ", ".join(inlined[:5]))
-    inv_new = {v: k for k, v in m_new.items()}
-    pairs = [f"{k}->{inv_new[v]}" for k, v in m_old.items() if inv_new.get(v, k) != k]
+    for kind in ("docstrings", "type hints", "imports"):
+        if kind in n_old or kind in n_new:
+            notes.append(f"{kind} only")
+    for kind, verb in (("constants", "constant"), ("functions", "function"), ("variables", "variable")):
+        a, b = list(n_old.get(kind, ())), list(n_new.get(kind, ()))
+        ext = sorted(set(b) - set(a)) if len(b) > len(a) else []
+        inl = sorted(set(a) - set(b)) if len(a) > len(b) else []
+        if ext:
+            notes.append(f"extracted {verb}(s): " + ", ".join(ext[:5]))
+        if inl:
+            notes.append(f"inlined {verb}(s): " + ", ".join(inl[:5]))
+    inv_new = {v: k for k, v in _label_map(n_new).items()}
+    pairs = [f"{k}->{inv_new[v]}" for k, v in _label_map(n_old).items() if inv_new.get(v, k) != k]
     if pairs:
         notes.append("consistent rename(s): " + ", ".join(pairs[:5]) + (" …" if len(pairs) > 5 else ""))
     return AST_REFACTOR, "python: " + ("; ".join(notes) or "equivalent AST")
 
 
-def _strip_docstrings(tree: ast.AST) -> list[str]:
-    """Remove docstrings in place; returns them (to tell whether they changed)."""
-    docs: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                    and isinstance(body[0].value.value, str):
-                docs.append(body[0].value.value)
-                node.body = body[1:] or [ast.Pass()]
-    return docs
-
-
-def _bound_names(tree: ast.AST) -> list[str]:
-    """Names bound anywhere in the module, in order of appearance."""
-    out: dict[str, None] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out[node.name] = None
-        elif isinstance(node, ast.arg):
-            out[node.arg] = None
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            out[node.id] = None
-        elif isinstance(node, ast.alias):
-            out[node.asname or node.name.split(".")[0]] = None
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            out.update(dict.fromkeys(node.names))
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            out[node.name] = None
-        elif isinstance(node, ast.MatchAs) and node.name:
-            out[node.name] = None
-        elif isinstance(node, ast.MatchStar) and node.name:
-            out[node.name] = None
-    return list(out)
-
-
-def _inline_constants(tree: ast.Module, fixed: frozenset[str] = frozenset()) -> dict[str, object]:
-    """Inline module-level single-assignment literal constants in place; returns {name: value}."""
-    counts: Counter[str] = Counter()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            counts[node.id] += 1
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            for n in node.names:
-                counts[n] += 2  # rebindable from a function: not a constant
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            counts[node.name] += 1
-        elif isinstance(node, ast.arg):
-            counts[node.arg] += 1
-        elif isinstance(node, ast.alias):
-            counts[node.asname or node.name.split(".")[0]] += 1
-    consts: dict[str, ast.expr] = {}
-    keep: list[ast.stmt] = []
-    for stmt in tree.body:
-        target = value = None
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            target, value = stmt.targets[0].id, stmt.value
-        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
-            target, value = stmt.target.id, stmt.value
-        if target and target not in fixed and counts[target] == 1 and _is_literal(value):
-            consts[target] = value
-            continue
-        keep.append(stmt)
-    if not consts:
-        return {}
-
-    class _Inline(ast.NodeTransformer):
-        def visit_Name(self, node: ast.Name) -> ast.AST:
-            if isinstance(node.ctx, ast.Load) and node.id in consts:
-                return copy.deepcopy(consts[node.id])
-            return node
-
-    tree.body = keep or [ast.Pass()]
-    _Inline().visit(tree)
-    return {k: _key(copy.deepcopy(v)) for k, v in consts.items()}
-
-
-def _is_literal(node: ast.expr | None) -> bool:
-    if isinstance(node, ast.Constant):
-        return True
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        return isinstance(node.operand, ast.Constant)
-    if isinstance(node, ast.Tuple):
-        return all(_is_literal(e) for e in node.elts)
-    return False
-
-
-def _canonical(tree: ast.AST, fixed: frozenset[str] = frozenset()) -> tuple[bytes, dict[str, str]]:
-    """Alpha-rename bound names in place; returns (comparison key, {original name: canonical name})."""
-    bound = set(_bound_names(tree)) - fixed
-    mapping: dict[str, str] = {}
-
-    def canon(name: str) -> str:
-        if name not in bound:
-            return name
-        c = mapping.get(name)
-        if c is None:
-            c = mapping[name] = f"_v{len(mapping)}"
-        return c
-
-    # ast.walk is breadth-first: not source order, but deterministic and the same for equal trees.
-    for node in ast.walk(tree):
-        d = node.__dict__
-        for attr in ("name", "id", "arg", "attr", "asname"):
-            v = d.get(attr)
-            if type(v) is str:
-                if attr == "name" and isinstance(node, ast.alias):
-                    continue  # the imported module/object name itself is not ours to rename
-                d[attr] = canon(v)
-        if isinstance(node, (ast.Global, ast.Nonlocal)):
-            node.names = [canon(n) for n in node.names]
-        elif isinstance(node, ast.alias) and node.asname is None:
-            # `import x` binds x; canonicalise the binding via a synthetic asname so uses match.
-            node.asname = canon(node.name.split(".")[0])
-    return _key(tree, strip=False), mapping  # positions were stripped by the first _key()
+def _label_map(notes: dict) -> dict[str, str]:
+    return dict(notes.get("labels", {}))
 
 
 _POS = ("lineno", "col_offset", "end_lineno", "end_col_offset")
@@ -451,19 +376,53 @@ def _classify_bash(old: str, new: str) -> tuple[str, str] | None:
             stack = [tree.root_node]
             while stack:
                 n = stack.pop()
-                if n.type == "comment":
+                t = n.type
+                if t == "comment":
                     continue
-                if n.child_count == 0:
-                    out.append((n.type, data[n.start_byte:n.end_byte]))
+                lit = _sh_literal(n, data)
+                if lit is not None:
+                    out.append(lit)
+                elif n.child_count == 0:
+                    if t in (";", "program"):
+                        continue  # `a; b` and `a<newline>b` are the same list; an empty program has no tokens
+                    if t in ("`", "$(") or (t == ")" and n.parent is not None
+                                            and n.parent.type == "command_substitution"):
+                        out.append(("subst", b""))  # `cmd` and $(cmd) are the same substitution
+                    else:
+                        out.append((t, data[n.start_byte:n.end_byte]))
                 else:
                     stack.extend(reversed(n.children))
             return out
 
         if leaves(old) == leaves(new):
-            return AST_REFACTOR, "bash (tree-sitter): whitespace/comment-only change"
+            return AST_REFACTOR, "bash (tree-sitter): whitespace/comment/quoting-only change"
         return INTENT_EVOLUTION, "bash (tree-sitter): token change"
     except Exception:  # a grammar/ABI mismatch must not break recording: fall back to the generic heuristic
         return None
+
+
+_SH_PLAIN = re.compile(rb"[A-Za-z0-9_./:=@%+,-]+")
+
+
+def _sh_literal(n, data: bytes) -> tuple[str, bytes] | None:
+    """A shell word whose value does not depend on its quoting: ``a``, ``'a'``, ``"a"`` -> ("lit", b"a");
+    ``$a`` / ``${a}`` -> ("var", b"a"). Anything with globbing, expansions or escapes keeps its exact tokens."""
+    t = n.type
+    text = data[n.start_byte:n.end_byte]
+    if t == "word" and _SH_PLAIN.fullmatch(text):
+        return "lit", text
+    if t == "raw_string" and len(text) >= 2 and b"\\" not in text:
+        return "lit", text[1:-1]
+    if t == "string" and all(c.type in ('"', "string_content") for c in n.children):
+        inner = text[1:-1]
+        if b"\\" not in inner:
+            return "lit", inner
+    if t == "simple_expansion" or (t == "expansion" and n.named_child_count == 1
+                                    and n.named_children[0].type == "variable_name"):
+        names = [c for c in n.named_children if c.type in ("variable_name", "special_variable_name")]
+        if len(names) == 1 and n.named_child_count == 1:
+            return "var", data[names[0].start_byte:names[0].end_byte]
+    return None
 
 
 # ---------------------------------------------------------------------------------------------------- generic

@@ -494,7 +494,8 @@ class _Walker:
         if fd_dup and (w.text.isdigit() or w.text == "-"):
             return
         if op.startswith(">") or op.startswith("&>") or op == "<>":
-            self.write_target(w, ctx, f"redirection {op}")
+            for one in _expand_braces([w]):  # bash refuses an ambiguous `> {a,b}`; judge every spelling anyway
+                self.write_target(one, ctx, f"redirection {op}")
 
     def _walk_function(self, node: Any, ctx: _Ctx) -> None:
         name_node = node.child_by_field_name("name")
@@ -616,7 +617,20 @@ class _Walker:
             argv.extend(extra)
         if not argv:
             return
-        _run_argv(self, argv, ctx, self.depth)
+        _run_argv(self, _expand_braces(argv), ctx, self.depth)
+
+
+def _expand_braces(words: list[W]) -> list[W]:
+    """The words after bash brace expansion (``src/{a,../X}`` is two words; see :mod:`orchestrator.braces`)."""
+    if not any("{" in w.text and w.node is not None for w in words):
+        return words
+    from orchestrator import braces
+
+    out: list[W] = []
+    for w in words:
+        many = braces.expand(w.node, _t) if "{" in w.text and w.node is not None else None
+        out.extend([w] if many is None else [W(text, dyn, glob) for text, dyn, glob in many])
+    return out
 
 
 def _redirect_op(node: Any) -> str:
@@ -2241,7 +2255,7 @@ def _git(run: _Run) -> None:
                 pass  # the pager command is itself read-only (less, cat, delta...)
             elif args[i + 1].dyn or not key.startswith(_GIT_SAFE_CONFIG):
                 # core.pager, alias.*, diff.external, filter.*, core.sshCommand ... run commands
-                run.flag("unknown", f"git -c {key}: configuration that may run commands")
+                run.acc.flag("unknown", f"git -c {key}: configuration that may run commands", "hijack")
                 return
         if s.startswith("--exec-path="):
             run.flag("unknown", "git --exec-path changes which programs git runs")
@@ -2273,6 +2287,10 @@ def _git(run: _Run) -> None:
         return
     if editor_cfg and sub not in _GIT_READ:
         run.flag("unknown", "git -c core.editor: the editor command may run")
+        return
+    from orchestrator import shellgit
+
+    if shellgit.check(run, i):  # where it writes: -C, --git-dir, config, init, clone, worktree... (shellgit.py)
         return
     name = f"git {sub}"
     if sub == "hash-object" and "-w" in r:

@@ -82,20 +82,50 @@ def test_bash_with_tree_sitter() -> None:
 
 
 @pytest.mark.parametrize("path,old,new,expected", [
-    ("a.ts", "// c\nlet a = 1;\n", "let a = 1; /* x */\n", R),
-    ("a.ts", "let a = 1;\n", "let a = 2;\n", E),
-    ("a.ts", 'let s = "// not a comment";\n', 'let s = "// still";\n', E),
     ("a.go", "func f() {\n\treturn 1\n}\n", "func f() {\n    return 1\n}\n", R),
-    ("a.yaml", "a: 1  # c\n", "a: 1\n", R),
-    ("a.yaml", "a: 1\n", "a: 2\n", E),
-    ("README.md", "Hello  world\n", "Hello world\n", R),
-    ("README.md", "Hello world\n", "Goodbye world\n", E),
-    ("a.ts", "let total = 1;\n", "let acc = 1;\n", E),  # renames are not recognised outside Python
+    ("a.go", "// c\nx := 1\n", "x := 1 /* y */\n", R),
+    ("a.go", 'x := "// not a comment"\n', 'x := "// still"\n', E),
+    ("a.rb", "a = 1 # c\n", "a = 1\n", R),
+    ("a.rb", "a = 1\n", "a = 2\n", E),
 ])
 def test_generic_token_heuristic(path: str, old: str, new: str, expected: str) -> None:
     cls, ev = classify(path, old, new)
     assert cls == expected, ev
     assert "heuristic" in ev
+
+
+@pytest.mark.parametrize("path,old,new,expected,engine", [
+    ("a.ts", "// c\nlet a = 1;\n", "let a = 1; /* x */\n", R, "tree-sitter"),
+    ("a.ts", "let a = 1;\n", "let a = 2;\n", E, "tree-sitter"),
+    ("a.ts", 'let s = "// not a comment";\n', 'let s = "// still";\n', E, "tree-sitter"),
+    ("a.js", "let s = `a // b`;\n", "let s = `a // c`;\n", E, "tree-sitter"),  # not a comment in a template
+    ("a.ts", "let total = 1;\nuse(total);\n", "let acc = 1;\nuse(acc);\n", R, "tree-sitter"),
+    ("a.yaml", "a: 1  # c\n", "a: 1\n", R, "parsed"),
+    ("a.yaml", "a: 1\n", "a: 2\n", E, "parsed"),
+    ("a.yaml", "a:\n  x: 1\nb: {}\n", "a: {}\nb:\n  x: 1\n", E, "parsed"),  # key moved into another mapping
+    ("a.json", '{"a": 1, "b": 2}', '{"b": 2, "a": 1}', R, "parsed"),
+    ("README.md", "Hello  world\n", "Hello world\n", R, "markdown"),
+    ("README.md", "Hello world\n", "Goodbye world\n", E, "markdown"),
+])
+def test_parsers_per_language(path: str, old: str, new: str, expected: str, engine: str) -> None:
+    cls, ev = classify(path, old, new)
+    assert cls == expected, ev
+    assert engine in ev
+
+
+@pytest.mark.parametrize("old,new,expected", [
+    ("def load(p, mode):\n    return open(p, mode=mode)\n", "def load(p, m):\n    return open(p, m=m)\n", E),
+    ("def f(resp):\n    status = resp.status\n    return status\n",
+     "def f(resp):\n    code = resp.code\n    return code\n", E),
+    ("DEBUG = False\n", "DEBUG = True\n", E),
+    ("import sys\nimport os\n", "import os\nimport sys\n", R),
+    ("def f(a, b):\n    return a * b + 1\n", "def f(a, b):\n    p = a * b\n    return p + 1\n", R),
+    ("def f(a):\n    return a\n", "def f(a: int) -> int:\n    return a\n", R),
+])
+def test_issue_17_python_cases(old: str, new: str, expected: str) -> None:
+    assert classify("m.py", old, new)[0] == expected
+    _, hunks = changed_ranges(old, new)
+    assert classify("m.py", old, new, hunks)[0] == expected
 
 
 def test_declared_class_normalisation_and_combine() -> None:

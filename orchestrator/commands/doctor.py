@@ -37,6 +37,7 @@ CHECKS: list[str] = [
     "orchestrator.adapters.checks:check_launcher",
     "orchestrator.adapters.checks:check_hooks",
     "orchestrator.adapters.checks:check_mcp",
+    "orchestrator.githooks:check_hooks_path",
 ]
 
 

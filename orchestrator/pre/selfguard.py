@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 import stat
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from orchestrator import githooks
 from orchestrator.models import Kind, Verdict
 
 if TYPE_CHECKING:
@@ -31,6 +32,10 @@ GOVERNANCE = (
     (".gitattributes", r"\.gitattributes"),
     # git internals: hooks and config would run code or rewrite history outside any governance
     (".git/**", r"\.git(?:/.*)?"),
+    # the same two in any nested repository (and `.git/config` named from a subdirectory: git looks upwards for
+    # the repository, a shell analysis cannot; see shellgit.py)
+    ("**/.git/config", r".*/\.git/config(?:\.worktree)?"),
+    ("**/.git/hooks/**", r".*/\.git/hooks(?:/.*)?"),
 )
 # one alternation, one named group per pattern: a single fullmatch answers for all of them
 _RE = re.compile("|".join(f"(?P<g{i}>{rx})" for i, (_shown, rx) in enumerate(GOVERNANCE)),
@@ -45,10 +50,34 @@ def protected_by(path: str) -> str | None:
     return GOVERNANCE[int(m.lastgroup[1:])][0]  # type: ignore[index]
 
 
+def hooks_pattern(path: str, dirs: tuple[str, ...]) -> str | None:
+    """The ``core.hooksPath`` directory (of ``dirs``, see :mod:`orchestrator.githooks`) that ``path`` falls
+    under, is, or contains (replacing a parent swaps the hooks), shown as a pattern, or None. A hooks path at the
+    workspace root covers only the hook names there."""
+    for d in dirs:
+        if d == ".":
+            if path in githooks.HOOK_NAMES:
+                return "core.hooksPath (the workspace root): " + path
+        elif path == d or path.startswith(d + "/") or d.startswith(path + "/") or path == ".":
+            return f"core.hooksPath: {d}/**"
+    return None
+
+
+def _may_touch_hooks(call: Any) -> bool:
+    """Whether to look up ``core.hooksPath`` for this call (a handful of ``stat`` calls): always for a shell
+    command (it may make or replace whole directories); for a file tool only when it names a hook file. A file
+    tool writing a non-hook file inside a hooks directory (husky's ``_/h``) is left to ``.intentignore``:
+    ``orch doctor`` says when the hooks directory is missing there (it costs nothing per call)."""
+    if call.shell is not None or call.kind not in (Kind.WRITE, Kind.EDIT, Kind.DELETE):
+        return True
+    return any(p.rpartition("/")[2] in githooks.HOOK_NAMES for p in call.resolved)
+
+
 def check(ctx: Context) -> Verdict | None:
     call = ctx.call
+    hook_dirs = githooks.hook_dirs(ctx.gov.root) if call.resolved and _may_touch_hooks(call) else ()
     for path in call.resolved:
-        pattern = protected_by(path)
+        pattern = protected_by(path) or (hooks_pattern(path, hook_dirs) if hook_dirs else None)
         if pattern is not None:
             return Verdict.deny(
                 "governance-file", NAME,
