@@ -79,7 +79,8 @@ REGISTRY: dict[str, ToolSpec] = {
 }
 
 # MCP tools of orchestrator itself are handshakes, not mutations
-_META_MCP = re.compile(r"^mcp__orchestrator__(select_active_intent|list_intents|record_lesson)$")
+# (Claude Code and Codex name them ``mcp__orchestrator__<tool>``, Gemini CLI ``mcp_orchestrator_<tool>``)
+_META_MCP = re.compile(r"^mcp(?:__orchestrator__|_orchestrator_)(select_active_intent|list_intents|record_lesson)$")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M)
 
 

@@ -1,22 +1,51 @@
 """Gemini CLI adapter: ``BeforeTool`` / ``AfterTool`` command hooks (settings ``hooks`` in .gemini/settings.json).
 
-Protocol (https://geminicli.com/docs/hooks/reference): events carry ``session_id, cwd, hook_event_name,
-timestamp`` plus ``tool_name, tool_input`` (and ``tool_response {llmContent, returnDisplay, error?}`` after).
-``BeforeTool`` refuses with ``{"decision": "deny", "reason": ...}`` (the reason is sent to the model as the tool's
-error); exit 2 also blocks. Gemini has no "ask" there, so an "ask" verdict is answered as a deny. Tools:
-``write_file``, ``replace``, ``run_shell_command``, ``read_file`` (see :mod:`orchestrator.tools`); MCP tools are
-named ``mcp__<server>__<tool>``, so the handshake is ``mcp__orchestrator__select_active_intent`` as in Claude Code.
+Protocol (https://geminicli.com/docs/hooks/reference; payloads as sent by Gemini CLI 0.61.0, see
+tests/e2e/test_gemini_cli.py): events carry ``session_id, transcript_path, cwd, hook_event_name, timestamp`` plus
+``tool_name, tool_input`` (and ``tool_response {llmContent, returnDisplay, error?}`` after). ``BeforeTool``
+refuses with ``{"decision": "deny", "reason": ...}`` (the reason is sent to the model as the tool's error); exit 2
+also blocks. Gemini has no "ask" there, so an "ask" verdict is answered as a deny.
+
+What differs from Claude Code, and how it is handled here:
+
+- MCP tools are named ``mcp_<server>_<tool>`` (single underscores) and carry ``mcp_context {server_name,
+  tool_name}``: the handshake is ``mcp_orchestrator_select_active_intent``, recognised by either. Its BeforeTool
+  hook records the selection for the event's ``session_id`` (Gemini tells the MCP server nothing about the
+  session, so the server, started with ``ORCH_MCP_HOOKED=1``, records nothing itself).
+- ``run_shell_command`` runs in ``tool_input.dir_path`` (relative to ``cwd``) when given: that is the command's
+  working directory for the analysis, so ``echo x > f`` with ``dir_path: "src"`` is ``src/f``.
+- Events carry no tool-call id. A pre-image is paired with its post by a key both compute from the session, the
+  tool, the canonical target and a hash of ``tool_input`` (:func:`capture_key`); the record's dedupe id adds the
+  AfterTool's timestamp, so two identical calls both get a record. Pre-images whose post never came (a call
+  refused by Gemini's own policy, a crash) are overwritten by the next identical call and swept at SessionStart.
+- ``AfterTool``'s ``tool_response.returnDisplay.originalContent`` (the file before a ``write_file``/``replace``)
+  is handed to the ledger as the pre-image, like Claude Code's ``originalFile``.
+- No model in the payload: the model id comes from the session transcript (``transcript_path``, JSONL whose
+  ``gemini`` messages carry ``model``).
+
 ``SessionStart`` / ``BeforeAgent`` inject the mandate through ``hookSpecificOutput.additionalContext``.
 """
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import re
+import time
 from typing import Any
 
 from orchestrator.adapters import claude_code
 from orchestrator.adapters.base import HookResult
-from orchestrator.models import Verdict
+from orchestrator.models import ToolCall, Verdict
 
 AGENT = "gemini"
+SERVER = "orchestrator"
+#: the handshake tool as Gemini CLI names it (``mcp_<server>_<tool>``)
+SELECT_TOOL = "mcp_orchestrator_select_active_intent"
+#: pre-images of Gemini calls whose AfterTool never came are removed at SessionStart after this many seconds
+STALE_PREIMAGE_S = 3600.0
+_PREFIX = "gemini-"
+_MODEL = re.compile(rb'"model"\s*:\s*"([^"<][^"]*)"')
 
 
 def answer(verdict: Verdict) -> HookResult:
@@ -26,22 +55,121 @@ def answer(verdict: Verdict) -> HookResult:
     return HookResult.json({"decision": "deny", "reason": verdict.reason})
 
 
+def is_select(event: dict[str, Any]) -> bool:
+    """Is this the ``select_active_intent`` tool of the ``orchestrator`` MCP server?"""
+    tool = event.get("tool_name")
+    if tool in (SELECT_TOOL, claude_code.SELECT_TOOL):
+        return True
+    ctx = event.get("mcp_context")
+    return isinstance(ctx, dict) and ctx.get("server_name") == SERVER and ctx.get("tool_name") == \
+        "select_active_intent"
+
+
+def _cwd(event: dict[str, Any]) -> str | None:
+    cwd = event.get("cwd")
+    return cwd if isinstance(cwd, str) and cwd else None
+
+
+def capture_key(event: dict[str, Any], call: ToolCall) -> str:
+    """The key that pairs a call's BeforeTool with its AfterTool (Gemini sends no tool-call id).
+
+    Session, tool, canonical target (the file tool's path, or the shell command's working directory, made
+    absolute against ``cwd``) and the canonical JSON of ``tool_input``: identical in both events of one call.
+    """
+    base = call.cwd or _cwd(event) or ""
+    target = call.paths[0] if call.paths else ""
+    target = os.path.normpath(os.path.join(base, target)) if target or base else ""
+    tool_input = event.get("tool_input") if isinstance(event.get("tool_input"), dict) else {}
+    material = "\0".join((call.session_id, call.tool, target,
+                          json.dumps(tool_input, sort_keys=True, ensure_ascii=False, default=str)))
+    return _PREFIX + hashlib.sha256(material.encode("utf-8", "surrogateescape")).hexdigest()[:40]
+
+
+def call_of(event: dict[str, Any]) -> ToolCall:
+    """The canonical ToolCall of a Gemini tool event (dir_path as the shell's cwd, the pairing key)."""
+    call = claude_code.call_from(event, agent=AGENT)
+    tool_input = event.get("tool_input") if isinstance(event.get("tool_input"), dict) else {}
+    dir_path = tool_input.get("dir_path")
+    if call.tool == "run_shell_command" and isinstance(dir_path, str) and dir_path.strip():
+        # the command runs there; a relative dir_path is relative to the project directory (the event's cwd)
+        call.cwd = os.path.normpath(os.path.join(_cwd(event) or os.getcwd(), dir_path))
+    call.capture_key = capture_key(event, call)
+    return call
+
+
+def model_from_transcript(path: Any, *, max_bytes: int = 256 * 1024) -> str | None:
+    """The last model named in the tail of a Gemini CLI session transcript (JSONL); None when unknown."""
+    if not isinstance(path, str) or not path:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, 2)
+            fh.seek(max(0, fh.tell() - max_bytes))
+            data = fh.read()
+    except OSError:
+        return None
+    found = _MODEL.findall(data)
+    return found[-1].decode("utf-8", "replace") if found else None
+
+
+def after_result(response: Any) -> dict[str, Any]:
+    """AfterTool's ``tool_response`` as the ledger's result: ``returnDisplay.originalContent`` -> pre-image."""
+    result = dict(response) if isinstance(response, dict) else {"output": response}
+    display = result.get("returnDisplay")
+    if isinstance(display, dict) and "originalContent" in display:
+        # a new file comes with originalContent "" and isNewFile: it did not exist, it was not empty
+        original = None if display.get("isNewFile") else display.get("originalContent")
+        if original is None or isinstance(original, str):
+            result["originalFile"] = original  # None: the file did not exist (a create)
+    return result
+
+
+def sweep_preimages(governor: Any, *, max_age: float = STALE_PREIMAGE_S) -> int:
+    """Remove this adapter's pre-images older than ``max_age`` seconds (their AfterTool never came)."""
+    try:
+        folder = os.path.join(str(governor.workspace.run_dir), "preimages")
+        names = [n for n in os.listdir(folder) if n.startswith(_PREFIX) and n.endswith(".json")]
+    except (AttributeError, OSError):
+        return 0
+    cutoff = time.time() - max_age
+    removed = 0
+    for name in names:
+        path = os.path.join(folder, name)
+        try:
+            if os.lstat(path).st_mtime < cutoff:
+                os.unlink(path)
+                removed += 1
+        except OSError:
+            continue
+    return removed
+
+
+def context_text(governor: Any, session_id: str, *, full: bool) -> str:
+    """The mandate and intents, with the handshake named as Gemini's model sees it."""
+    text = claude_code.context_text(governor, session_id, full=full)
+    return text.replace(claude_code.SELECT_TOOL, SELECT_TOOL)
+
+
 def handle(event: dict[str, Any], governor: Any) -> HookResult:
     """Answer one Gemini CLI hook event."""
     name = event.get("hook_event_name")
-    tool = event.get("tool_name")
     if name == "BeforeTool":
-        if tool == claude_code.SELECT_TOOL:
+        if is_select(event):
             return answer(claude_code.select_intent(event, governor, agent=AGENT))
-        return answer(governor.pre(claude_code.call_from(event, agent=AGENT)))
+        return answer(governor.pre(call_of(event)))
     if name == "AfterTool":
-        if tool != claude_code.SELECT_TOOL:
-            response = event.get("tool_response")
-            result = response if isinstance(response, dict) else {"output": response}
-            governor.post(claude_code.call_from(event, agent=AGENT), result)
+        if not is_select(event):
+            call = call_of(event)
+            stamp = event.get("timestamp")
+            # the record's dedupe id: unique per call (a replayed event has the same timestamp)
+            call.tool_use_id = f"{call.capture_key}@{stamp}" if isinstance(stamp, str) and stamp else None
+            if call.kind.mutating:
+                call.model_id = model_from_transcript(event.get("transcript_path"))
+            governor.post(call, after_result(event.get("tool_response")))
         return HookResult.json({})
     if name in ("SessionStart", "BeforeAgent"):
-        text = claude_code.context_text(governor, claude_code.session_of(event), full=name == "SessionStart")
-        text = text.replace("mcp__orchestrator__select_active_intent", "select_active_intent (MCP server orchestrator)")
+        if name == "SessionStart":
+            sweep_preimages(governor)
+        text = context_text(governor, claude_code.session_of(event), full=name == "SessionStart")
         return HookResult.json({"hookSpecificOutput": {"hookEventName": name, "additionalContext": text}})
     return HookResult.json({})

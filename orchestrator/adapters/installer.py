@@ -188,14 +188,15 @@ def mcp_server_entry(agent: str, *, python: str | None = None, scope: str = "loc
     so the entry holds no machine path; ``"local"``: this interpreter by absolute path.
     """
     env: dict[str, str] = {}
-    if agent in ("claude-code", "codex"):
+    if agent in ("claude-code", "codex", "gemini"):
         env["ORCH_MCP_HOOKED"] = "1"  # the PreToolUse hook records the selection per session (see adapters.mcp)
     if scope == "shared":
         script = f'exec "$(git rev-parse --show-toplevel 2>/dev/null || pwd)/{LAUNCHER}" mcp'
         shared: dict[str, Any] = {"command": "sh", "args": ["-c", script, "orchestrator"], "env": env}
         return {"type": "stdio", **shared} if agent == "claude-code" else shared
     parent = package_parent()
-    if not _in_site_packages(parent):
+    # Gemini CLI refuses PYTHONPATH in an MCP server's env ("dangerous environment variable override")
+    if not _in_site_packages(parent) and agent != "gemini":
         env["PYTHONPATH"] = str(parent)
     entry: dict[str, Any] = {"command": python or sys.executable, "args": ["-m", "orchestrator", "mcp"]}
     if agent == "claude-code":
@@ -340,6 +341,13 @@ def install(agent: str, root: str | os.PathLike[str], *, python: str | None = No
         data.setdefault("mcpServers", {})[SERVER] = mcp_server_entry(agent, python=python, scope=scope)
     if _save(path, data):
         written.append(path)
+    if mcp and agent == "codex":
+        # Codex reads MCP servers from TOML, not JSON: its own module writes a managed block
+        from orchestrator.adapters import codex_setup
+
+        changed = codex_setup.install_mcp(root, mcp_server_entry(agent, python=python, scope=scope))
+        if changed is not None:
+            written.append(changed)
     if mcp and spec.mcp_file and spec.mcp_file != hooks_file:
         mpath = root / spec.mcp_file
         mdata = _load(mpath)
@@ -386,4 +394,23 @@ def uninstall(agent: str, root: str | os.PathLike[str]) -> list[Path]:
             if path.parent != root and not any(path.parent.iterdir()):
                 path.parent.rmdir()  # e.g. the .claude/ or .cursor/ that install created
         changed.append(path)
+    if agent == "codex":
+        from orchestrator.adapters import codex_setup
+
+        removed = codex_setup.uninstall_mcp(root)
+        if removed is not None:
+            changed.append(removed)
     return changed
+
+
+def notes(agent: str, root: str | os.PathLike[str]) -> list[str]:
+    """What a user must still do by hand after ``install`` for the hooks to actually run (trust, mostly)."""
+    if agent == "codex":
+        from orchestrator.adapters import codex_setup
+
+        return codex_setup.notes(Path(root))
+    if agent == "gemini":
+        from orchestrator.adapters import gemini_setup
+
+        return gemini_setup.notes(Path(root))
+    return []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from orchestrator.adapters.installer import LAUNCHER, REMEMBERED, SCOPES, SPECS, install
+from orchestrator.adapters.installer import LAUNCHER, REMEMBERED, SCOPES, SPECS, install, notes
 from orchestrator.commands import add_workspace_arg, workspace_of
 from orchestrator.output import out
 
@@ -42,6 +42,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-daemon", action="store_true",
                         help="evaluate every call in the hook process (no `orch serve` daemon): ~5x slower")
     parser.add_argument("--no-mcp", action="store_true", help="do not register the MCP server")
+    parser.add_argument("--trust", action="store_true",
+                        help="codex: also trust this project and its orchestrator hooks in Codex's user config "
+                             "($CODEX_HOME/config.toml, default ~/.codex/config.toml)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,9 +55,18 @@ def run(args: argparse.Namespace) -> int:
         out(f"wrote {path.relative_to(ws.root)}")
     if not written:
         out(f"{args.agent} was already installed exactly so; nothing changed")
+    if args.trust:
+        if args.agent != "codex":
+            out(f"--trust applies to codex only; {args.agent}: see the notes below")
+        else:
+            from orchestrator.adapters import codex_setup
+
+            out(f"trusted the project and its orchestrator hooks in {codex_setup.write_trust(ws.root)}")
     out(f"orchestrator now governs {args.agent} in {ws.root} ({args.scope} install)")
     if args.scope == "shared":
         out(f"commit {LAUNCHER} with the settings; run `orch doctor` to check that the hooks run")
     else:
         out("run `orch doctor` to check that the hooks run")
+    for line in notes(args.agent, ws.root) if not (args.trust and args.agent == "codex") else ():
+        out(line)
     return 0

@@ -11,7 +11,8 @@ Interface used (duck-typed, so this module does not import the pipeline):
     / ``deletes`` relative to ``call.cwd``), ``cwd``, ``tool_use_id``, ``session_id``, ``agent``, ``agent_id``,
     ``intent_id`` (the effective intent), ``mutation_class`` (declared, may be None), ``model_id``. Missing
     attributes are treated as None. :func:`capture` sets ``call.capture_key`` when ``tool_use_id`` is None (if the
-    object accepts new attributes; otherwise the key is remembered per object id in this process).
+    object accepts new attributes; otherwise the key is remembered per object id in this process). A
+    ``capture_key`` set beforehand by an adapter names the pre-image (pre and post compute the same one).
 ``result``
     dict or None. For Claude Code it is ``tool_response``: ``originalFile`` (pre-image text, None for a create),
     ``structuredPatch``, ``type`` ("create"/"update").
@@ -202,7 +203,9 @@ def _known_stat(known: dict[str, Any], rel: str) -> Any:
 
 
 def _key_of(call: Any) -> str | None:
-    k = getattr(call, "tool_use_id", None) or getattr(call, "capture_key", None) or _KEYS.get(id(call))
+    # an adapter may set ``capture_key`` itself to pair a pre with its post when the agent gives no id for the
+    # call (Gemini CLI): it then names the pre-image, while ``tool_use_id`` stays the record's dedupe id
+    k = getattr(call, "capture_key", None) or getattr(call, "tool_use_id", None) or _KEYS.get(id(call))
     return str(k) if k else None
 
 

@@ -1,8 +1,8 @@
-"""Fixtures for end-to-end tests that drive the real Claude Code CLI against a fake Anthropic API.
+"""Fixtures for end-to-end tests that drive the real agent CLIs (Claude Code, Codex, Gemini CLI) against fake APIs.
 
-The CLI is pinned in ``tests/e2e/package.json`` (+ lock). If ``node_modules/.bin/claude`` is missing, the
-``claude_bin`` fixture runs ``npm ci`` here once, so a plain ``pytest`` on a fresh machine runs these tests. Without
-npm the tests are skipped locally, but fail when ``CI=true`` (CI must never silently skip the end-to-end proof).
+The CLIs are pinned in ``tests/e2e/package.json`` (+ lock). If ``node_modules/.bin/<cli>`` is missing, the
+``claude_bin`` / ``codex_bin`` / ``gemini_bin`` fixtures run ``npm ci`` here once, so a plain ``pytest`` on a
+fresh machine runs these tests. Without npm the tests are skipped locally, but fail when ``CI=true`` (CI must never silently skip the end-to-end proof).
 """
 from __future__ import annotations
 
@@ -19,33 +19,68 @@ from tests.e2e.claude_cli import CLI_TIMINGS, make_runner
 
 E2E_DIR = Path(__file__).resolve().parent
 
-CLAUDE_VERSION = json.loads((E2E_DIR / "package.json").read_text())["dependencies"]["@anthropic-ai/claude-code"]
+_PINNED = json.loads((E2E_DIR / "package.json").read_text())["dependencies"]
+CLAUDE_VERSION = _PINNED["@anthropic-ai/claude-code"]
+CODEX_VERSION = _PINNED["@openai/codex"]
+GEMINI_VERSION = _PINNED["@google/gemini-cli"]
 
 
-def _unavailable(reason: str) -> None:
+def _unavailable(reason: str, what: str = "Claude Code CLI") -> None:
     if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"Claude Code CLI unavailable in CI: {reason}")
-    pytest.skip(f"Claude Code CLI unavailable: {reason}")
+        pytest.fail(f"{what} unavailable in CI: {reason}")
+    pytest.skip(f"{what} unavailable: {reason}")
+
+
+def _pinned_bin(name: str, what: str) -> Path:
+    """``node_modules/.bin/<name>``, running ``npm ci`` here once when it is missing.
+
+    ``ORCH_E2E_<NAME>_BIN`` (e.g. ``ORCH_E2E_CODEX_BIN=$(command -v codex)``) runs the same scenarios against a
+    binary installed as a user installs it (``npm i -g``); its version must still be the pinned one.
+    """
+    override = os.environ.get(f"ORCH_E2E_{name.upper()}_BIN")
+    if override:
+        return Path(override)
+    binary = E2E_DIR / "node_modules" / ".bin" / name
+    if not binary.exists():
+        npm = shutil.which("npm")
+        if npm is None:
+            _unavailable("npm not found on PATH (install Node.js, then run `npm ci` in tests/e2e)", what)
+        cmd = [npm, "ci" if (E2E_DIR / "package-lock.json").exists() else "install", "--no-audit", "--no-fund"]
+        proc = subprocess.run(cmd, cwd=E2E_DIR, capture_output=True, text=True, timeout=900)
+        if proc.returncode != 0 or not binary.exists():
+            _unavailable(f"`{' '.join(cmd[1:])}` failed in tests/e2e: {proc.stderr.strip()[-800:]}", what)
+    return binary
 
 
 @pytest.fixture(scope="session")
 def claude_bin() -> Path:
     """Path to the pinned ``claude`` binary, installing it with npm on first use."""
-    binary = E2E_DIR / "node_modules" / ".bin" / "claude"
-    if not binary.exists():
-        npm = shutil.which("npm")
-        if npm is None:
-            _unavailable("npm not found on PATH (install Node.js, then run `npm ci` in tests/e2e)")
-        cmd = [npm, "ci" if (E2E_DIR / "package-lock.json").exists() else "install", "--no-audit", "--no-fund"]
-        proc = subprocess.run(cmd, cwd=E2E_DIR, capture_output=True, text=True, timeout=600)
-        if proc.returncode != 0 or not binary.exists():
-            _unavailable(f"`{' '.join(cmd[1:])}` failed in tests/e2e: {proc.stderr.strip()[-800:]}")
+    return _checked(_pinned_bin("claude", "Claude Code CLI"), CLAUDE_VERSION, "Claude Code CLI")
+
+
+@pytest.fixture(scope="session")
+def codex_bin() -> Path:
+    """Path to the pinned ``codex`` binary (npm ``@openai/codex``; the native binary ships in its platform package)."""
+    return _checked(_pinned_bin("codex", "Codex CLI"), CODEX_VERSION, "Codex CLI")
+
+
+@pytest.fixture(scope="session")
+def gemini_bin() -> Path:
+    """Path to the pinned ``gemini`` binary (npm ``@google/gemini-cli``)."""
+    return _checked(_pinned_bin("gemini", "Gemini CLI"), GEMINI_VERSION, "Gemini CLI")
+
+
+def _checked(binary: Path, version: str, what: str) -> Path:
+    """``binary`` if it runs and says it is ``version`` (else skip locally, fail in CI)."""
+    home = E2E_DIR / "node_modules" / ".home"  # a throw-away HOME: `--version` must not touch the user's
+    home.mkdir(parents=True, exist_ok=True)
     try:
-        version = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60).stdout
+        out = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60,
+                             env=dict(os.environ, HOME=str(home))).stdout
     except OSError as exc:
-        _unavailable(f"{binary} does not run: {exc}")
-    if CLAUDE_VERSION not in version:
-        _unavailable(f"expected Claude Code {CLAUDE_VERSION}, found {version.strip()!r}")
+        _unavailable(f"{binary} does not run: {exc}", what)
+    if version not in out:
+        _unavailable(f"expected {what} {version}, found {out.strip()!r}", what)
     return binary
 
 
@@ -59,5 +94,5 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     """Print the wall time of each CLI launch, to keep the e2e budget (< 3 min in CI) visible."""
     if CLI_TIMINGS:
         terminalreporter.write_line(
-            "claude CLI runs: " + ", ".join(f"{s:.2f}s" for _, s in CLI_TIMINGS)
+            "agent CLI runs: " + ", ".join(f"{s:.2f}s" for _, s in CLI_TIMINGS)
             + f" (total {sum(s for _, s in CLI_TIMINGS):.1f}s)")
