@@ -1,6 +1,9 @@
 """The approval broker: a destructive call waits for a person's decision in ``orch tui`` or the CLI.
 
-Files under ``.orchestration/run/approvals/`` (runtime state, gitignored):
+Files under the workspace's :attr:`~orchestrator.workspace.Workspace.approvals_dir` — ``<git common
+dir>/orchestration/approvals/`` in a git worktree, shared by every worktree of the repository so one
+``orch tui`` / ``orch approvals`` serves them all; ``.orchestration/run/approvals/`` otherwise
+(runtime state, never committed). Each request names the worktree and branch that asked:
 
 ``<id>.request.json``   a pending request, written by the waiting hook process
 ``<id>.decision.json``  the person's decision (TUI/CLI), written atomically
@@ -111,6 +114,9 @@ class ApprovalRequest:
     signature: str = ""
     cwd: str | None = None
     pid: int | None = None
+    #: the worktree (workspace root) and branch the call came from: requests of every worktree share one broker
+    worktree: str | None = None
+    branch: str | None = None
     version: int = 1
 
     def to_dict(self) -> dict[str, Any]:
@@ -135,7 +141,7 @@ class ApprovalRequest:
             raise CorruptRequest(f"{source}: 'reasons' must be a list of strings", file=source)
         known = {f for f in cls.__dataclass_fields__}
         kwargs = {k: v for k, v in data.items() if k in known}
-        for key in ("command", "diff", "agent_id", "intent_id", "cwd"):
+        for key in ("command", "diff", "agent_id", "intent_id", "cwd", "worktree", "branch"):
             if kwargs.get(key) is not None and not isinstance(kwargs[key], str):
                 raise CorruptRequest(f"{source}: {key!r} must be a string", file=source)
         paths = kwargs.get("paths", [])
@@ -145,6 +151,13 @@ class ApprovalRequest:
 
     def expired(self, now: float) -> bool:
         return now >= self.expires
+
+    def where(self) -> str:
+        """``worktree-name (branch)`` of the asking worktree, ``-`` when unknown (a request from before worktrees)."""
+        if not self.worktree:
+            return "-"
+        name = os.path.basename(self.worktree.rstrip("/")) or self.worktree
+        return f"{name} ({self.branch})" if self.branch else name
 
 
 @dataclass(frozen=True)
@@ -584,7 +597,7 @@ class Broker:
     def _add_grant_locked(self, req: ApprovalRequest, scope: str, *, by: str) -> dict[str, Any]:
         now = self.clock()
         ttl = self.grant_ttl
-        grant = {"id": "g-" + os.urandom(4).hex(), "scope": scope,
+        grant = {"id": "g-" + os.urandom(4).hex(), "scope": scope, "worktree": req.worktree,
                  "session_id": req.session_id if scope == "session" else None,
                  "intent_id": req.intent_id if scope == "intent" else None,
                  "risk": req.risk, "signature": req.signature, "created": now, "expires": now + ttl,
@@ -600,14 +613,20 @@ class Broker:
         return [g for g in self._read_grants() if include_expired or _num(g.get("expires")) > now]
 
     def find_grant(self, *, session_id: str, intent_id: str | None, risk: str, signature: str,
-                   forbid_remember: Iterable[str] = ()) -> dict[str, Any] | None:
-        """A live grant covering this call, or None. Forbidden risk classes never match."""
+                   forbid_remember: Iterable[str] = (), worktree: str | None = None) -> dict[str, Any] | None:
+        """A live grant covering this call, or None. Forbidden risk classes never match.
+
+        A grant binds to the worktree it was given in (the broker is shared by all worktrees of a repository: a
+        "for this intent" approval in one checkout must not extend to another checkout's files, nor a session
+        grant to a same-named session elsewhere)."""
         if risk in set(forbid_remember):
             return None
         now = self.clock()
         for g in self._read_grants():
             if _num(g.get("expires")) <= now or g.get("risk") != risk or g.get("signature") != signature:
                 continue
+            if g.get("worktree") not in (None, worktree):
+                continue  # (a grant naming no worktree predates them: its broker served one workspace only)
             if g.get("scope") == "session" and g.get("session_id") == session_id:
                 return g
             if g.get("scope") == "intent" and intent_id and g.get("intent_id") == intent_id:
@@ -677,7 +696,18 @@ def broker_for(ctx_or_run_dir: Any, *, clock: Callable[[], float] = time.time) -
     if isinstance(ctx_or_run_dir, (str, os.PathLike)):
         return Broker(ctx_or_run_dir, clock=clock)
     ctx = ctx_or_run_dir
-    return Broker(ctx.gov.workspace.run_dir, clock=clock, grant_ttl=float(ctx.policy.approval.grant_ttl_seconds))
+    return Broker(ctx.gov.workspace.shared_run_dir, clock=clock,
+                  grant_ttl=float(ctx.policy.approval.grant_ttl_seconds))
+
+
+def _branch(root: str) -> str | None:
+    """The branch checked out in worktree ``root`` (shown to the reviewer), read from ``.git`` with the stdlib."""
+    from orchestrator.worktrees import worktree_of
+
+    wt = worktree_of(root)
+    if wt is None:
+        return None
+    return wt.branch or (f"detached {wt.head[:8]}" if wt.head else None)
 
 
 def timeout_of(policy_seconds: float) -> float:
@@ -708,8 +738,9 @@ def request_decision(ctx: Context, reasons: list[str], summary: str) -> Verdict:
     sig = signature(call, risk)
     intent_id = ctx.intent.id if ctx.intent is not None else (call.intent_id or ctx.session.get("intent_id"))
     forbidden = list(pol.forbid_remember)
+    worktree = ctx.gov.root
     grant = broker.find_grant(session_id=call.session_id, intent_id=intent_id, risk=risk, signature=sig,
-                              forbid_remember=forbidden)
+                              forbid_remember=forbidden, worktree=worktree)
     if grant is not None:
         broker.audit("grant-used", grant=grant.get("id"), session_id=call.session_id, intent_id=intent_id,
                      risk=risk, summary=summary)
@@ -721,7 +752,7 @@ def request_decision(ctx: Context, reasons: list[str], summary: str) -> Verdict:
         risk=risk, created=now, expires=now + timeout, agent=call.agent, agent_id=call.agent_id,
         intent_id=intent_id, kind=call.kind.value, command=call.command,
         diff=None if call.command else preview(ctx.gov.root, call), paths=list(call.resolved),
-        signature=sig, cwd=call.cwd, pid=os.getpid(),
+        signature=sig, cwd=call.cwd, pid=os.getpid(), worktree=worktree, branch=_branch(ctx.gov.root),
     )
     broker.submit(req)
     got = broker.wait(req.id, timeout)

@@ -106,7 +106,8 @@ def forget(paths: tuple[str, ...] | list[str]) -> None:
     For callers that know a file changed even though its stat key may not show it (two writes within one tick of
     the kernel's coarse clock leave mtime and ctime equal): the live cache after an inotify event.
     """
-    for key in [k for k in _memory if k[0] in paths]:
+    # list() copies the keys in one step: other threads (the daemon's) may add entries meanwhile
+    for key in [k for k in list(_memory) if k[0] in paths]:
         _memory.pop(key, None)
 
 

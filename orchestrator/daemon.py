@@ -10,6 +10,12 @@ Wire protocol (one request per connection, no JSON on the client side: importing
 the client sends ``ORCH1 <agent>\n``, its ``ORCH_*`` variables as ``KEY=VALUE`` lines, an empty line, then the raw
 event bytes, and half-closes; the daemon answers ``<exit> <len stdout> <len stderr>\n`` + both bodies, and closes.
 
+Concurrency: every connection is answered in its own thread, without a daemon-wide lock, so a call that waits for
+a person (an approval on channel ``tui``, for minutes) holds nothing another session needs. What the threads share
+is safe for it: session files and the approval broker are updated under per-file ``flock``s (which also exclude
+other threads of this process: each holds its own open file description), the ledger is appended under its own
+``flock``, the live cache's state is guarded by its lock and generation counter, the shell parser by its lock.
+
 Safety:
 - one daemon per workspace: it holds an exclusive ``flock`` on ``run/orch.lock`` for its whole life; a second
   ``orch serve`` exits at once;
@@ -18,11 +24,15 @@ Safety:
   disappears (checked four times a second), so daemons of deleted test workspaces do not linger;
 - it exits when orchestrator's own code changes (an upgrade, or a developer's edit; checked every second), so a
   resident daemon never keeps answering with old code: the next call falls back in-process and starts a new one;
-- the socket is created with mode 0600 (owner only).
+- the socket is created with mode 0600 (owner only);
+- ``run/orch.daemon.json`` says who serves (pid, start time, version, the package directory and a digest of its
+  code), for ``orch status`` and ``orch doctor``.
 """
 from __future__ import annotations
 
 import fcntl
+import hashlib
+import json
 import os
 import socket
 import socketserver
@@ -35,6 +45,7 @@ PROTOCOL = b"ORCH1"
 SOCKET_NAME = "orch.sock"
 LOCK_NAME = "orch.lock"
 PID_NAME = "orch.pid"
+INFO_NAME = "orch.daemon.json"
 MAX_REQUEST = 16 * 1024 * 1024
 
 
@@ -54,6 +65,31 @@ def _code_stamp() -> dict[str, int]:
         except OSError:
             pass
     return stamp
+
+
+def code_digest(stamp: dict[str, int] | None = None) -> str:
+    """A short digest of :func:`_code_stamp`: equal digests mean the same code files, unchanged."""
+    stamp = _code_stamp() if stamp is None else stamp
+    text = "\n".join(f"{path} {mtime}" for path, mtime in sorted(stamp.items()))
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def package_dir() -> str:
+    """The directory of the orchestrator package this process runs."""
+    return str(Path(__file__).resolve().parent)
+
+
+def info(root: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """What the workspace's daemon says about itself (``run/orch.daemon.json``) plus whether its socket answers;
+    None when no daemon ever wrote one (or it exited cleanly)."""
+    try:
+        data = json.loads((run_dir(root) / INFO_NAME).read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    data["alive"] = is_alive(socket_path(root))
+    return data
 
 
 def run_dir(root: str | os.PathLike[str]) -> Path:
@@ -93,11 +129,13 @@ class Daemon:
         self.idle_timeout = idle_timeout if idle_timeout is not None else float(env_idle or 900)
         self.last_request = time.monotonic()
         self.requests = 0
+        #: calls being evaluated right now (some may be waiting for a person)
+        self.in_flight = 0
+        self.started = time.time()
         self._governors: dict[str | None, Any] = {}
         self._gov_lock = threading.Lock()
-        # Hook evaluations are serialised: the engine's caches and session files are then never raced inside one
-        # process (cross-process safety comes from the engine's flocks). Calls waiting for a human approval hold it.
-        self._eval_lock = threading.Lock()
+        # No evaluation lock: calls run concurrently (see the module docstring). This lock guards the counters only.
+        self._count_lock = threading.Lock()
         self._server: _Server | None = None
         self._lock_fd: int | None = None
         self._stopped = threading.Event()
@@ -135,10 +173,17 @@ class Daemon:
             key, eq, value = line.decode("utf-8", "replace").partition("=")
             if eq and key.startswith("ORCH_"):
                 env[key] = value
-        with self._eval_lock:
+        with self._count_lock:
             self.last_request = time.monotonic()
             self.requests += 1
+            self.in_flight += 1
+        try:
             result = run_hook(agent, rest, env=env, governor_factory=self.governor)
+        finally:
+            with self._count_lock:
+                self.in_flight -= 1
+                # a call that waited for a person for longer than the idle timeout must not look idle afterwards
+                self.last_request = time.monotonic()
         return encode_answer(result)
 
     # -- lifecycle ------------------------------------------------------------------------------------------------
@@ -192,12 +237,18 @@ class Daemon:
         finally:
             os.umask(old_umask)
         (self.run_dir / PID_NAME).write_text(f"{os.getpid()}\n")
+        from orchestrator import __version__
+        from orchestrator.fsutil import atomic_write_json
+
+        atomic_write_json(self.run_dir / INFO_NAME, {
+            "pid": os.getpid(), "started": self.started, "version": __version__, "package": package_dir(),
+            "code": code_digest(self._code), "root": str(self.root), "socket": str(self.sock_path)})
 
     def _watchdog(self) -> None:
         ticks = 0
         while not self._stopped.wait(0.25):
             ticks += 1
-            idle = time.monotonic() - self.last_request
+            idle = 0.0 if self.in_flight else time.monotonic() - self.last_request
             gone = not self.sock_path.exists() or not (self.root / ".orchestration").is_dir()
             upgraded = ticks % 4 == 0 and _code_stamp() != self._code
             if gone or upgraded or idle > self.idle_timeout:
@@ -226,6 +277,7 @@ class Daemon:
                 if self.sock_path.exists():
                     self.sock_path.unlink()
                 (self.run_dir / PID_NAME).unlink(missing_ok=True)
+                (self.run_dir / INFO_NAME).unlink(missing_ok=True)
             except OSError:
                 pass
         if self._lock_fd is not None:
@@ -248,6 +300,9 @@ def serve(root: str | os.PathLike[str], *, idle_timeout: float | None = None, wa
             gov.intents()
             gov.live_cache()
             import orchestrator.adapters.claude_code  # noqa: F401
+            from orchestrator.shell import analyze
+
+            analyze("true")  # sets up the shell parser (and its lock) once, before concurrent calls may race to
         except Exception:  # noqa: BLE001 - a broken workspace is reported per call, fail-closed, by run_hook
             pass
     daemon.bind()

@@ -56,6 +56,8 @@ REVALIDATE_SECONDS = 1.0
 _DIR_MASK = ENTRY | SELF | IN_ONLYDIR | IN_DONT_FOLLOW | IN_MASK_ADD
 _CONTENT_DIR_MASK = _DIR_MASK | CONTENT
 _instances: weakref.WeakSet[LiveCache] = weakref.WeakSet()
+#: held while a Governor replaces its cache: threads of one daemon share a Governor (see Governor.live_cache)
+STARTING = threading.Lock()
 
 
 class LiveCache:
@@ -84,6 +86,8 @@ class LiveCache:
         poller.register(self._mounts_fd, select.POLLPRI)
         self._poll = poller.poll
         self._lock = threading.Lock()
+        #: serialises config loads after a miss (see Governor._cached)
+        self.config_lock = threading.Lock()
         self.config: dict[str, Any] = {}
         self.sessions: dict[str, dict[str, Any]] = {}
         #: "" is the root, watched from the start (an event on it kills the cache)
@@ -236,6 +240,13 @@ class LiveCache:
         self.sessions.clear()
         self.dirs = set()
         self.gen += 1
+
+    def take_config_dirty(self) -> bool:
+        """Read and clear :attr:`config_dirty` atomically: an event that sets it again while a loader is working
+        must stay set for the next loader (a plain read-then-clear from two threads would lose it)."""
+        with self._lock:
+            dirty, self.config_dirty = self.config_dirty, False
+        return dirty
 
     # ------------------------------------------------------------------ arming (watch first, then read)
     def arm_config(self) -> bool:

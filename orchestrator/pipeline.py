@@ -154,27 +154,38 @@ class Governor:
 
     # ------------------------------------------------------------------ live caches (long-lived processes)
     def live_cache(self) -> LiveCache | None:
-        """The inotify-backed cache, brought up to date (one ``poll``); None where there is none (yet)."""
-        live = self._live
-        if live is not None:
-            if live.refresh():
-                return live
-            live.close()  # overflowed, root moved or forked: start a new one below
-            self._live = None
-        if self.live_mode is False or self._live_failed:
-            return None
-        self._live_calls += 1
-        if self.live_mode is None and self._live_calls < 2:
-            return None  # not known to be a long-lived caller yet
-        from orchestrator.livecache import LiveCache
+        """The inotify-backed cache, brought up to date (one ``poll``); None where there is none (yet).
 
-        ws = self.workspace
-        self._live = LiveCache.start(self.root, os.path.join(self.root, ".orchestration"), str(ws.run_dir),
-                                     str(self.sessions.dir),
-                                     (ws.policy_path, ws.intents_path, ws.intentignore_path))
-        # where it cannot be exact (not Linux, a network filesystem, no inotify instance left), stay with stats
-        self._live_failed = self._live is None
-        return self._live
+        Thread-safe: the daemon evaluates calls of many sessions at once with one Governor. Replacing a dead cache
+        happens under :data:`orchestrator.livecache.STARTING`, so two threads never both start one (and never
+        return one the other has just closed)."""
+        live = self._live
+        if live is not None and live.refresh():
+            return live
+        if live is None:
+            if self.live_mode is False or self._live_failed:
+                return None
+            if self.live_mode is None and self._live_calls < 1:
+                self._live_calls += 1
+                return None  # not known to be a long-lived caller yet
+        from orchestrator.livecache import STARTING, LiveCache
+
+        with STARTING:
+            live = self._live
+            if live is not None:
+                if live.refresh():
+                    return live  # another thread replaced it meanwhile
+                live.close()  # overflowed, root moved or forked: start a new one below
+                self._live = None
+            if self.live_mode is False or self._live_failed:
+                return None
+            ws = self.workspace
+            live = LiveCache.start(self.root, os.path.join(self.root, ".orchestration"), str(ws.run_dir),
+                                   str(self.sessions.dir), (ws.policy_path, ws.intents_path, ws.intentignore_path))
+            # where it cannot be exact (not Linux, a network filesystem, no inotify instance left), stay with stats
+            self._live_failed = live is None
+            self._live = live
+            return live
 
     def _cached(self, live: LiveCache | None, key: str, load: Callable[[], Any]) -> Any:
         """``load()``, or its result cached in ``live`` until a config file changes."""
@@ -182,15 +193,20 @@ class Governor:
             return load()
         obj = live.config.get(key)
         if obj is None:
-            gen = live.gen
-            if not live.arm_config():
-                return load()
-            if live.config_dirty:
-                # after an inotify event (or at the start) the file changed even if its stat key did not
-                confcache.forget(live.config_paths)
-                live.config_dirty = False
-            obj = load()
-            live.store_config(key, obj, gen)
+            # one loader at a time (misses are rare: after an event): a thread that found the dirty flag already
+            # taken must not load from confcache's memory before the taker has forgotten it
+            with live.config_lock:
+                obj = live.config.get(key)
+                if obj is not None:
+                    return obj
+                gen = live.gen
+                if not live.arm_config():
+                    return load()
+                if live.take_config_dirty():
+                    # after an inotify event (or at the start) the file changed even if its stat key did not
+                    confcache.forget(live.config_paths)
+                obj = load()
+                live.store_config(key, obj, gen)
         return obj
 
     def _session(self, live: LiveCache | None, session_id: str) -> dict[str, Any]:

@@ -52,6 +52,19 @@ class Workspace:
         """Runtime state (sessions, approvals, socket); gitignored."""
         return self.orch_dir / "run"
 
+    @functools.cached_property
+    def shared_run_dir(self) -> Path:
+        """Runtime state shared by every git worktree of this repository (the approval broker's files): under the
+        git common dir for a worktree top, else :attr:`run_dir` (see :mod:`orchestrator.worktrees`)."""
+        from orchestrator.worktrees import shared_run_dir
+
+        return shared_run_dir(self.root)
+
+    @property
+    def approvals_dir(self) -> Path:
+        """The approval broker's directory (requests, decisions, grants, audit), shared by all worktrees."""
+        return self.shared_run_dir / "approvals"
+
     @property
     def agents_md(self) -> Path:
         return self.root / "AGENTS.md"

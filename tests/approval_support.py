@@ -67,7 +67,7 @@ def spawn_waiter(ws: Workspace, session: str, command: str, *, intent: str = "IN
 
 def wait_for_requests(ws: Workspace, n: int, *, timeout: float = 15.0) -> list[Path]:
     """Poll until ``n`` request files exist (the waiters have submitted)."""
-    d = ws.run_dir / "approvals"
+    d = ws.approvals_dir  # shared by every worktree of a git repository; run/approvals otherwise
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         found = sorted(d.glob("*.request.json")) if d.is_dir() else []
@@ -122,3 +122,23 @@ def scene(ws: Workspace, *, request: bool = True) -> str | None:
         kind="exec", command="rm -rf build", paths=["build"], signature="cmd:rm -rf build")
     Broker(ws.run_dir, clock=lambda: NOW).submit(req)
     return req.id
+
+
+# ---------------------------------------------------------------------------- a repository with a linked worktree
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True,
+                          env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+                               "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}).stdout
+
+
+def make_worktrees(tmp: Path, *, policy_extra: str = "") -> tuple[Workspace, Workspace]:
+    """A governed repository ``main`` (branch main) and a linked worktree ``linked`` (branch feature), made with
+    the real ``git worktree add``; the governance files are committed, so the linked one has its own checkout."""
+    main = tmp / "main"
+    main.mkdir()
+    git(main, "init", "-q", "-b", "main")
+    ws = make_workspace(main, policy_extra=policy_extra)
+    git(main, "add", "-A")
+    git(main, "commit", "-q", "-m", "governed")
+    git(main, "worktree", "add", "-q", str(tmp / "linked"), "-b", "feature")
+    return ws, Workspace.at(tmp / "linked")

@@ -619,3 +619,49 @@ def test_invisible_config_writes_are_caught_by_the_periodic_revalidation(
         if mapping is not None:
             mapping.close()
         os.close(fd)
+
+
+# ---------------------------------------------------------------------------------------------------- concurrency
+def test_threads_sharing_a_governor_see_every_change_made_before_their_call(live: Governor, ws: Path) -> None:
+    """The daemon evaluates many sessions at once with one Governor: a thread whose call starts after a change (an
+    intent's scope edited in place, same size, within one clock tick of the last edit) must see it, however the other
+    threads' loads, misses and refreshes interleave — as a fresh Governor does."""
+    path = ws / ".orchestration" / "active_intents.yaml"
+    # two scopes of equal length: the file's size never changes, only its content
+    scopes = ("src/**", "zzz/**")
+    assert len(_intents(scopes[0])) == len(_intents(scopes[1]))
+    path.write_text(_intents(scopes[0]))
+    warm(live, "src/a/b/new.py")
+    stop = threading.Event()
+    errors: list[BaseException] = []
+
+    def hammer() -> None:  # other sessions' calls, racing the loads after each change
+        try:
+            while not stop.is_set():
+                live.pre(write("src/a/b/new.py"))
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=hammer) for _ in range(4)]
+    for t in threads:
+        t.start()
+    try:
+        for round_ in range(40):
+            scope = scopes[round_ % 2]
+            with open(path, "r+b") as fh:  # in place: same inode, same size
+                fh.write(_intents(scope).encode())
+            expected = "allow" if scope == "src/**" else "deny"
+            results: list[str] = []
+            checkers = [threading.Thread(target=lambda: results.append(live.pre(write("src/a/b/new.py")).decision))
+                        for _ in range(3)]
+            for t in checkers:
+                t.start()
+            for t in checkers:
+                t.join()
+            assert results == [expected] * 3, (round_, scope, results)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert errors == []
+    assert_same(live, ws, lambda: write("src/a/b/new.py"), fresh_denies=False)

@@ -1,7 +1,9 @@
 """``orch approvals [--json] [--all]``: the approval requests waiting for a person.
 
 Headless twin of ``orch tui``; ``--json`` prints a list of objects, each with its ``id``. Corrupt
-request files are listed with an ``error`` instead of failing the whole listing.
+request files are listed with an ``error`` instead of failing the whole listing. In a git repository the
+requests of every worktree are listed (the broker lives under the git common dir), each naming the
+worktree and branch that asked; ``orch approve`` / ``orch reject`` decide them from any worktree.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ def broker(args: argparse.Namespace) -> Any:
 
     ws = workspace_of(args)
     pol = _policy.load(ws.policy_file).approval
-    return Broker(ws.run_dir, grant_ttl=pol.grant_ttl_seconds), list(pol.forbid_remember)
+    return Broker(ws.shared_run_dir, grant_ttl=pol.grant_ttl_seconds), list(pol.forbid_remember)
 
 
 def as_dict(item: Any) -> dict[str, Any]:
@@ -55,8 +57,8 @@ def run(args: argparse.Namespace) -> int:
             out(f"{d['id']}  CORRUPT  {d['error']}")
             continue
         left = max(0, int(d["expires"] - now))
-        out(f"{d['id']}  {d['risk']:<17} session={d['session_id']} intent={d.get('intent_id') or '-'} "
-            f"({left}s left)  {d['summary']}")
+        out(f"{d['id']}  {d['risk']:<17} worktree={item.where()} session={d['session_id']} "
+            f"intent={d.get('intent_id') or '-'} ({left}s left)  {d['summary']}")
         for reason in d.get("reasons", []):
             out(f"    - {reason}")
     return 0

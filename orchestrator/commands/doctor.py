@@ -40,6 +40,7 @@ CHECKS: list[str] = [
     "orchestrator.adapters.codex_setup:check_codex",
     "orchestrator.adapters.gemini_setup:check_gemini",
     "orchestrator.githooks:check_hooks_path",
+    "orchestrator.commands.status:check_daemon",
 ]
 
 

@@ -251,8 +251,8 @@ def capture(gov: Any, call: Any, lstats: dict[str, Any] | None = None) -> None:
     if len(_MEM) > 1024:  # a call whose post never comes (denied downstream, crashed tool) must not leak
         # the oldest quarter at once: popping one per call from the front of a dict walks the slots its
         # earlier pops left empty, a cost that grows with every call
-        for stale in list(itertools.islice(_MEM, 256)):
-            del _MEM[stale]
+        for stale in list(itertools.islice(list(_MEM), 256)):
+            _MEM.pop(stale, None)  # another thread (the daemon's) may have taken it meanwhile
     if not getattr(gov, "persist_preimages", True):
         return  # pre and post run in this process: the in-memory snapshot is enough
     from ..fsutil import atomic_write

@@ -117,7 +117,7 @@ class MainScreen(Screen[None]):
         for table_id, columns in (
             ("#ledger-table", (("time", 8), ("intent", 8), ("tool", 10), ("class", 16), ("files", 28))),
             ("#intents-table", (("id", 8), ("status", 11), ("name", 24), ("scope", 30))),
-            ("#sessions-table", (("session", 24), ("intent", 8), ("agent", 14), ("seen", 6))),
+            ("#sessions-table", (("session", 24), ("worktree", 18), ("intent", 8), ("agent", 14), ("seen", 6))),
         ):
             table = self.query_one(table_id, DataTable)
             for label, width in columns:
@@ -175,7 +175,8 @@ class ApprovalApp(App[None]):
         self.clock = clock
         self.refresh_seconds = refresh_seconds
         self.watch = watch
-        self.broker = Broker(workspace.run_dir, clock=clock)
+        # the broker of every worktree of the repository: one console serves them all
+        self.broker = Broker(workspace.shared_run_dir, clock=clock)
         self.snapshot = Snapshot()
         self.items: dict[str, ApprovalRequest | BrokenRequest] = {}
         self._observer: Any = None
@@ -228,6 +229,11 @@ class ApprovalApp(App[None]):
             observer.daemon = True
             self.workspace.ensure_run_dir()
             observer.schedule(_Handler(), str(self.workspace.orch_dir), recursive=True)
+            approvals = self.workspace.approvals_dir
+            if not approvals.is_relative_to(self.workspace.orch_dir):
+                # shared by the repository's worktrees, under the git common dir: requests of the others land there
+                approvals.mkdir(parents=True, exist_ok=True)
+                observer.schedule(_Handler(), str(approvals), recursive=False)
             observer.start()
             self._observer = observer
         except Exception:  # noqa: BLE001 — inotify limits etc.: the timer alone refreshes
@@ -302,7 +308,7 @@ class ApprovalApp(App[None]):
         if snap.intents_error:
             intents = [("ERROR", "", Text(snap.intents_error[:200], style="bold red"), "")]
         self._fill(screen, "#intents-table", intents)
-        self._fill(screen, "#sessions-table", [(r.id, r.intent, r.agent, r.seen) for r in snap.sessions])
+        self._fill(screen, "#sessions-table", [(r.id, r.worktree, r.intent, r.agent, r.seen) for r in snap.sessions])
 
     @staticmethod
     def _fill(screen: Screen[Any], selector: str, rows: list[tuple[Any, ...]]) -> None:
@@ -315,7 +321,9 @@ class ApprovalApp(App[None]):
             return Text.assemble(("! ", "bold red"), (item.id, "red"), ("\n  corrupt request file", "red"))
         left = ago(item.expires - self.clock())
         return Text.assemble((item.risk, _risk_style(item.risk)), (f"  {left}", "dim"),
-                             ("\n  " + _clip(item.summary, 23), ""))
+                             ("\n  " + _clip(item.summary, 23), ""),
+                             # which worktree asked: the broker serves every worktree of the repository
+                             ("\n  " + _clip(item.where(), 23) if item.worktree else "", "cyan"))
 
     def show_detail(self, request_id: str | None) -> None:
         """Fill the detail pane for the highlighted request."""
@@ -342,6 +350,8 @@ class ApprovalApp(App[None]):
             ("  expires in ", "dim"), (ago(item.expires - self.clock()), ""),
             ("\nsession ", "dim"), (item.session_id, ""), ("  agent ", "dim"), (agent, ""),
         )
+        if item.worktree:
+            head.append_text(Text.assemble(("\nworktree ", "dim"), (item.where(), "cyan")))
         parts: list[Any] = [head]
         for reason in item.reasons or ["-"]:
             parts.append(Text.assemble(("why: ", "dim"), (reason, "yellow")))

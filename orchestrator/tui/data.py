@@ -43,6 +43,7 @@ class SessionRow:
     intent: str
     agent: str
     seen: str
+    worktree: str = "-"
 
 
 @dataclass
@@ -136,13 +137,15 @@ def ago(seconds: float) -> str:
 
 
 def load_sessions(ws: Workspace, now: float, limit: int = 20) -> list[SessionRow]:
-    from orchestrator.sessions import SessionStore
+    """The sessions of every governed worktree of the repository (see :func:`orchestrator.worktrees.sessions`)."""
+    from orchestrator.worktrees import sessions
 
     rows = []
-    for sid, state in SessionStore(ws.run_dir).list()[:limit]:
+    for path, wt, sid, state in sessions(ws.root)[:limit]:
         seen = state.get("last_seen")
+        where = wt.label() if wt is not None else os.path.basename(path)
         rows.append(SessionRow(sid, str(state.get("intent_id") or "-"), str(state.get("agent") or "-"),
-                               ago(now - seen) if isinstance(seen, (int, float)) else "-"))
+                               ago(now - seen) if isinstance(seen, (int, float)) else "-", where))
     return rows
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from orchestrator.approvals import Broker
 from orchestrator.cli import main
@@ -98,3 +99,38 @@ def test_tui_command_runs_the_app_headless(tmp_path, tmp_path_factory, monkeypat
     assert main(["tui", "-C", str(ws.root)]) == 0
     assert seen["root"] == ws.root
     assert main(["tui", "-C", str(tmp_path_factory.mktemp("not-a-workspace"))]) == 1
+
+
+def test_request_from_a_linked_worktree_is_listed_and_decided_from_the_main_one(tmp_path, capsys) -> None:
+    from tests.approval_support import make_worktrees
+
+    main_ws, linked = make_worktrees(tmp_path)
+    p1 = spawn_waiter(linked, "agent-in-linked", "rm -rf build")
+    p2 = spawn_waiter(linked, "agent-2-in-linked", "make clean")
+    wait_for_requests(main_ws, 2)  # the main worktree's broker sees them: it is the same one
+    items = {i["session_id"]: i for i in _pending(main_ws, capsys)}
+    assert set(items) == {"agent-in-linked", "agent-2-in-linked"}
+    first = items["agent-in-linked"]
+    assert first["worktree"] == str(linked.root) and first["branch"] == "feature"
+    assert main(["approvals", "-C", str(main_ws.root)]) == 0
+    assert "worktree=linked (feature)" in capsys.readouterr().out
+
+    # orch status in the main worktree shows the linked worktree's session and what it waits for
+    assert main(["status", "-C", str(main_ws.root), "--json"]) == 0
+    status = json.loads(capsys.readouterr().out)
+    assert {(Path(t["path"]).name, t["branch"]) for t in status["worktrees"]} == {("main", "main"),
+                                                                                  ("linked", "feature")}
+    waiting = {s["session"]: s for s in status["sessions"]}
+    assert waiting["agent-in-linked"]["pending_approvals"] == 1
+    assert waiting["agent-in-linked"]["worktree"] == str(linked.root) and waiting["agent-in-linked"]["intent"] == "INT-1"
+
+    # decided from the main worktree; the waiting calls in the linked one get the answers
+    assert main(["approve", first["id"], "-C", str(main_ws.root)]) == 0
+    assert verdict_of(p1) == {"decision": "allow"}
+    assert main(["reject", items["agent-2-in-linked"]["id"], "--reason", "no", "-C", str(main_ws.root)]) == 0
+    assert verdict_of(p2)["error"]["type"] == "approval-rejected"
+    # the linked worktree's own `orch approvals` saw the same queue
+    capsys.readouterr()
+    assert _pending(linked, capsys) == []
+    resolved = sorted((main_ws.approvals_dir / "resolved").glob("*.json"))
+    assert len(resolved) == 2 and not (linked.run_dir / "approvals").exists()

@@ -177,3 +177,31 @@ def test_snapshot_main_screen(tmp_path, snap_compare) -> None:
         await pilot.pause(0.1)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=loaded)
+
+
+async def test_request_from_a_linked_worktree_is_decided_in_the_main_worktrees_console(tmp_path) -> None:
+    from orchestrator.approvals import ApprovalRequest
+    from tests.approval_support import make_worktrees
+
+    main_ws, linked = make_worktrees(tmp_path)
+    proc = spawn_waiter(linked, "agent-in-linked", "rm -rf build")
+    wait_for_requests(main_ws, 1)
+    app = ApprovalApp(main_ws)  # real clock, watching files: the request came from elsewhere
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: queue(app).option_count == 1)
+        item = app.items[queue(app).highlighted_option.id]
+        assert isinstance(item, ApprovalRequest) and item.worktree == str(linked.root) and item.branch == "feature"
+        # the queue entry and the detail pane say which worktree and branch asked
+        assert "linked (feature)" in str(queue(app).get_option_at_index(0).prompt)
+        head = app.screen.query_one("#detail-body").content.renderables[0]  # the Group's first part: the header
+        assert "worktree linked (feature)" in head.plain
+        # the sessions tab lists the linked worktree's session
+        table = app.screen.query_one("#sessions-table", DataTable)
+        await until(pilot, lambda: table.row_count >= 1)
+        assert any(str(table.get_row_at(i)[1]) == "linked (feature)" for i in range(table.row_count))
+        await pilot.press("a")
+        assert await verdict(pilot, proc) == {"decision": "allow"}
+        await until(pilot, lambda: queue(app).option_count == 0)
+    [archived] = (main_ws.approvals_dir / "resolved").glob("*.json")
+    record = json.loads(archived.read_text())
+    assert record["decision"]["by"] == "tui" and record["request"]["worktree"] == str(linked.root)

@@ -1,0 +1,200 @@
+"""Where the runtime state shared by every git worktree of one repository lives, read with the stdlib only.
+
+Agents run in parallel in linked worktrees (``git worktree add``); a person reviews them all from one place. So the
+approval broker's files (requests, decisions, grants, audit) of every worktree of one repository live under the
+repository's *common* git directory, in ``<common dir>/orchestration/``; each worktree keeps its own ledger
+(``.orchestration/agent_trace.jsonl``, merged by the union driver), its own intents checkout, and its own
+``.orchestration/run/`` for what is local to one checkout (session files, pre-images, config cache, the daemon's
+socket).
+
+The common directory is found the way git finds it, without running git (a hook process must not pay for a
+``git`` subprocess or GitPython; GUIDE §4): ``<root>/.git`` is either the git directory itself (the main worktree)
+or a file ``gitdir: <path>`` (a linked worktree, or a submodule), and a linked worktree's git directory holds a
+``commondir`` file naming the common directory, relative to itself.
+
+Only a workspace whose root *is* a worktree's top (``.git`` right there) shares: a governed sub-directory of a
+repository, and any non-git workspace, keep everything in ``.orchestration/run/``.
+
+Why under the common dir: it exists for every worktree and outlives any one of them; in the main worktree it lies
+under ``.git/``, which agents can never write (selfguard), and for a linked worktree it lies outside the workspace,
+where writes are refused too — so no agent can forge a decision file for itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+#: the directory under the common git dir that holds the shared runtime state
+SHARED_NAME = "orchestration"
+
+
+@dataclass(frozen=True)
+class Worktree:
+    """One checkout of a repository: where it is, which branch it has checked out, and whether it is the main one."""
+
+    path: str
+    branch: str | None  #: short branch name; None when detached or unreadable
+    head: str | None  #: the commit id when detached
+    main: bool
+    gitdir: str
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.path.rstrip("/")) or self.path
+
+    def label(self) -> str:
+        """``name (branch)`` for lists: which worktree asked."""
+        what = self.branch or (f"detached {self.head[:8]}" if self.head else "?")
+        return f"{self.name} ({what})"
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read().strip()
+    except OSError:
+        return None
+
+
+def git_dirs(root: str | os.PathLike[str]) -> tuple[str, str] | None:
+    """``(git dir, common dir)`` of the worktree whose top is ``root``, or None if ``root`` is no worktree top."""
+    root = os.fspath(root)
+    dotgit = os.path.join(root, ".git")
+    if os.path.isdir(dotgit):
+        gitdir = dotgit
+    else:
+        text = _read(dotgit)
+        if text is None or not text.startswith("gitdir:"):
+            return None
+        gitdir = os.path.normpath(os.path.join(root, text[len("gitdir:"):].strip()))
+        if not os.path.isdir(gitdir):
+            return None
+    common = _read(os.path.join(gitdir, "commondir"))
+    commondir = os.path.normpath(os.path.join(gitdir, common)) if common else gitdir
+    if not os.path.isdir(commondir):
+        return None
+    return os.path.realpath(gitdir), os.path.realpath(commondir)
+
+
+def _head(gitdir: str) -> tuple[str | None, str | None]:
+    text = _read(os.path.join(gitdir, "HEAD")) or ""
+    if text.startswith("ref:"):
+        ref = text[4:].strip()
+        return (ref[len("refs/heads/"):] if ref.startswith("refs/heads/") else ref), None
+    return None, (text or None)
+
+
+def worktree_of(root: str | os.PathLike[str]) -> Worktree | None:
+    """The worktree whose top is ``root`` (None for a non-git workspace or a governed sub-directory)."""
+    dirs = git_dirs(root)
+    if dirs is None:
+        return None
+    gitdir, common = dirs
+    branch, head = _head(gitdir)
+    return Worktree(os.path.realpath(os.fspath(root)), branch, head, gitdir == common, gitdir)
+
+
+def worktrees(root: str | os.PathLike[str]) -> list[Worktree]:
+    """Every worktree of the repository ``root`` belongs to (main first), from git's own registry
+    (``<common>/worktrees/*/gitdir``); ``[]`` for a non-git workspace. Worktrees whose directory is gone are
+    skipped (``git worktree prune`` forgets them)."""
+    dirs = git_dirs(root)
+    if dirs is None:
+        return []
+    _gitdir, common = dirs
+    out: list[Worktree] = []
+    if os.path.basename(common) == ".git":
+        main = os.path.dirname(common)
+        if os.path.isdir(main):
+            branch, head = _head(common)
+            out.append(Worktree(main, branch, head, True, common))
+    registry = os.path.join(common, "worktrees")
+    try:
+        names = sorted(os.listdir(registry))
+    except OSError:
+        names = []
+    for name in names:
+        wt_gitdir = os.path.join(registry, name)
+        pointer = _read(os.path.join(wt_gitdir, "gitdir"))
+        if not pointer:
+            continue
+        path = os.path.dirname(os.path.normpath(os.path.join(wt_gitdir, pointer)))
+        if not os.path.isdir(path):
+            continue
+        branch, head = _head(wt_gitdir)
+        out.append(Worktree(os.path.realpath(path), branch, head, False, os.path.realpath(wt_gitdir)))
+    return out
+
+
+def shared_run_dir(root: str | os.PathLike[str]) -> Path:
+    """The runtime directory shared by every worktree of ``root``'s repository (``<common>/orchestration``), or
+    ``<root>/.orchestration/run`` where there is nothing to share (not a git worktree top).
+
+    The first call for a repository whose main worktree still has broker state in ``.orchestration/run/approvals``
+    (from before worktree-wide approvals) moves that directory over, so pending requests and grants survive.
+    """
+    local = Path(root) / ".orchestration" / "run"
+    dirs = git_dirs(root)
+    if dirs is None:
+        return local
+    shared = Path(dirs[1]) / SHARED_NAME
+    _migrate(local / "approvals", shared / "approvals", os.path.realpath(os.fspath(root)))
+    return shared
+
+
+def _migrate(legacy: Path, target: Path, worktree: str) -> None:
+    """Move a pre-worktree broker directory to the shared place, once (the rename is atomic; a second process
+    racing us loses it harmlessly). Grants made there are bound to the worktree they were made in."""
+    if target.exists() or not legacy.is_dir():
+        return
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.rename(legacy, target)
+    except OSError:
+        return  # another process moved it first, or another filesystem: the old state is simply not carried over
+    grants = target / "grants.json"
+    with contextlib.suppress(OSError, ValueError):
+        data = json.loads(grants.read_bytes())
+        if isinstance(data, dict) and isinstance(data.get("grants"), list):
+            for grant in data["grants"]:
+                if isinstance(grant, dict) and not grant.get("worktree"):
+                    grant["worktree"] = worktree
+            from orchestrator.fsutil import atomic_write_json
+
+            atomic_write_json(grants, data)
+
+
+def governed(root: str | os.PathLike[str]) -> list[tuple[str, Worktree | None]]:
+    """``(workspace root, worktree)`` of every governed checkout of ``root``'s repository (those holding
+    ``.orchestration/``), ``root`` first; just ``[(root, None)]`` for a workspace that shares nothing."""
+    here = os.path.realpath(os.fspath(root))
+    trees = worktrees(here)
+    if not trees:
+        return [(here, None)]
+    out = [(wt.path, wt) for wt in trees if wt.path == here]
+    if not out:
+        out = [(here, worktree_of(here))]
+    out += [(wt.path, wt) for wt in trees if wt.path != here and os.path.isdir(os.path.join(wt.path, ".orchestration"))]
+    return out
+
+
+def sessions(root: str | os.PathLike[str]) -> list[tuple[str, Worktree | None, str, dict]]:
+    """``(workspace root, worktree, session id, state)`` of the sessions of every governed worktree, most recently
+    seen first. Session files stay in each worktree's ``.orchestration/run/sessions/`` (the hot path watches them
+    there); this is the one list a reviewer reads."""
+    from orchestrator.sessions import SessionStore
+
+    out = []
+    for path, wt in governed(root):
+        for sid, state in SessionStore(Path(path) / ".orchestration" / "run").list():
+            out.append((path, wt, sid, state))
+    out.sort(key=lambda item: item[3].get("last_seen") or 0, reverse=True)
+    return out
+
+
+__all__ = ["SHARED_NAME", "Worktree", "git_dirs", "governed", "sessions", "shared_run_dir", "worktree_of",
+           "worktrees"]

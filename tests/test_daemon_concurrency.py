@@ -1,0 +1,163 @@
+"""Concurrent evaluation in ``orch serve``: a call waiting for a person blocks nobody else.
+
+Real processes throughout: a daemon (``orch serve``), the stdlib hook client per call (as Claude Code runs it),
+several sessions writing at once from threads while one session's ``rm -rf`` waits on channel ``tui``. Every write
+must be answered while the approval is still pending, recorded once in the ledger, and the chain must verify.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from orchestrator import daemon, ledger, workspace
+from orchestrator.approvals import ApprovalRequest, Broker
+from orchestrator.pipeline import Governor
+from tests.test_daemon import CLIENT, ENV, INTENTS, start_daemon, wait_for
+
+SESSIONS = 4
+WRITES = 6
+
+
+@pytest.fixture
+def ws(tmp_path: Path):
+    root = tmp_path / "ws"
+    root.mkdir()
+    workspace.init(root)
+    (root / ".orchestration/active_intents.yaml").write_text(INTENTS)
+    (root / "src" / "old").mkdir(parents=True)
+    (root / "src" / "old" / "a.py").write_text("x = 1\n")
+    root = root.resolve()
+    yield root
+    daemon.stop(root)
+
+
+def hook(root: Path, ev: dict, **env: str) -> subprocess.CompletedProcess:
+    """One hook call through the real client, as Claude Code makes it."""
+    return subprocess.run([sys.executable, "-S", str(CLIENT), "claude-code"], input=json.dumps(ev),
+                          capture_output=True, text=True, cwd=root, env={**ENV, **env}, timeout=120)
+
+
+def tool_event(root: Path, session: str, n: int, phase: str, tool: str, tool_input: dict,
+               response: dict | None = None) -> dict:
+    ev = {"session_id": session, "cwd": str(root), "hook_event_name": phase, "tool_name": tool,
+          "tool_input": tool_input, "tool_use_id": f"toolu_{session}_{n}"}
+    if response is not None:
+        ev["tool_response"] = response
+    return ev
+
+
+def write_through_hooks(root: Path, session: str, n: int, errors: list[str]) -> None:
+    """Pre-hook, the write itself, post-hook: what one agent's Write costs the governance layer."""
+    path = root / "src" / f"{session}_{n}.py"
+    content = f"# {session} {n}\nvalue = {n}\n"
+    inp = {"file_path": str(path), "content": content}
+    pre = hook(root, tool_event(root, session, n, "PreToolUse", "Write", inp))
+    if pre.returncode != 0 or pre.stdout.strip():
+        errors.append(f"{session}/{n} pre: {pre.returncode} {pre.stdout} {pre.stderr}")
+        return
+    path.write_text(content)
+    post = hook(root, tool_event(root, session, n, "PostToolUse", "Write", inp,
+                                 {"type": "create", "filePath": str(path), "content": content}))
+    if post.returncode != 0:
+        errors.append(f"{session}/{n} post: {post.returncode} {post.stderr}")
+
+
+def test_pending_approval_blocks_no_other_session(ws: Path) -> None:
+    gov = Governor(ws)
+    for s in ["waiter", *(f"s{i}" for i in range(SESSIONS))]:
+        gov.select_intent("INT-1", session_id=s)
+    start_daemon(ws)
+    broker = Broker(ws / ".orchestration" / "run")
+
+    # one session's rm -rf waits for a person (channel tui, forwarded by the client)
+    rm = tool_event(ws, "waiter", 0, "PreToolUse", "Bash", {"command": "rm -rf src/old"})
+    waiting: dict[str, subprocess.CompletedProcess] = {}
+    waiter = threading.Thread(target=lambda: waiting.setdefault("r", hook(ws, rm, ORCH_APPROVAL_CHANNEL="tui")))
+    waiter.start()
+    try:
+        _writers_meanwhile(ws, broker, waiter, waiting)
+    finally:
+        # never leave the waiting hook behind (it would wait for the policy's timeout)
+        while waiter.is_alive():
+            for req in broker.pending():
+                if isinstance(req, ApprovalRequest):
+                    broker.decide(req.id, "reject", reason="test over")
+            waiter.join(timeout=0.2)
+
+
+def _writers_meanwhile(ws: Path, broker: Broker, waiter: threading.Thread,
+                       waiting: dict[str, subprocess.CompletedProcess]) -> None:
+    wait_for(lambda: len(broker.pending()) == 1)
+
+    # meanwhile four sessions write, concurrently, through the same daemon
+    errors: list[str] = []
+    writers = [threading.Thread(target=lambda s=s: [write_through_hooks(ws, s, n, errors) for n in range(WRITES)])
+               for s in (f"s{i}" for i in range(SESSIONS))]
+    for t in writers:
+        t.start()
+    for t in writers:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in writers)
+    assert errors == []
+    # ... all answered while the approval is still pending: nothing waited on it
+    pending = broker.pending()
+    assert len(pending) == 1 and isinstance(pending[0], ApprovalRequest) and waiter.is_alive()
+    assert pending[0].session_id == "waiter" and pending[0].command == "rm -rf src/old"
+
+    # every write recorded exactly once, and the chain verifies
+    records = [r for _line, r in ledger.iter_records(ws / ".orchestration" / "agent_trace.jsonl")]
+    paths = sorted(f["path"] for r in records for f in r["files"])
+    assert paths == sorted(f"src/s{i}_{n}.py" for i in range(SESSIONS) for n in range(WRITES))
+    verify = subprocess.run([sys.executable, "-m", "orchestrator", "trace", "verify", "-C", str(ws)],
+                            capture_output=True, text=True, env=ENV)
+    assert verify.returncode == 0, verify.stdout + verify.stderr
+
+    # the person decides at last: the waiting call gets its answer
+    broker.decide(pending[0].id, "reject", reason="keep the old sources")
+    waiter.join(timeout=30)
+    answer = json.loads(waiting["r"].stdout)["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "deny" and "keep the old sources" in answer["permissionDecisionReason"]
+    assert (ws / "src" / "old" / "a.py").exists()
+
+
+def test_session_state_stays_consistent_under_concurrent_calls(ws: Path) -> None:
+    """Many threads of one daemon stamping reads of one session at once: no update is lost (per-session flock)."""
+    start_daemon(ws)
+    Governor(ws).select_intent("INT-1", session_id="s1")
+    files = [ws / "src" / f"r{i}.py" for i in range(12)]
+    for f in files:
+        f.write_text(f"# {f.name}\n")
+    results: list[int] = []
+
+    def read(i: int) -> None:
+        ev = tool_event(ws, "s1", i, "PostToolUse", "Read", {"file_path": str(files[i])},
+                        {"type": "text", "file": {"filePath": str(files[i])}})
+        results.append(hook(ws, ev).returncode)
+
+    threads = [threading.Thread(target=read, args=(i,)) for i in range(len(files))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert results == [0] * len(files)
+    state = json.loads((ws / ".orchestration/run/sessions/s1.json").read_text())
+    assert sorted(state["reads"]) == sorted(f"src/{f.name}" for f in files)
+    assert state["intent_id"] == "INT-1"
+
+
+def test_daemon_reports_itself(ws: Path) -> None:
+    proc = start_daemon(ws)
+    wait_for(lambda: daemon.info(ws) is not None)  # written right after the socket is bound
+    info = daemon.info(ws)
+    assert info is not None and info["alive"] and info["pid"] == proc.pid
+    assert info["package"] == daemon.package_dir() and info["code"] == daemon.code_digest()
+    started = time.time()
+    daemon.stop(ws)
+    wait_for(lambda: proc.poll() is not None)
+    assert daemon.info(ws) is None and time.time() - started < 15
