@@ -123,3 +123,35 @@ def test_the_launcher_finds_the_project_venv(clone: Path, tmp_path: Path) -> Non
     assert proc.returncode == 0, proc.stderr
     assert "intent-required" in proc.stdout
     assert (clone / installer.REMEMBERED).read_text().splitlines()[0] == str(venv_bin / "python")
+
+
+def test_a_linked_worktree_uses_the_main_worktrees_interpreter(tmp_path: Path) -> None:
+    """`git worktree add`: the new checkout has the committed launcher but no remembered interpreter of its own."""
+    origin = make_workspace(tmp_path / "main", git=True)
+    installer.install("claude-code", origin)
+    _git("add", "-A", cwd=origin)
+    _git("commit", "-qm", "governed", cwd=origin)
+    linked = tmp_path / "linked"
+    _git("worktree", "add", "-q", str(linked), "-b", "feature", cwd=origin)
+    assert not (linked / installer.REMEMBERED).exists()
+    proc = subprocess.run(["sh", "-c", _pre_tool_use_command(linked)], input=_event(linked, "src/app.py"),
+                          capture_output=True, text=True, cwd=linked, env=_env(tmp_path, linked), timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "intent-required" in proc.stdout
+    assert (linked / installer.REMEMBERED).read_text() == (origin / installer.REMEMBERED).read_text()
+
+
+def test_an_interpreter_without_the_dependencies_is_not_taken(clone: Path, tmp_path: Path) -> None:
+    """python3 on PATH that can import the package (PYTHONPATH) but lacks its dependencies must not be chosen:
+    the call is blocked with the launcher's message rather than failing later inside the client."""
+    bare = shutil.which("python3", path="/usr/bin:/bin")
+    if bare is None:
+        pytest.skip("no system python3")
+    probe = subprocess.run([bare, "-c", "import pydantic"], capture_output=True)
+    if probe.returncode == 0:
+        pytest.skip("the system python3 has pydantic")
+    env = _env(tmp_path, clone, PYTHONPATH=str(installer.package_parent()))
+    (Path(env["PATH"]) / "python3").symlink_to(bare)
+    proc = subprocess.run(["sh", "-c", _pre_tool_use_command(clone)], input=_event(clone, "src/app.py"),
+                          capture_output=True, text=True, cwd=clone, env=env, timeout=60)
+    assert proc.returncode == 2 and "no Python interpreter with orchestrator" in proc.stderr
