@@ -32,6 +32,11 @@ SERVER = "orchestrator"
 DEFAULT_TIMEOUT = 600
 #: hook events whose matcher Codex ignores (the matcher is then not part of the trust identity)
 _NO_MATCHER = frozenset({"UserPromptSubmit", "Stop"})
+#: MCP tools Codex may call without asking: the handshake only renders the intent (its PreToolUse hook validates and
+#: records the selection); in a sandboxed session (``-s workspace-write``) Codex otherwise asks before every MCP
+#: call, and with ``approval_policy = "never"`` (``codex exec``) refuses it. ``record_lesson`` (writes AGENTS.md)
+#: keeps Codex's default.
+AUTO_APPROVED_TOOLS = ("select_active_intent", "list_intents")
 _BEGIN = "# >>> orchestrator (managed by `orch install codex`; `orch uninstall codex` removes this block)"
 _END = "# <<< orchestrator"
 _TRUST_BEGIN = "# >>> orchestrator trust for {root} (`orch install codex --trust`)"
@@ -169,6 +174,23 @@ def write_trust(root: Path, config: Path | None = None) -> Path:
     return config
 
 
+def remove_trust(root: Path, config: Path | None = None) -> Path | None:
+    """Remove the block :func:`write_trust` added for ``root`` (``orch uninstall codex``); the path if changed."""
+    from orchestrator.fsutil import atomic_write
+
+    root = Path(root)
+    config = config or user_config_path()
+    try:
+        text = config.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    rest = _strip_block(text, _TRUST_BEGIN.format(root=root), _TRUST_END.format(root=root))
+    if rest == text:
+        return None
+    atomic_write(config, rest.rstrip("\n").encode("utf-8") + (b"\n" if rest.strip() else b""))
+    return config
+
+
 def _project_trusted(text: str, root: Path) -> bool:
     """Does this config text already say ``trust_level = "trusted"`` for ``root``?"""
     if sys.version_info >= (3, 11):
@@ -192,6 +214,8 @@ def mcp_block(entry: dict[str, Any]) -> str:
     env = entry.get("env") or {}
     if env:
         lines.append("env = { " + ", ".join(f"{k} = {_toml_str(v)}" for k, v in env.items()) + " }")
+    for tool in AUTO_APPROVED_TOOLS:
+        lines += [f"[mcp_servers.{SERVER}.tools.{tool}]", 'approval_mode = "approve"']
     lines.append(_END)
     return "\n".join(lines) + "\n"
 

@@ -397,9 +397,9 @@ def uninstall(agent: str, root: str | os.PathLike[str]) -> list[Path]:
     if agent == "codex":
         from orchestrator.adapters import codex_setup
 
-        removed = codex_setup.uninstall_mcp(root)
-        if removed is not None:
-            changed.append(removed)
+        for removed in (codex_setup.uninstall_mcp(root), codex_setup.remove_trust(root)):
+            if removed is not None:
+                changed.append(removed)
     return changed
 
 

@@ -18,7 +18,8 @@ def run(args: argparse.Namespace) -> int:
     ws = workspace_of(args)
     changed = uninstall(args.agent, ws.root)
     for path in changed:
-        out(f"updated {path.relative_to(ws.root)}" if path.exists() else f"removed {path.relative_to(ws.root)}")
+        shown = path.relative_to(ws.root) if path.is_relative_to(ws.root) else path  # Codex's user config
+        out(f"updated {shown}" if path.exists() else f"removed {shown}")
     if not changed:
         out("nothing to remove")
     return 0

@@ -53,3 +53,17 @@ def test_session_start_and_post_tool_use(payload) -> None:
     assert "INT-1" in ctx["additionalContext"]
     post = hook(payload("codex", "PostToolUse-apply_patch"))
     assert post.exit_code == 0 and post.stdout == ""
+
+
+
+def test_exec_command_workdir_arrives_as_the_events_cwd(payload, ws: Path) -> None:
+    """Codex 0.169.0 puts exec_command's workdir into the event's cwd (tool_input has only the command)."""
+    select = payload("codex", "PreToolUse-Bash", tool_name="mcp__orchestrator__select_active_intent",
+                     tool_input={"intent_id": "INT-1"})
+    assert pre(hook(select)) == ("allow", {})
+    inside = payload("codex", "PreToolUse-Bash", tool_input={"command": "echo z > other.py"}, cwd=str(ws / "src"))
+    assert pre(hook(inside)) == ("allow", {})  # src/other.py
+    escape = payload("codex", "PreToolUse-Bash", tool_input={"command": "echo h > ../README.md"},
+                     cwd=str(ws / "src"))
+    decision, error = pre(hook(escape))
+    assert decision == "deny" and error["type"] == "scope-violation" and error["path"] == "README.md"

@@ -86,6 +86,8 @@ def test_doctor_fails_until_trusted_then_passes(tmp_path: Path, monkeypatch: pyt
     codex_setup.write_trust(ws.root)  # replaces its own block
     assert [f.status for f in run_checks(ws) if f.check == "codex.trust"] == ["ok"]
     assert (home / "config.toml").read_text().count("trust_level") == 1
+    changed = installer.uninstall("codex", ws.root)
+    assert home / "config.toml" in changed and "orchestrator trust" not in (home / "config.toml").read_text()
 
 
 @needs_tomllib

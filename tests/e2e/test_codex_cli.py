@@ -3,11 +3,13 @@
 In a tmp git repo after ``orch init`` and ``orch install codex`` (real commands, this interpreter), with a throw-away
 HOME and ``CODEX_HOME`` whose ``config.toml`` points a custom ``model_providers`` entry (``wire_api =
 "responses"``) at 127.0.0.1: ``orch doctor`` first says Codex will NOT run the hooks (untrusted), ``orch install
-codex --trust`` writes the trust entries, ``orch doctor`` then says it will, and one ``codex exec`` session shows
+codex --trust`` writes the trust entries, ``orch doctor`` then says it will, and one sandboxed ``codex exec -s
+workspace-write`` session shows
 (without ``--dangerously-bypass-hook-trust``, so the trust hashes are proven right by Codex itself): an
 ``apply_patch`` before any intent is refused; the MCP tool (found through Codex's ``tool_search``, as MCP tools are
-deferred) selects the intent; in-scope patches and a shell write land and are recorded with exact line ranges;
-patches out of scope or to ``.orchestration/`` are refused; ``rm -rf`` is refused by the approval channel ``deny``.
+deferred) selects the intent; in-scope patches and a shell write (run in another ``workdir``) land and are recorded
+with exact line ranges; patches out of scope or to ``.orchestration/`` and a shell write escaping its ``workdir``
+are refused; ``rm -rf`` is refused by the approval channel ``deny``.
 
 The assertions read the files on disk, the ledger and the tool outputs Codex sent back to the (fake) model.
 """
@@ -92,7 +94,7 @@ def scenario(codex_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Scena
                    check=True)
     doctor_before = json.loads(orch(root, "doctor", "--json", env=env, check=False).stdout)
 
-    searches = iter(range(1, 40))
+    searches = iter(range(1, 120))  # up to ~30 s for the MCP server to start
 
     def find_mcp_tool(body: dict) -> list[dict]:
         """Codex starts MCP servers in the background: search again until the orchestrator tools are listed."""
@@ -110,7 +112,9 @@ def scenario(codex_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Scena
         [patch("a_add", add_file("src/new.py", NEW))],
         [patch("a_update", "*** Begin Patch\n*** Update File: src/app.py\n@@\n-x = 1\n+x = 2\n+y = 3\n print(x)\n"
                            "*** End Patch\n")],
-        [fn("a_shell", "exec_command", {"cmd": "echo z > src/other.py"})],
+        # workdir is not in the hook's tool_input: Codex sends it as the event's cwd
+        [fn("a_shell", "exec_command", {"cmd": "echo z > other.py", "workdir": "src"})],
+        [fn("a_workdir_escape", "exec_command", {"cmd": "echo h > ../README.md", "workdir": "src"})],
         [patch("a_out_of_scope", add_file("README.md", "hijack"))],
         [patch("a_governance", "*** Begin Patch\n*** Update File: .orchestration/active_intents.yaml\n@@\n"
                                "-active_intents:\n+x\n*** End Patch\n")],
@@ -128,7 +132,7 @@ def scenario(codex_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Scena
         run_env.update(env, PYTHONPATH=str(REPO_ROOT), ORCH_APPROVAL_CHANNEL="deny", ORCH_DAEMON_IDLE="60")
         start = time.perf_counter()
         try:
-            proc = subprocess.run([str(codex_bin), "exec", "--json", "-s", "danger-full-access", "go"], cwd=root,
+            proc = subprocess.run([str(codex_bin), "exec", "--json", "-s", "workspace-write", "go"], cwd=root,
                                   env=run_env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
         finally:
             CLI_TIMINGS.append(("codex exec", time.perf_counter() - start))
@@ -187,6 +191,7 @@ def test_in_scope_patches_and_shell_write_land(scenario: Scenario) -> None:
 
 def test_out_of_scope_and_governance_writes_are_refused(scenario: Scenario) -> None:
     assert "scope-violation" in scenario.outputs["a_out_of_scope"]
+    assert "scope-violation" in scenario.outputs["a_workdir_escape"]  # ../README.md from workdir src
     assert not (scenario.root / "README.md").exists()
     assert "governance-file" in scenario.outputs["a_governance"]
     assert "IN_PROGRESS" in (scenario.root / ".orchestration/active_intents.yaml").read_text()
