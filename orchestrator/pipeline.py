@@ -400,11 +400,19 @@ class Governor:
                 hook_name = hook.NAME
                 verdict = hook.check(ctx)
                 if verdict is not None:
+                    if verdict.allowed:
+                        continue  # a person approved (tui): the later hooks still run, and the trace still captures
+                    if verdict.decision == "ask":
+                        # the agent's own prompt may get a yes, and then the call runs: its post needs the pre-images
+                        hook_name = "trace"
+                        from orchestrator.post import trace
+
+                        trace.capture(self, call, lstats, intent=ctx.intent, policy=pol)
                     return verdict
             hook_name = "trace"
             from orchestrator.post import trace
 
-            trace.capture(self, call, lstats)
+            trace.capture(self, call, lstats, intent=ctx.intent, policy=pol)
             return Verdict.allow()
         except ConfigError as exc:
             hint = "; ".join(h for h in (exc.hint, "governance files are fixed by a person (agents cannot "

@@ -126,8 +126,19 @@ def post_tool_use(event: dict[str, Any], governor: Any, *, agent: str = AGENT) -
     if call.model_id is None and call.kind.mutating:
         # Claude Code's hook payload names no model; its transcript does, per assistant message.
         call.model_id = model_from_transcript(event.get("transcript_path"), call.tool_use_id)
-    governor.post(call, result)
-    return HookResult()
+    warning = _post_warning(governor.post(call, result))
+    if warning is None:
+        return HookResult()
+    # the command changed files outside the intent's scope (nothing could stop it, or no sandbox did): tell the
+    # agent now, in the structured form of a denial; the ledger record already holds them
+    text = f"[orchestrator:{warning['type']}] {warning['message']} Hint: {warning['hint']} " + json.dumps(warning)
+    return HookResult.json({"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": text}})
+
+
+def _post_warning(record: Any) -> dict[str, Any] | None:
+    from orchestrator.post.trace import warning
+
+    return warning(record if isinstance(record, dict) else None)
 
 
 def model_from_transcript(path: Any, tool_use_id: str | None, *, max_bytes: int = 256 * 1024) -> str | None:

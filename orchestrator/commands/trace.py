@@ -173,6 +173,10 @@ def build_filter(args: argparse.Namespace, root: Path) -> tuple[list[bytes], Cal
                     return True
             return False
         checks.append(_fmatch)
+    if getattr(args, "out_of_scope", False):
+        # changes a shell command made outside its intent's scope (post/trace.py: the scan of what changed)
+        pre.append(b'"out_of_scope":')
+        checks.append(lambda r: bool(_ns(r).get("out_of_scope")))
     since = getattr(args, "since", None)
     if since:
         floor = parse_since(since)
@@ -208,7 +212,8 @@ def _summary(n: int, r: dict) -> dict:
     return {"line": n, "id": r.get("id"), "timestamp": r.get("timestamp"), "intent_id": ns.get("intent_id"),
             "mutation_class": ns.get("mutation_class"), "class_mismatch": ns.get("class_mismatch"),
             "tool": ns.get("tool_name"), "agent": ns.get("agent"), "session_id": ns.get("session_id"),
-            "files": files, "ops": [m.get("op") for m in ns.get("files", ()) if isinstance(m, dict)]}
+            "files": files, "ops": [m.get("op") for m in ns.get("files", ()) if isinstance(m, dict)],
+            "outside": [m.get("path") for m in ns.get("files", ()) if isinstance(m, dict) and m.get("out_of_scope")]}
 
 
 def _short(session_id: str | None) -> str:
@@ -264,8 +269,10 @@ def _table(rows: deque, total: int, path: Path) -> None:
         cls = {"AST_REFACTOR": "refactor", "INTENT_EVOLUTION": "evolution"}.get(s["mutation_class"] or "", "?")
         if s["class_mismatch"]:
             cls += " (declared≠)"
+        outside = set(s.get("outside") or ())
         files = "; ".join((f"{op if op and op != 'modify' else ''} {f['path']}"
-                           + (f":{_fmt_ranges(f['ranges'])}" if f["ranges"] else "")).strip()
+                           + (f":{_fmt_ranges(f['ranges'])}" if f["ranges"] else "")
+                           + (" [OUT OF SCOPE]" if f["path"] in outside else "")).strip()
                           for f, op in zip(s["files"], s["ops"] + [None] * len(s["files"])))
         t.add_row(str(s["line"]), (s["timestamp"] or "")[:19].replace("T", " "), (s["id"] or "")[:8],
                   str(s["intent_id"] or "-"), cls, str(s["tool"] or "-"), _short(s["session_id"]), files)
@@ -740,6 +747,8 @@ def _add_filters(p: argparse.ArgumentParser, *, sub: bool) -> None:
     p.add_argument("--class", dest="cls", metavar="CLASS", help="refactor | evolution", **d)
     p.add_argument("--tool", metavar="NAME", help="only records of this tool (Edit, Write, Bash, ...)", **d)
     p.add_argument("--since", metavar="WHEN", help="2h, 3d, 1w or an ISO date/time (UTC)", **d)
+    p.add_argument("--out-of-scope", action="store_true",
+                   help="only records of changes outside the intent's scope (found after shell commands)", **d)
 
 
 def _add_output(p: argparse.ArgumentParser, *, sub: bool) -> None:

@@ -50,7 +50,7 @@ class _LazyClassify:
 
 _cls = _LazyClassify()
 
-__all__ = ["capture", "record", "build_record", "TOOL_NAME", "MAX_TEXT_BYTES", "MAX_DIR_FILES"]
+__all__ = ["capture", "record", "build_record", "warning", "TOOL_NAME", "MAX_TEXT_BYTES", "MAX_DIR_FILES"]
 
 TOOL_NAME = "orchestrator"
 #: Files bigger than this are snapshotted by hash only (ranges then cover the whole new file).
@@ -218,12 +218,15 @@ def _preimage_path(gov: Any, key: str) -> Path:
     return Path(gov.workspace.run_dir) / "preimages" / f"{_safe(key)}.json"
 
 
-def capture(gov: Any, call: Any, lstats: dict[str, Any] | None = None) -> None:
+def capture(gov: Any, call: Any, lstats: dict[str, Any] | None = None, *, intent: Any = None,
+            policy: Any = None) -> None:
     """Snapshot the pre-images of the call's targets, in memory and under ``run_dir/preimages/<key>.json``.
 
-    Called by ``Governor.pre`` after an allowed mutating call, so that a separate post-hook process can diff.
-    ``lstats`` are the targets' ``lstat`` results that ``pre`` took moments ago while resolving them (None:
-    absent; ``paths.UNKNOWN``: not taken), so a file is not ``lstat``-ed twice.
+    Called by ``Governor.pre`` after an allowed mutating call (and before an ``ask``: a person may say yes), so
+    that a separate post-hook process can diff. ``lstats`` are the targets' ``lstat`` results that ``pre`` took
+    moments ago while resolving them (None: absent; ``paths.UNKNOWN``: not taken), so a file is not ``lstat``-ed
+    twice. A shell command also gets a stat snapshot of the directories it could write (:mod:`.changes`, bounded
+    by ``intent``'s scope and ``policy``'s sandbox), so that ``record`` finds what it changed without naming it.
     """
     key = _key_of(call)
     if key is None:
@@ -246,7 +249,11 @@ def capture(gov: Any, call: Any, lstats: dict[str, Any] | None = None) -> None:
     else:
         root = Path(gov.workspace.root)
         files = {r: _snap_file(root / r) for r in _targets(gov, call)}
-    snap = {"key": key, "files": files}
+    snap: dict[str, Any] = {"key": key, "files": files}
+    if _get(call, "shell") is not None:
+        from . import changes
+
+        snap["scan"] = changes.snapshot(gov, changes.scan_roots(gov, call, intent, policy))
     _MEM[key] = snap
     if len(_MEM) > 1024:  # a call whose post never comes (denied downstream, crashed tool) must not leak
         # the oldest quarter at once: popping one per call from the front of a dict walks the slots its
@@ -258,7 +265,31 @@ def capture(gov: Any, call: Any, lstats: dict[str, Any] | None = None) -> None:
     from ..fsutil import atomic_write
 
     # atomic: a concurrent reader (the post-hook process) never sees half a snapshot
-    atomic_write(_preimage_path(gov, key), json.dumps(snap, ensure_ascii=False).encode("utf-8", "surrogateescape"))
+    path = _preimage_path(gov, key)
+    atomic_write(path, json.dumps(snap, ensure_ascii=False).encode("utf-8", "surrogateescape"))
+    if os.urandom(1)[0] < 4:  # about one capture in 64
+        _sweep(path.parent)
+
+
+#: a pre-image whose post never came (a refused `ask`, a failed tool) is removed after this long
+PREIMAGE_TTL_SECONDS = 24 * 3600
+
+
+def _sweep(directory: Path) -> None:
+    """Remove pre-images (and change snapshots, which can be large) whose post-hook never came."""
+    import time
+
+    limit = time.time() - PREIMAGE_TTL_SECONDS
+    try:
+        with os.scandir(directory) as it:
+            for e in it:
+                try:
+                    if e.name.endswith(".json") and e.stat(follow_symlinks=False).st_mtime < limit:
+                        os.unlink(e.path)
+                except OSError:
+                    pass
+    except OSError:
+        pass
 
 
 def _load_capture(gov: Any, key: str | None) -> dict | None:
@@ -402,7 +433,7 @@ def build_record(gov: Any, call: Any, changes: list[dict]) -> dict:
             m["mutation_class"], m["evidence"] = c["class"], c["evidence"]
         if "from" in c:
             m["from"] = c["from"]
-        for flag in ("binary", "large"):
+        for flag in ("binary", "large", "unnamed", "out_of_scope", "governance"):
             if c.get(flag):
                 m[flag] = True
         # Line tracking for blame/audit: file hashes before/after (hashes only, never content), line count and
@@ -455,10 +486,13 @@ def record(gov: Any, call: Any, result: dict | None = None) -> dict | None:
     for t in _targets(gov, call):
         if t not in targets:
             targets.append(t)
+    scan = (snap or {}).get("scan")
+    found, scanned = _scan_changes(gov, scan, targets) if scan is not None else ({}, None)
+    targets.extend(p for p in found if p not in targets)
     single = len(targets) == 1
     changes: list[dict] = []
     for path in targets:
-        before = (snap or {}).get("files", {}).get(path)
+        before = (snap or {}).get("files", {}).get(path) if path not in found else found[path]
         if single and ("originalFile" in result or result.get("type") == "create"):
             # Claude Code told us the pre-image: trust it over a (possibly missing) capture.
             orig = result.get("originalFile")
@@ -476,10 +510,100 @@ def record(gov: Any, call: Any, result: dict | None = None) -> dict | None:
     try:
         if not changes:
             return None
+        outside = _mark_scope(gov, call, changes, found)
         rec = build_record(gov, call, changes)
+        ns = rec["metadata"][_ns_key()]
+        if scanned is not None:
+            ns["scan"] = scanned
+        if outside:
+            # reported, never undone: the ledger says what happened; the hook's answer warns (see warning())
+            ns["out_of_scope"] = outside
         tuid = _get(call, "tool_use_id")
         dedupe = f'"tool_use_id":{json.dumps(str(tuid))}' if tuid else (f'"call_id":{json.dumps(key)}' if key
                                                                         else None)
         return ledger.append(gov.workspace.ledger_file, rec, fsync=_fsync_setting(gov), dedupe_key=dedupe)
     finally:
         _cleanup(gov, call, key)
+
+
+# ------------------------------------------------------------------------------------- what a command changed
+
+def _ns_key() -> str:
+    from .. import ledger
+
+    return ledger.NS
+
+
+def _scan_changes(gov: Any, scan: dict, named: list[str]) -> tuple[dict[str, dict | None], dict]:
+    """The files the shell command changed without naming them: path -> its before-snapshot (None: unknown,
+    the whole file is attributed), and a summary for the record (roots scanned, truncated)."""
+    from . import changes
+
+    modified, deleted, truncated = changes.changed(gov, scan)
+    known = set(named)
+    files = scan.get("files") or {}
+    new = [p for p in modified + deleted if p not in known]
+    summary: dict[str, Any] = {"roots": [r or "." for r in scan.get("roots") or []][:20]}
+    if truncated:
+        summary["truncated"] = True
+    if not new:
+        return {}, summary
+    root = str(gov.workspace.root)
+    texts = changes.git_before(root, [p for p in new if p in files], files)
+    out: dict[str, dict | None] = {}
+    for p in new:
+        if p in texts:
+            text = texts[p]
+            out[p] = {"exists": True, "text": text,
+                      "sha256": hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()}
+        elif p not in files:
+            out[p] = {"exists": False}  # created by the command: the whole new file is the change
+        elif p in deleted:
+            out[p] = {"exists": True}  # gone; its content was never read
+        else:
+            out[p] = None  # changed, but its content before the command is unknown: whole file, said so
+    return out, summary
+
+
+def _mark_scope(gov: Any, call: Any, changes: list[dict], found: dict) -> list[str]:
+    """Flag each change the command made outside its intent's scope (or on a governance file); return their
+    paths. A change found by the scan (not named by the command) is flagged ``unnamed``."""
+    from ..pre import selfguard
+
+    intent = None
+    iid = _get(call, "intent_id")
+    if iid:
+        try:
+            intent = gov.intents().get(str(iid))
+        except Exception:  # noqa: BLE001 — a broken intents file must not lose the record
+            intent = None
+    outside: list[str] = []
+    for c in changes:
+        paths = [c["path"]] + ([c["from"]] if c.get("from") else [])
+        if any(p in found for p in paths):
+            c["unnamed"] = True
+        gov_file = any(selfguard.protected_by(p) for p in paths)
+        out = gov_file or (intent is not None and not all(intent.owns(p) for p in paths))
+        if gov_file:
+            c["governance"] = True
+        if out:
+            c["out_of_scope"] = True
+            outside.extend(paths)
+    return sorted(set(outside))
+
+
+def warning(record: dict | None) -> dict | None:
+    """The structured warning for a record that holds changes outside the intent's scope (for the hook's
+    answer), or None. Same shape as a denial: ``type``, ``hook``, ``message``, ``paths``, ``intent``, ``hint``."""
+    if not record:
+        return None
+    ns = (record.get("metadata") or {}).get(_ns_key()) or {}
+    paths = ns.get("out_of_scope")
+    if not paths:
+        return None
+    shown = ", ".join(paths[:10]) + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")
+    return {"type": "out-of-scope-change", "hook": "trace",
+            "message": f"the command changed files outside the scope of intent {ns.get('intent_id')}: {shown}",
+            "paths": paths, "intent": ns.get("intent_id"), "record": record.get("id"),
+            "hint": "these changes are recorded in the ledger as out of scope; undo them if they were not "
+                    "meant (a person reviews them with `orch trace --out-of-scope`), and stay inside the scope"}
