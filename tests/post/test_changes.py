@@ -277,3 +277,15 @@ def test_claude_code_post_hook_process_warns_about_out_of_scope_changes(tmp_path
     assert "docs/guide.md" in out["additionalContext"]
     recs = [json.loads(line) for line in (root / ".orchestration" / "agent_trace.jsonl").read_text().splitlines()]
     assert len(recs) == 1 and _ns(recs[0])["out_of_scope"] == ["docs/guide.md"]
+
+
+def test_orphaned_pre_images_are_swept(tmp_path: Path) -> None:
+    d = tmp_path / "preimages"
+    d.mkdir()
+    old, new = d / "old.json", d / "new.json"
+    old.write_text("{}")
+    new.write_text("{}")
+    past = time.time() - trace.PREIMAGE_TTL_SECONDS - 60
+    os.utime(old, (past, past))
+    trace._sweep(d)
+    assert not old.exists() and new.exists()
