@@ -26,6 +26,7 @@ to create such grants and :func:`request_decision` ignores any that exist.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import json
 import os
 import re
@@ -710,9 +711,16 @@ def _branch(root: str) -> str | None:
     return wt.branch or (f"detached {wt.head[:8]}" if wt.head else None)
 
 
+#: the ``ORCH_*`` environment of the hook process a call came from, when that is not this process's own: the daemon
+#: sets it per call (each connection is its own thread, so its own context); None means ``os.environ``
+CALL_ENV: contextvars.ContextVar[dict[str, str] | None] = contextvars.ContextVar("orch_call_env", default=None)
+
+
 def timeout_of(policy_seconds: float) -> float:
-    """``ORCH_APPROVAL_TIMEOUT`` (seconds, for tests and scripts) overrides the policy value."""
-    env = os.environ.get("ORCH_APPROVAL_TIMEOUT")
+    """``ORCH_APPROVAL_TIMEOUT`` (seconds, for tests and scripts) overrides the policy value; read from the calling
+    hook's environment (:data:`CALL_ENV`), so the daemon and the in-process path answer alike."""
+    call_env = CALL_ENV.get()
+    env = (os.environ if call_env is None else call_env).get("ORCH_APPROVAL_TIMEOUT")
     if env:
         try:
             value = float(env)

@@ -173,13 +173,17 @@ class Daemon:
             key, eq, value = line.decode("utf-8", "replace").partition("=")
             if eq and key.startswith("ORCH_"):
                 env[key] = value
+        from orchestrator.approvals import CALL_ENV
+
         with self._count_lock:
             self.last_request = time.monotonic()
             self.requests += 1
             self.in_flight += 1
+        token = CALL_ENV.set(env)  # this thread's call: its hook's ORCH_* variables, not the daemon's
         try:
             result = run_hook(agent, rest, env=env, governor_factory=self.governor)
         finally:
+            CALL_ENV.reset(token)
             with self._count_lock:
                 self.in_flight -= 1
                 # a call that waited for a person for longer than the idle timeout must not look idle afterwards

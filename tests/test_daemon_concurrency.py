@@ -161,3 +161,56 @@ def test_daemon_reports_itself(ws: Path) -> None:
     daemon.stop(ws)
     wait_for(lambda: proc.poll() is not None)
     assert daemon.info(ws) is None and time.time() - started < 15
+
+
+def test_a_call_waiting_for_a_person_keeps_an_idle_daemon_alive(ws: Path) -> None:
+    """The idle timer does not run while a call is in flight: the approval's answer comes from the daemon."""
+    Governor(ws).select_intent("INT-1", session_id="waiter")
+    proc = subprocess.Popen([sys.executable, "-m", "orchestrator", "serve", "--root", str(ws), "--idle", "1"],
+                            env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for(lambda: daemon.is_alive(daemon.socket_path(ws)))
+    broker = Broker(ws / ".orchestration" / "run")
+    rm = tool_event(ws, "waiter", 0, "PreToolUse", "Bash", {"command": "rm -rf src/old"})
+    got: dict[str, subprocess.CompletedProcess] = {}
+    # were the daemon to exit, the client would ask again in-process, where this short timeout denies
+    waiter = threading.Thread(target=lambda: got.setdefault(
+        "r", hook(ws, rm, ORCH_APPROVAL_CHANNEL="tui", ORCH_APPROVAL_TIMEOUT="5")))
+    waiter.start()
+    wait_for(lambda: len(broker.pending()) == 1)
+    time.sleep(2.5)  # well past the 1 s idle timeout
+    assert proc.poll() is None
+    [req] = broker.pending()
+    broker.decide(req.id, "approve")
+    waiter.join(timeout=30)
+    assert got["r"].returncode == 0 and got["r"].stdout.strip() == ""  # allowed: no answer printed
+    assert [p for p in broker.pending()] == []
+
+
+def test_a_daemon_that_stops_mid_approval_never_means_allow(ws: Path) -> None:
+    """The connection drops with the daemon; the client evaluates in-process (here: nobody decides -> deny)."""
+    Governor(ws).select_intent("INT-1", session_id="waiter")
+    proc = start_daemon(ws)
+    broker = Broker(ws / ".orchestration" / "run")
+    rm = tool_event(ws, "waiter", 0, "PreToolUse", "Bash", {"command": "rm -rf src/old"})
+    got: dict[str, subprocess.CompletedProcess] = {}
+    waiter = threading.Thread(target=lambda: got.setdefault(
+        "r", hook(ws, rm, ORCH_APPROVAL_CHANNEL="tui", ORCH_APPROVAL_TIMEOUT="2")))
+    waiter.start()
+    wait_for(lambda: len(broker.pending()) == 1)
+    proc.kill()  # a crash, not a clean stop
+    waiter.join(timeout=60)
+    answer = json.loads(got["r"].stdout)["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "deny" and "approval-timeout" in answer["permissionDecisionReason"]
+    assert (ws / "src" / "old" / "a.py").exists()
+
+
+def test_the_callers_approval_timeout_applies_in_the_daemon(ws: Path) -> None:
+    """ORCH_APPROVAL_TIMEOUT comes with each call (as in-process), not from whichever hook started the daemon."""
+    Governor(ws).select_intent("INT-1", session_id="waiter")
+    proc = start_daemon(ws)
+    rm = tool_event(ws, "waiter", 0, "PreToolUse", "Bash", {"command": "rm -rf src/old"})
+    started = time.monotonic()
+    got = hook(ws, rm, ORCH_APPROVAL_CHANNEL="tui", ORCH_APPROVAL_TIMEOUT="0.5")
+    answer = json.loads(got.stdout)["hookSpecificOutput"]
+    assert answer["permissionDecision"] == "deny" and "no decision within 0.5 s" in answer["permissionDecisionReason"]
+    assert time.monotonic() - started < 30 and proc.poll() is None  # answered by the daemon, which still runs
