@@ -32,6 +32,7 @@ __all__ = [
     "Range",
     "split_lines",
     "hash_lines",
+    "line_hash",
     "diff_hunks",
     "changed_ranges",
     "ranges_from_hunks",
@@ -104,6 +105,13 @@ def hash_lines(lines: list[str]) -> str:
     """Content hash of a list of lines (with or without terminators); see the module docstring."""
     body = "\n".join([_strip_eol(x) for x in lines])
     return "sha256:" + hashlib.sha256(body.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def line_hash(line: str) -> str:
+    """Short per-line hash for blame/audit metadata: the first 10 hex digits (40 bits) of the sha256 of the line
+    without its terminator (same normalisation as :func:`hash_lines`, so LF/CRLF do not matter). A hash, not
+    content: it only lets a reader that *has* the line recognise it."""
+    return hashlib.sha256(_strip_eol(line).encode("utf-8", "surrogateescape")).hexdigest()[:10]
 
 
 def diff_hunks(old: list[str], new: list[str]) -> list[Hunk]:

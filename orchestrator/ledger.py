@@ -479,11 +479,18 @@ _CONV = (rb'\{"contributor":\{"type":"(?:human|ai|mixed|unknown)"'
          rb'"ranges":\[(?:' + _RANGE + rb"(?:," + _RANGE + rb")*)?\]\}")
 _FILE = rb'\{"path":' + _S + rb',"conversations":\[(?:' + _CONV + rb"(?:," + _CONV + rb")*)?\]\}"
 _CLS_RX = rb'"(?:AST_REFACTOR|INTENT_EVOLUTION)"'
+_LH = rb'"[0-9a-f]{10}"'
+_LHN = rb"(?:" + _LH + rb"|null)"
+_LHS = rb"\[(?:" + _LH + rb"(?:," + _LH + rb")*)?\]"
+_CTX = rb"\[" + _LHN + rb"," + _LHN + rb"\]"
 _HUNK = rb"\[" + _N + rb"," + _N + rb"," + _N + rb"," + _N + rb"\]"
 _META = (rb'\{"path":' + _S + rb',"op":"(?:create|modify|delete|rename)","added":' + _N + rb',"removed":' + _N
          + rb'(?:,"mutation_class":' + _CLS_RX + rb',"evidence":' + _S + rb")?(?:,\"from\":" + _S
          + rb')?(?:,"binary":true)?(?:,"large":true)?(?:,"before":' + _H + rb')?(?:,"after":' + _H
-         + rb')?(?:,"lines":' + _N + rb')?(?:,"hunks":\[(?:' + _HUNK + rb"(?:," + _HUNK + rb")*)?\])?\}")
+         + rb')?(?:,"lines":' + _N + rb')?(?:,"hunks":\[(?:' + _HUNK + rb"(?:," + _HUNK + rb")*)?\])?"
+         + rb'(?:,"line_hashes":\[(?:' + _LHS + rb"(?:," + _LHS + rb")*)?\])?"
+         + rb'(?:,"context":\[(?:' + _CTX + rb"(?:," + _CTX + rb")*)?\])?"
+         + rb'(?:,"removed_hashes":' + _LHS + rb")?\}")
 _NSRX = (rb'"dev\.orchestrator":\{"intent_id":' + _SN + rb',"mutation_class":' + _CLS_RX
          + rb',"declared_class":' + _SN + rb',"class_mismatch":(?:true|false),"evidence":' + _S
          + rb',"session_id":' + _SN + rb',"agent":' + _SN + rb',"agent_id":' + _SN + rb',"tool_name":' + _S

@@ -22,7 +22,6 @@ import fnmatch
 import json
 import os
 import re
-import subprocess
 import shutil
 import sys
 from collections import deque
@@ -31,7 +30,6 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from .. import ledger
-from ..diffing import hash_lines, split_lines
 
 NS = ledger.NS
 __all__ = ["register", "run", "main", "blame", "audit", "stats", "find_root"]
@@ -375,142 +373,13 @@ def cmd_repair(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------------------------------------------ blame
 
-def _aliases(path: Path, rel: str) -> set[str]:
-    """Paths that were renamed (possibly in a chain) into ``rel``."""
-    names = {rel}
-    renames: list[tuple[str, str]] = []
-    for _, r in iter_matching(path, [b'"from":'], lambda r: True):
-        for m in _ns(r).get("files") or ():
-            if isinstance(m, dict) and m.get("op") == "rename" and m.get("from"):
-                renames.append((m["from"], m["path"]))
-    changed = True
-    while changed:
-        changed = False
-        for src, dst in renames:
-            if dst in names and src not in names:
-                names.add(src)
-                changed = True
-    return names
-
-
 def blame(root: Path, path: Path, rel: str) -> dict:
-    """Attribute the current lines of ``rel`` to ledger records (newest wins).
-
-    1. **Line tracking**: the records for the file are replayed in order, applying each record's hunks to a
-       per-line owner list, as long as each record's pre-image hash equals the previous record's post-image hash
-       (an unbroken chain of governed edits). If the current file's hash equals the last post-image hash, this
-       attribution is exact — including lines of an old range that later edits only partly replaced.
-    2. **Content hashes**: lines still unattributed (the chain was broken by an ungoverned edit, or the file
-       changed since the last record) are matched by the recorded ranges' content hashes, first where the range
-       was recorded, then anywhere in the file (nearest match): a range whose exact lines still exist is re-found
-       after other edits moved it.
-    """
-    import hashlib
-    names = _aliases(path, rel)
-    pre = [_jbytes(n)[1:-1] for n in names] if len(names) == 1 else []
-    events: list[tuple[dict, dict, list[tuple[int, int, str | None]]]] = []
-    for n, r in iter_matching(path, pre, lambda r: True):
-        ns = _ns(r)
-        metas = {m.get("path"): m for m in ns.get("files") or () if isinstance(m, dict)}
-        for f in r.get("files") or ():
-            if not isinstance(f, dict) or f.get("path") not in names:
-                continue
-            info = {"line": n, "id": r.get("id"), "timestamp": r.get("timestamp"), "intent_id": ns.get("intent_id"),
-                    "mutation_class": ns.get("mutation_class"), "tool": ns.get("tool_name"),
-                    "agent": ns.get("agent"), "session_id": ns.get("session_id"), "path": f.get("path")}
-            rngs = [(int(x.get("start_line", 0)), int(x.get("end_line", 0)), x.get("content_hash"))
-                    for c in f.get("conversations") or () for x in c.get("ranges") or ()]
-            events.append((info, metas.get(f.get("path"), {}), rngs))
-    # 1. replay
-    model: list[dict | None] | None = None
-    model_hash: str | None = None
-    for info, m, rngs in events:
-        op, hunks, n_lines = m.get("op"), m.get("hunks"), m.get("lines")
-        if op == "delete":
-            model, model_hash = None, None
-            continue
-        if op == "rename":
-            if model_hash != m.get("after"):
-                model, model_hash = None, None
-            continue
-        if not isinstance(n_lines, int):
-            model, model_hash = None, None
-            continue
-        if op == "create" and isinstance(hunks, list):
-            model = [info] * n_lines
-        elif model is not None and isinstance(hunks, list) and m.get("before") == model_hash:
-            for h in reversed(hunks):
-                os_, ol, _ns_, nl = h
-                start = os_ - 1 if ol else os_
-                model[start:start + ol] = [info] * nl
-            if len(model) != n_lines:
-                model = None
-        else:  # a gap in the chain: only this record's own ranges are known
-            model = [None] * n_lines
-            for s_, e_, _h in rngs:
-                for i in range(max(s_ - 1, 0), min(e_, n_lines)):
-                    model[i] = info
-        model_hash = m.get("after")
-    full = root / rel
+    """Attribute the current lines of ``rel`` to ledger records: :func:`orchestrator.blame.blame`."""
+    from ..blame import BlameError, blame as _blame
     try:
-        data = full.read_bytes()
-    except OSError:
-        raise TraceError(f"blame: cannot read {rel}") from None
-    lines = split_lines(data.decode("utf-8", "surrogateescape"))
-    tracked = (model is not None and len(model) == len(lines)
-               and model_hash == "sha256:" + hashlib.sha256(data).hexdigest())
-    owner: list[dict | None] = [dict(o, how="tracked") if o is not None else None for o in model] \
-        if tracked and model is not None else [None] * len(lines)
-    # 2. content hashes for what is left
-    cands: dict[tuple[str, int], tuple[dict, int, int]] = {}
-    for info, _m, rngs in events:
-        for s_, e_, h in rngs:
-            if h:
-                cands[(h, e_ - s_ + 1)] = (info, s_, e_)
-    windows: dict[int, dict[str, list[int]]] = {}
-
-    def locate(h: str, size: int, s: int) -> int | None:
-        if 1 <= s and s + size - 1 <= len(lines) and hash_lines(lines[s - 1:s - 1 + size]) == h:
-            return s
-        if size > len(lines) or size < 1:
-            return None
-        if size not in windows:
-            idx: dict[str, list[int]] = {}
-            for i in range(len(lines) - size + 1):
-                idx.setdefault(hash_lines(lines[i:i + size]), []).append(i + 1)
-            windows[size] = idx
-        starts = windows[size].get(h)
-        return min(starts, key=lambda x: abs(x - s)) if starts else None
-
-    if not tracked or None in owner:
-        for (h, size), (info, s_, e_) in sorted(cands.items(), key=lambda kv: kv[1][0]["line"], reverse=True):
-            if all(o is not None for o in owner):
-                break
-            at = locate(h, size, s_)
-            if at is None:
-                continue
-            for i in range(at - 1, at - 1 + size):
-                if owner[i] is None:
-                    owner[i] = dict(info, how="content", recorded=[s_, e_], now=[at, at + size - 1])
-    def key(o: dict | None) -> tuple | None:
-        return None if o is None else (o["line"], o["how"], tuple(o.get("recorded") or ()))
-
-    runs: list[dict] = []
-    for i, o in enumerate(owner, 1):
-        if runs and key(runs[-1]["_o"]) == key(o):
-            runs[-1]["end_line"] = i
-        else:
-            runs.append({"start_line": i, "end_line": i, "_o": o})
-    out = []
-    for run in runs:
-        o = run.pop("_o")
-        rec = None
-        if o is not None:
-            rec = {k: v for k, v in o.items() if k != "now"}
-            rec["moved"] = bool(o.get("now") and (o["recorded"][0] != o["now"][0])) or o.get("path") != rel
-        run["record"] = rec
-        out.append(run)
-    return {"path": rel, "lines": len(lines), "tracked": tracked, "runs": out}
+        return _blame(root, path, rel)
+    except BlameError as e:
+        raise TraceError(str(e)) from None
 
 
 def cmd_blame(args: argparse.Namespace) -> int:
@@ -641,117 +510,17 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------------------------------------------ audit
 
-#: Files written by orchestrator itself (lessons via `orch lesson` / record_lesson), not by agent tool calls.
-AUDIT_SKIP = frozenset({
-    "AGENTS.md",            # lessons, written by `orch lesson` / record_lesson
-    ".gitattributes",       # the ledger's merge=union line, written by `orch init`
-    # agent hook and MCP configurations, written by `orch install` (agents cannot write them: self-guarded)
-    ".claude/settings.json", ".claude/settings.local.json", ".mcp.json", ".codex/hooks.json", ".codex/config.toml",
-    ".gemini/settings.json", ".cursor/hooks.json", ".cursor/mcp.json",
-})
-#: everything under these is orchestrator's own (governance files, the ledger, runtime state, the hook launcher)
-AUDIT_SKIP_DIRS = (".orchestration/",)
-_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
-
-
-def _git(root: Path, *args: str) -> str:
-    try:
-        p = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, errors="surrogateescape")
-    except FileNotFoundError:
-        raise TraceError("audit needs git on PATH") from None
-    if p.returncode != 0:
-        raise TraceError(f"git {' '.join(args)}: {p.stderr.strip() or 'failed'}")
-    return p.stdout
-
-
 def audit(root: Path, path: Path) -> dict:
-    """Working-tree changes since HEAD that no ledger record accounts for (ungoverned edits).
+    """Working-tree changes since HEAD that no ledger record explains: :func:`orchestrator.audit.audit`."""
+    from ..audit import AuditError, audit as _audit
+    try:
+        return _audit(root, path)
+    except AuditError as e:
+        raise TraceError(str(e)) from None
 
-    Added/changed lines (``git diff -U0 HEAD`` plus untracked files) are accounted for when a record's range
-    with the same content hash covers them now (as in blame). Pure deletions and deleted files are accounted for
-    when some record for that path was written at the current HEAD revision (content of deleted lines cannot be
-    matched by hash). ``.orchestration/`` and :data:`AUDIT_SKIP` (AGENTS.md, written by ``orch lesson``) are
-    not audited.
-    """
-    top = Path(_git(root, "rev-parse", "--show-toplevel").strip())
-    head = _git(root, "rev-parse", "HEAD").strip()
-    diff = _git(root, "-c", "core.quotepath=off", "diff", "-U0", "--no-color", "--no-ext-diff", "--no-renames",
-                "HEAD", "--", ".")
-    changed: dict[str, list[tuple[int, int]]] = {}
-    deletions: dict[str, int] = {}
-    cur = None
-    for line in diff.splitlines():
-        if line.startswith("+++ "):
-            cur = None if line[4:] == "/dev/null" else line[6:]
-            continue
-        if line.startswith("--- ") and line[4:] != "/dev/null":
-            old = line[6:]
-            deletions.setdefault(old, 0)
-            continue
-        m = _HUNK.match(line)
-        if m and cur is not None:
-            s, n = int(m.group(1)), int(m.group(2) if m.group(2) is not None else 1)
-            if n:
-                changed.setdefault(cur, []).append((s, s + n - 1))
-            else:
-                deletions[cur] = deletions.get(cur, 0) + 1
-    for p in _git(root, "ls-files", "--others", "--exclude-standard", "-z", "--", ".").split("\0"):
-        if p:
-            full = top / p
-            try:
-                n = len(split_lines(full.read_bytes().decode("utf-8", "surrogateescape")))
-            except OSError:
-                continue
-            changed[p] = [(1, max(n, 1))]
-    # Paths from git are relative to the repository top; the ledger's are relative to the workspace root.
-    def to_ws(p: str) -> str | None:
-        r = os.path.relpath(top / p, root).replace(os.sep, "/")
-        if r.startswith("..") or r.startswith(AUDIT_SKIP_DIRS) or r in AUDIT_SKIP:
-            return None
-        return r
 
-    recorded_at_head: set[str] = set()
-    for _, r in iter_matching(path, [head.encode("ascii")], lambda r: (r.get("vcs") or {}).get("revision") == head):
-        for m in _ns(r).get("files") or ():
-            if isinstance(m, dict):
-                recorded_at_head.add(m.get("path"))
-                if m.get("from"):
-                    recorded_at_head.add(m["from"])
-    findings = []
-    for p, rngs in sorted(changed.items()):
-        rel = to_ws(p)
-        if rel is None:
-            continue
-        exists = (root / rel).is_file()
-        if not exists:
-            if rel not in recorded_at_head:
-                findings.append({"path": rel, "kind": "deleted", "ranges": []})
-            continue
-        b = blame(root, path, rel)
-        covered = set()
-        for run in b["runs"]:
-            if run["record"] is not None:
-                covered.update(range(run["start_line"], run["end_line"] + 1))
-        bad: list[list[int]] = []
-        for s, e in rngs:
-            for i in range(s, e + 1):
-                if i <= b["lines"] and i not in covered:
-                    if bad and bad[-1][1] == i - 1:
-                        bad[-1][1] = i
-                    else:
-                        bad.append([i, i])
-        if bad:
-            findings.append({"path": rel, "kind": "lines", "ranges": bad})
-    for p, cnt in sorted(deletions.items()):
-        rel = to_ws(p)
-        if rel is None or p in changed:
-            continue
-        if not (root / rel).exists():
-            if rel not in recorded_at_head:
-                findings.append({"path": rel, "kind": "deleted", "ranges": []})
-        elif cnt and rel not in recorded_at_head:
-            findings.append({"path": rel, "kind": "lines-removed", "ranges": []})
-    return {"head": head, "ungoverned": findings}
+def _spans_text(spans: list) -> str:
+    return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in spans)
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
@@ -763,13 +532,18 @@ def cmd_audit(args: argparse.Namespace) -> int:
         _out(f"ok: every change since {res['head'][:10]} is accounted for by a ledger record")
     else:
         for f in res["ungoverned"]:
+            removed = f" (removed without a record: HEAD line(s) {_spans_text(f['removed'])})" \
+                if f.get("removed") else ""
             if f["kind"] == "lines":
-                _out(f"{f['path']}: ungoverned line(s) " + ",".join(
-                    f"{a}" if a == b else f"{a}-{b}" for a, b in f["ranges"]))
+                _out(f"{f['path']}: ungoverned line(s) {_spans_text(f['ranges'])}{removed}")
+            elif f["kind"] == "lines-removed":
+                _out(f"{f['path']}: HEAD line(s) {_spans_text(f.get('removed') or [])} removed without a record")
             elif f["kind"] == "deleted":
                 _out(f"{f['path']}: deleted without a record")
+            elif f["kind"] == "binary":
+                _out(f"{f['path']}: binary content changed without a record")
             else:
-                _out(f"{f['path']}: lines removed without a record")
+                _out(f"{f['path']}: created or emptied without a record")
     return 1 if res["ungoverned"] else 0
 
 

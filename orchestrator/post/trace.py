@@ -57,6 +57,8 @@ TOOL_NAME = "orchestrator"
 MAX_TEXT_BYTES = 4 * 1024 * 1024
 #: Hunks are stored (for blame's line tracking) up to this many per file.
 MAX_HUNKS = 200
+#: Per-line hashes (blame/audit metadata) are stored for at most this many written (and removed) lines per file.
+MAX_LINE_HASHES = 4000
 #: A directory target (``rm -r dir``, ``cp -r a dir``) is expanded to at most this many files.
 MAX_DIR_FILES = 500
 
@@ -339,6 +341,8 @@ def _file_change(path: str, before: dict | None, after: dict, patch: list | None
         ch["class"], ch["evidence"] = _cls.INTENT_EVOLUTION, "file deleted"
         return ch
     ch["sha_after"] = after.get("sha256")
+    if b_exists and before is not None and before.get("sha256"):
+        ch["sha_before"] = before["sha256"]  # every op: the audit chains records by before/after
     if after.get("binary") or (before or {}).get("binary"):
         ch.update(op="create" if not b_exists else "modify", ranges=[], added=0, removed=0, binary=True)
         ch["class"], ch["evidence"] = _cls.INTENT_EVOLUTION, "binary content changed"
@@ -366,6 +370,7 @@ def _file_change(path: str, before: dict | None, after: dict, patch: list | None
         ranges = diffing.ranges_for_new_file(new_text)
         ch.update(op="create", ranges=ranges, added=ranges[0].end_line if ranges else 0, removed=0)
         ch["hunks"] = [[0, 0, 1, ch["lines"]]] if ch["lines"] else []
+        _line_metadata(ch, None, new_text, ranges, [])
         ch["class"], ch["evidence"] = _cls.classify(path, None, new_text)
         return ch
     old_text = before.get("text")
@@ -381,8 +386,29 @@ def _file_change(path: str, before: dict | None, after: dict, patch: list | None
               removed=sum(h.old_lines for h in hunks), sha_before=before.get("sha256"))
     if len(hunks) <= MAX_HUNKS:
         ch["hunks"] = [[h.old_start, h.old_lines, h.new_start, h.new_lines] for h in hunks]
+    _line_metadata(ch, old_text, new_text, ranges, hunks)
     ch["class"], ch["evidence"] = _cls.classify(path, old_text, new_text, hunks)
     return ch
+
+
+def _line_metadata(ch: dict, old_text: str | None, new_text: str, ranges: list, hunks: list) -> None:
+    """Per-line hashes for blame and audit (hashes, never content; docs/ledger.md §1): ``line_hashes`` of each
+    written range, ``context`` = the hashes of the lines just before and after each range (its neighbourhood, to
+    pick the right copy of a duplicated line), ``removed_hashes`` of the lines the call removed. Omitted when the
+    call wrote or removed more than :data:`MAX_LINE_HASHES` lines in this file."""
+    written = sum(r.end_line - r.start_line + 1 for r in ranges)
+    removed = sum(h.old_lines for h in hunks)
+    if written > MAX_LINE_HASHES or removed > MAX_LINE_HASHES:
+        return
+    lh = diffing.line_hash  # strips "\r"; lines from str.split have no "\n" (C-speed split, no terminators)
+    new = new_text.split("\n")
+    n_new = len(new) - (1 if new and new[-1] == "" else 0)
+    ch["line_hashes"] = [[lh(x) for x in new[r.start_line - 1:r.end_line]] for r in ranges]
+    ch["context"] = [[lh(new[r.start_line - 2]) if r.start_line >= 2 else None,
+                      lh(new[r.end_line]) if r.end_line < n_new else None] for r in ranges]
+    if old_text is not None and removed:
+        old = old_text.split("\n")
+        ch["removed_hashes"] = [lh(x) for h in hunks for x in old[h.old_start - 1:h.old_start - 1 + h.old_lines]]
 
 
 def _nlines(text: str) -> int:
@@ -403,7 +429,8 @@ def _detect_renames(changes: list[dict]) -> list[dict]:
         if c["op"] == "create" and c.get("sha_after") in deleted and c["sha_after"] not in used:
             src = deleted[c["sha_after"]]
             used.add(c["sha_after"])
-            c = dict(c, op="rename", ranges=[], added=0, removed=0)
+            c = {k: v for k, v in c.items() if k not in ("line_hashes", "context", "removed_hashes")}
+            c.update(op="rename", ranges=[], added=0, removed=0)
             c["from"] = src["path"]
             c["class"], c["evidence"] = _cls.AST_REFACTOR, f"renamed from {src['path']} (content identical)"
         out.append(c)
@@ -446,6 +473,9 @@ def build_record(gov: Any, call: Any, changes: list[dict]) -> dict:
             m["lines"] = c["lines"]
         if "hunks" in c:
             m["hunks"] = c["hunks"]
+        for k in ("line_hashes", "context", "removed_hashes"):
+            if k in c:
+                m[k] = c[k]
         meta_files.append(m)
     evidence = "; ".join((f"{c['path']}: " if len(changes) > 1 else "") + c["evidence"]
                          for c in changes if c["class"] == computed)
@@ -544,19 +574,25 @@ def _scan_changes(gov: Any, scan: dict, named: list[str]) -> tuple[dict[str, dic
     files = scan.get("files") or {}
     new = [p for p in modified + deleted if p not in known]
     summary: dict[str, Any] = {"roots": [r or "." for r in scan.get("roots") or []][:20]}
+    if scan.get("mode"):
+        summary["mode"] = scan["mode"]
     if truncated:
         summary["truncated"] = True
     if not new:
         return {}, summary
     root = str(gov.workspace.root)
-    texts = changes.git_before(root, [p for p in new if p in files], files)
+    # git mode: a path the snapshot does not hold was clean (or did not exist) for git: its index blob, if any
+    trust = {p for p in new if p not in files} if scan.get("mode") == "git" else set()
+    texts = changes.git_before(root, [p for p in new if p in files or p in trust], files, trust)
     out: dict[str, dict | None] = {}
     for p in new:
-        if p in texts:
-            text = texts[p]
+        text = texts.get(p)
+        if text is not None:
             out[p] = {"exists": True, "text": text,
                       "sha256": hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()}
-        elif p not in files:
+        elif p in texts:
+            out[p] = {"exists": True} if p in deleted else None  # tracked, binary: no ranges anyway
+        elif p not in files or files.get(p) == "-":
             out[p] = {"exists": False}  # created by the command: the whole new file is the change
         elif p in deleted:
             out[p] = {"exists": True}  # gone; its content was never read

@@ -1,0 +1,309 @@
+"""``orch trace audit``: working-tree changes since ``HEAD`` that no ledger record explains (ungoverned edits).
+
+Plumbing only, so that no user git setting changes what we read (docs/ledger.md §5): ``git diff-index -z
+--no-renames HEAD`` (raw, NUL-separated: names with spaces, quotes, backslashes, tabs, newlines or any UTF-8 come
+through verbatim; no patch text, so ``diff.noprefix``, ``diff.mnemonicPrefix``, ``color.ui``, ``diff.external`` and
+textconv play no part), ``git ls-files -z --others --exclude-standard --full-name`` for new files and ``git cat-file
+--batch`` for the ``HEAD`` blobs. The line diff is ours (:mod:`orchestrator.diffing`), on lines compared without
+their ``\\r`` so ``core.autocrlf`` / ``eol`` conversion is not a change.
+
+Per file, exact at line level:
+
+- **unchanged content** (a stat-only or mode-only difference, or a CRLF conversion) is not reported;
+- **whole file**: a chain of records for the path (or renamed into it) whose first ``before`` is the ``HEAD``
+  content (or which starts with a create / rename when the path is new) and whose last ``after`` is today's content
+  explains the file at once — this covers binaries, empty files and a governed ``mv``;
+- **added or changed lines** are explained when blame (:mod:`orchestrator.blame`) attributes them to a record;
+- **removed lines** are explained by the records' ``removed_hashes`` (per-line hashes of what each call removed),
+  as a multiset; records written before those hashes existed explain removals in the files they touched at ``HEAD``;
+- **deleted files** are explained when the path's last record deleted it or renamed it away;
+- **binary files** (NUL in the first 8000 bytes) without a whole-file explanation are reported as such;
+- a file the ledger says a call wrote at the current ``HEAD`` but that is gone (and not in ``HEAD``) is reported
+  as deleted.
+
+:func:`audited` is the single file filter: what orchestrator itself writes is not an agent's work.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from . import ledger
+from .blame import BlameError, attribute
+from .diffing import decode, diff_hunks, is_binary, line_hash, split_lines
+
+__all__ = ["audit", "audited", "AuditError", "AUDIT_SKIP"]
+
+NS = ledger.NS
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+#: Files written by orchestrator itself (lessons via `orch lesson` / record_lesson), not by agent tool calls.
+AUDIT_SKIP = frozenset({
+    "AGENTS.md",            # lessons, written by `orch lesson` / record_lesson
+    ".gitattributes",       # the ledger's merge=union line, written by `orch init`
+    # agent hook and MCP configurations, written by `orch install` (agents cannot write them: self-guarded)
+    ".claude/settings.json", ".claude/settings.local.json", ".mcp.json", ".codex/hooks.json", ".codex/config.toml",
+    ".gemini/settings.json", ".cursor/hooks.json", ".cursor/mcp.json",
+})
+
+
+class AuditError(Exception):
+    """git is missing or failed (one-line message)."""
+
+
+def audited(rel: str) -> bool:
+    """Is ``rel`` (workspace-relative POSIX path) an agent work product the audit checks?
+
+    The one place that decides what the audit ignores: orchestrator's own state (``.orchestration/**``) and the
+    files it writes itself (:data:`AUDIT_SKIP`).
+    """
+    if rel == ".orchestration" or rel.startswith(".orchestration/"):
+        return False
+    return rel not in AUDIT_SKIP
+
+
+def _git(cwd: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    env = dict(os.environ)
+    for k in ("GIT_EXTERNAL_DIFF", "GIT_DIFF_OPTS", "GIT_PAGER", "GIT_DIR", "GIT_WORK_TREE"):
+        env.pop(k, None)
+    try:
+        p = subprocess.run(["git", "-c", "core.quotepath=off", "-c", "color.ui=never", *args], cwd=cwd,
+                           input=stdin, capture_output=True, env=env)
+    except FileNotFoundError:
+        raise AuditError("audit needs git on PATH") from None
+    if p.returncode != 0:
+        msg = p.stderr.decode("utf-8", "replace").strip() or "failed"
+        raise AuditError(f"git {args[0]}: {msg}")
+    return p.stdout
+
+
+def _blobs(cwd: Path, shas: list[str]) -> dict[str, bytes]:
+    if not shas:
+        return {}
+    out = _git(cwd, "cat-file", "--batch", stdin=("\n".join(shas) + "\n").encode("ascii"))
+    got: dict[str, bytes] = {}
+    pos = 0
+    for sha in shas:
+        nl = out.index(b"\n", pos)
+        header = out[pos:nl].split()
+        pos = nl + 1
+        if len(header) < 3:  # "<sha> missing"
+            continue
+        size = int(header[2])
+        got[sha] = out[pos:pos + size]
+        pos += size + 1
+    return got
+
+
+def _sha(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def _variants(data: bytes) -> set[str]:
+    """Hashes the checked-out form of a HEAD blob may have (as is, or with LF -> CRLF by ``core.autocrlf``)."""
+    out = {_sha(data)}
+    if b"\n" in data and b"\r\n" not in data:
+        out.add(_sha(data.replace(b"\n", b"\r\n")))
+    return out
+
+
+def _ns(rec: dict) -> dict:
+    md = rec.get("metadata")
+    ns = md.get(NS) if isinstance(md, dict) else None
+    return ns if isinstance(ns, dict) else {}
+
+
+def _load(path: Path) -> tuple[dict[str, list], dict[str, list[str]]]:
+    """One pass over the ledger: {path: [(info, meta, ranges), ...]} and {path: [renamed-from paths]}."""
+    from .blame import file_events
+    by_path: dict[str, list] = {}
+    renamed_from: dict[str, list[str]] = {}
+    paths: set[str] = set()
+    if path.exists():
+        for _, line in ledger.iter_lines(path):
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue
+            for m in _ns(r).get("files") or () if isinstance(r, dict) else ():
+                if isinstance(m, dict) and isinstance(m.get("path"), str):
+                    paths.add(m["path"])
+                    if m.get("op") == "rename" and isinstance(m.get("from"), str):
+                        renamed_from.setdefault(m["path"], []).append(m["from"])
+    if paths:
+        for ev in file_events(path, paths):
+            by_path.setdefault(ev[0]["path"], []).append(ev)
+    return by_path, renamed_from
+
+
+def _chain_explains(events: list, old_shas: set[str] | None, new_sha: str | None) -> bool:
+    """Does a contiguous chain of records take the HEAD content (``old_shas``; None: absent) to ``new_sha``?"""
+    if not events or new_sha is None:
+        return False
+    # walk back from the newest record while each record's before is the previous record's after
+    i = len(events) - 1
+    if events[i][1].get("after") != new_sha:
+        return False
+    while i >= 0:
+        m = events[i][1]
+        op = m.get("op")
+        before = m.get("before")
+        if op == "create" and old_shas is None:
+            return True
+        if op == "rename":
+            return True  # the source's content is checked by the caller (its deletion must be explained too)
+        if before is not None and old_shas is not None and before in old_shas:
+            return True
+        if i == 0 or events[i - 1][1].get("after") != before or before is None:
+            return False
+        i -= 1
+    return False
+
+
+def _events_for(rel: str, by_path: dict, renamed_from: dict) -> list:
+    names = {rel}
+    todo = [rel]
+    while todo:
+        for src in renamed_from.get(todo.pop(), ()):
+            if src not in names:
+                names.add(src)
+                todo.append(src)
+    evs = [e for n in names for e in by_path.get(n, ())]
+    evs.sort(key=lambda e: e[0]["line"])
+    return evs
+
+
+def _spans(nums: list[int]) -> list[list[int]]:
+    out: list[list[int]] = []
+    for i in nums:
+        if out and out[-1][1] == i - 1:
+            out[-1][1] = i
+        else:
+            out.append([i, i])
+    return out
+
+
+def audit(root: Path, ledger_path: Path) -> dict:
+    """``{"head": sha | None, "ungoverned": [finding, ...]}``; a finding is ``{"path", "kind", "ranges"}`` plus
+    ``"removed"`` (``HEAD`` line spans) for removed lines. Kinds: ``lines``, ``lines-removed``, ``deleted``,
+    ``binary``, ``file`` (a new or changed file with no line to point at, e.g. empty)."""
+    root = Path(root)
+    top = Path(os.fsdecode(_git(root, "rev-parse", "--show-toplevel").rstrip(b"\n")))
+    try:
+        head: str | None = _git(root, "rev-parse", "--verify", "-q", "HEAD^{commit}").decode().strip() or None
+    except AuditError:
+        head = None
+    raw = _git(root, "diff-index", "-z", "--no-renames", "--ignore-submodules", head or EMPTY_TREE, "--", ".")
+    changed: dict[str, str | None] = {}  # top-relative path -> HEAD blob sha (None: not in HEAD)
+    parts = raw.split(b"\0")
+    i = 0
+    while i + 1 < len(parts):
+        meta, p = parts[i], parts[i + 1]
+        i += 2
+        if not meta.startswith(b":"):
+            continue
+        fields = meta[1:].split()
+        mode_old, sha_old = fields[0], fields[2].decode()
+        changed[os.fsdecode(p)] = None if mode_old == b"000000" or set(sha_old) == {"0"} else sha_old
+    for p in _git(root, "ls-files", "-z", "--others", "--exclude-standard", "--full-name", "--", ".").split(b"\0"):
+        if p:
+            changed.setdefault(os.fsdecode(p), None)
+    blobs = _blobs(root, sorted({s for s in changed.values() if s}))
+    by_path, renamed_from = _load(ledger_path)
+    findings: list[dict] = []
+    seen: set[str] = set()
+    renamed_to: dict[str, list[str]] = {}  # source path -> the `after` hashes of the renames away from it
+    for evs in by_path.values():
+        for _info, m, _r in evs:
+            if m.get("op") == "rename" and isinstance(m.get("from"), str) and m.get("after"):
+                renamed_to.setdefault(m["from"], []).append(m["after"])
+    for p, blob in sorted(changed.items()):
+        rel = os.path.relpath(top / p, root).replace(os.sep, "/")
+        if rel.startswith("../") or not audited(rel):
+            continue
+        seen.add(rel)
+        full = root / rel
+        old = blobs.get(blob) if blob else None
+        try:
+            new: bytes | None = os.readlink(full).encode() if full.is_symlink() else full.read_bytes()
+        except (OSError, IsADirectoryError):
+            new = None
+        f = _check_file(rel, old, new, _events_for(rel, by_path, renamed_from), by_path.get(rel, []),
+                        renamed_to.get(rel, []), head)
+        if f is not None:
+            findings.append(f)
+    # files a call wrote at this HEAD that are gone without a record (and were never committed)
+    for rel, evs in sorted(by_path.items()):
+        if rel in seen or not audited(rel) or (root / rel).exists() or os.path.lexists(root / rel):
+            continue
+        last = evs[-1]
+        if last[1].get("op") in ("create", "modify", "rename") and head and last[0].get("revision") == head:
+            findings.append({"path": rel, "kind": "deleted", "ranges": []})
+    return {"head": head, "ungoverned": findings}
+
+
+def _check_file(rel: str, old: bytes | None, new: bytes | None, events: list, own: list, renamed_away: list[str],
+                head: str | None) -> dict | None:
+    """The finding for one changed path, or None when the ledger explains it (rules: module docstring)."""
+    if new is None:  # deleted since HEAD
+        if old is None:
+            return None
+        last = own[-1][1] if own else None
+        if last is not None and last.get("op") == "delete":
+            return None
+        old_shas = _variants(old)
+        for after in renamed_away:  # moved away by a governed rename of the HEAD content (or of a governed edit)
+            if after in old_shas or _chain_explains(own, old_shas, after):
+                return None
+        return {"path": rel, "kind": "deleted", "ranges": []}
+    old_shas = _variants(old) if old is not None else None
+    new_sha = _sha(new)
+    if old is not None and new_sha in old_shas:
+        return None  # mode/stat-only or an eol conversion
+    if _chain_explains(events, old_shas, new_sha):
+        return None
+    if is_binary(new) or (old is not None and is_binary(old)):
+        return {"path": rel, "kind": "binary", "ranges": []}
+    a = split_lines(decode(old)) if old is not None else []
+    b = split_lines(decode(new))
+    sa = [x.rstrip("\n").rstrip("\r") for x in a]
+    if not b and not a:
+        return {"path": rel, "kind": "file", "ranges": []}  # a new empty file that no record created
+    try:
+        res = attribute(events, b, new_sha, rel)
+    except BlameError:
+        res = {"runs": []}
+    owned: set[int] = set()
+    for run in res["runs"]:
+        if run["record"] is not None:
+            owned.update(range(run["start_line"], run["end_line"] + 1))
+    # Diff HEAD against the lines no record explains: what is left over was added (or removed) by hand. Taking the
+    # attributed lines out first makes the result independent of how two diffs place a hunk among equal lines.
+    unowned = [(ln, x.rstrip("\n").rstrip("\r")) for ln, x in enumerate(b, 1) if ln not in owned]
+    hunks = diff_hunks(sa, [x for _, x in unowned])
+    bad = [unowned[j - 1][0] for h in hunks for j in range(h.new_start, h.new_start + h.new_lines)]
+    # removed lines: the records' removed_hashes as a multiset
+    pool: dict[str, int] = {}
+    legacy = False
+    for info, m, _r in events:
+        for x in m.get("removed_hashes") or ():
+            pool[x] = pool.get(x, 0) + 1
+        if m.get("removed") and "removed_hashes" not in m and head and info.get("revision") == head:
+            legacy = True
+    gone: list[int] = []
+    for h in hunks:
+        for ln in range(h.old_start, h.old_start + h.old_lines):
+            k = line_hash(a[ln - 1])
+            if pool.get(k):
+                pool[k] -= 1
+            elif not legacy:
+                gone.append(ln)
+    if not bad and not gone:
+        return None
+    f = {"path": rel, "kind": "lines" if bad else "lines-removed", "ranges": _spans(bad)}
+    if gone:
+        f["removed"] = _spans(gone)
+    return f
