@@ -289,3 +289,21 @@ def test_orphaned_pre_images_are_swept(tmp_path: Path) -> None:
     os.utime(old, (past, past))
     trace._sweep(d)
     assert not old.exists() and new.exists()
+
+
+def test_the_audit_finds_nothing_ungoverned_after_a_traced_script(tmp_path: Path) -> None:
+    """What the scan records is what `orch trace audit` checks the working tree against: a script's changes,
+    traced by the scan, leave nothing unexplained (without the scan they all would be)."""
+    from orchestrator.audit import audit
+
+    root = _repo(tmp_path)
+    (root / "src" / "run.sh").write_text(SCRIPT)
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(["git", "commit", "-qm", "script"], cwd=root, check=True, env=GIT_ENV)
+    gov = Governor(root, approval_channel="allow")
+    gov.select_intent("INT-001", "s")
+    call = to_call("Bash", {"command": "sh src/run.sh"}, session_id="s", cwd=str(root), tool_use_id="tu7")
+    assert gov.pre(call).allowed
+    gov.post(to_call("Bash", {"command": "sh src/run.sh"}, session_id="s", cwd=str(root), tool_use_id="tu7"),
+             _bash(root, "sh src/run.sh"))
+    assert audit(root, gov.workspace.ledger_file)["ungoverned"] == []
