@@ -47,6 +47,9 @@ DEFAULT_ALLOW: tuple[str, ...] = (
     ".env.example", ".env.sample", ".env.template", ".env.dist", ".env.defaults", "*.env.example",
     "*.env.sample", "*.env.template", "*.pub", "known_hosts", "known_hosts.old", "authorized_keys",
     "~/.ssh/config", "*.pub.asc", "*.pub.pem", "*.crt.pem", "*.cert.pem", "*.example.pem",
+    # certificates (public) share the .pem suffix with keys: the usual names of certificate-only files
+    "cert.pem", "fullchain.pem", "chain.pem", "ca.pem", "cacert.pem", "ca-bundle.pem", "ca-certificates.pem",
+    "*-cert.pem", "*_cert.pem", "*-ca.pem", "*_ca.pem", "*-chain.pem",
 )
 
 
