@@ -397,14 +397,14 @@ class Governor:
         Never let an agent set it. A refusal (deny or ask) is logged to ``run/refusals.jsonl`` unless
         ``record_refusals`` is off (dry runs: ``orch check``, ``orch explain``).
         """
-        verdict = self._pre(call, approved)
+        verdict = self._pre(call, approved, sandbox)
         if not verdict.allowed and self.record_refusals and call.session_id != PROBE_SESSION:
             from orchestrator.refusals import record
 
             record(self.workspace.run_dir, call, verdict)
         return verdict
 
-    def _pre(self, call: ToolCall, approved: bool) -> Verdict:
+    def _pre(self, call: ToolCall, approved: bool, sandbox: bool = False) -> Verdict:
         hook_name = "config"
         try:
             live = self.live_cache() if self.live_mode is not False else None
