@@ -7,6 +7,8 @@ comment. Normalisations (each a documented decision that the change keeps behavi
 
 - comments, semicolons (ASI), the quote style of a string (``'a'`` vs ``"a"``), trailing commas and redundant
   parentheses (the tree already encodes precedence) are dropped;
+- ``x => e``, ``(x) => e`` and ``(x) => { return e; }`` are one function; ``{a}`` is ``{a: a}`` (objects and
+  destructuring patterns);
 - TypeScript types are erased like ``tsc`` does: type annotations, type parameters / arguments, ``interface`` and
   ``type`` declarations, ``import type``, ``as`` / ``satisfies`` / ``!`` wrappers, accessibility modifiers;
 - consecutive ``import`` statements are sorted, and the specifiers inside ``{ }`` too;
@@ -127,7 +129,27 @@ def _build(node: Any, notes: set[str]) -> list | None:
             out.append(got)
     if t in ("string", "template_string") and len(out) == 1:
         out.append(["string_fragment", ""])  # '' and "" both become the same empty string
+    if t == "arrow_function":
+        _normalise_arrow(out, notes)
     return out
+
+
+def _normalise_arrow(n: list, notes: set[str]) -> None:
+    """``x => e``, ``(x) => e`` and ``(x) => { return e; }`` are the same function."""
+    for i in range(1, len(n)):
+        c = n[i]
+        if c[0] == "=>":
+            if i > 1 and n[i - 1][0] == "identifier":
+                n[i - 1] = ["formal_parameters", ["(", "("], n[i - 1], [")", ")"]]
+            break
+    body = n[-1]
+    if body[0] == "statement_block":
+        stmts = [c for c in body[1:] if c[0] not in ("{", "}")]
+        if len(stmts) == 1 and stmts[0][0] == "return_statement":
+            exprs = [c for c in stmts[0][1:] if c[0] != "return"]
+            if len(exprs) == 1:
+                n[-1] = exprs[0]
+                notes.add("arrow body")
 
 
 def _normalise(root: Any) -> tuple[list, set[str]]:
@@ -278,10 +300,17 @@ def _rename(tree: list) -> dict[str, str]:
             if _is_leaf(c):
                 if c[0] in ("identifier", "type_identifier") and c[1] in declared:
                     n[i] = [c[0], lab(c[1])]
-                elif c[0] in ("shorthand_property_identifier", "shorthand_property_identifier_pattern") \
-                        and c[1] in declared:
-                    n[i] = ["shorthand", c[1], lab(c[1])]  # the key keeps its spelling, the binding is renamed
+                elif c[0] in ("shorthand_property_identifier", "shorthand_property_identifier_pattern"):
+                    # the key keeps its spelling, the binding is renamed: `{a}` is `{a: a}`
+                    n[i] = ["shorthand", c[1], lab(c[1]) if c[1] in declared else c[1]]
                 continue
+            if c[0] in ("pair", "pair_pattern"):
+                parts = [x for x in c[1:] if x[0] != ":"]
+                if len(parts) == 2 and parts[0][0] == "property_identifier" and parts[1][0] == "identifier" \
+                        and _is_leaf(parts[1]):
+                    v = parts[1][1]
+                    n[i] = ["shorthand", parts[0][1], lab(v) if v in declared else v]
+                    continue
             visit(c)
 
     visit(tree)

@@ -10,7 +10,8 @@ calls a refactor — behaviour kept):
    class body* is kept with its annotation: it declares a dataclass / NamedTuple / pydantic field, whose type can be
    behaviour;
 3. **imports**: ``import a, b`` is split, ``from m import b, a`` sorted, and each run of consecutive module-level
-   imports sorted — import reordering is a refactor;
+   imports sorted — import reordering is a refactor; **equivalent spellings**: ``if (x := e):`` is ``x = e`` then
+   ``if x:``, and ``'a{}'.format(v)`` is ``f'a{v}'`` (positional fields, conversions, literal format specs);
 4. **module constants**: a module-level ``NAME = <literal>`` bound once is inlined into its uses and dropped *if the
    module uses it* (extract / inline constant = refactor, a changed value = evolution); an unused one is kept, so
    ``DEBUG = False`` -> ``True`` in a settings module is evolution;
@@ -80,6 +81,8 @@ def normalise(tree: ast.Module, fixed: frozenset[str] = frozenset()) -> dict[str
         notes["type hints"] = []
     if _normalise_imports(tree):
         notes["imports"] = []
+    if _normalise_expressions(tree):
+        notes["expressions"] = []
     consts = _inline_constants(tree, fixed)
     if consts:
         notes["constants"] = consts
@@ -138,7 +141,7 @@ def _strip_type_hints(tree: ast.Module) -> bool:
             if isinstance(st, ast.AnnAssign):
                 if st.value is not None and st.simple:
                     changed = True
-                    st = ast.Assign(targets=[st.target], value=st.value)
+                    st = ast.Assign(targets=[st.target], value=st.value, type_comment=None)
                 elif st.value is None and not in_class:
                     changed = True
                     continue
@@ -200,6 +203,86 @@ def _normalise_imports(tree: ast.Module) -> bool:
     flush()
     tree.body = out
     return tree_key(tree) != before
+
+
+# ----------------------------------------------------------------------------------- 3b. equivalent spellings
+
+def _normalise_expressions(tree: ast.Module) -> bool:
+    """Spellings of the same computation: ``if (x := e):`` is ``x = e`` + ``if x:``; ``'a{}'.format(v)`` is
+    ``f'a{v}'`` (positional, automatic or numbered fields; conversions and literal format specs)."""
+    changed = False
+    for node in list(ast.walk(tree)):
+        for field in _BLOCK_FIELDS:
+            stmts = getattr(node, field, None)
+            if not isinstance(stmts, list):
+                continue
+            i = 0
+            while i < len(stmts):
+                st = stmts[i]
+                if isinstance(st, ast.If) and isinstance(st.test, ast.NamedExpr) \
+                        and isinstance(st.test.target, ast.Name):
+                    name = st.test.target.id
+                    stmts[i:i + 1] = [ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=st.test.value,
+                                                 type_comment=None), st]
+                    st.test = ast.Name(id=name, ctx=ast.Load())
+                    changed = True
+                    i += 1
+                i += 1
+
+    class _Fmt(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            nonlocal changed
+            self.generic_visit(node)
+            f = node.func
+            if isinstance(f, ast.Attribute) and f.attr == "format" and isinstance(f.value, ast.Constant) \
+                    and isinstance(f.value.value, str) and not node.keywords \
+                    and not any(isinstance(a, ast.Starred) for a in node.args):
+                js = _format_to_fstring(f.value.value, node.args)
+                if js is not None:
+                    changed = True
+                    return js
+            return node
+
+    _Fmt().visit(tree)
+    return changed
+
+
+def _format_to_fstring(fmt: str, args: list[ast.expr]) -> ast.JoinedStr | None:
+    import string
+    try:
+        parsed = list(string.Formatter().parse(fmt))
+    except ValueError:
+        return None
+    values: list[ast.expr] = []
+    auto = 0
+    used = 0
+    for literal, field, spec, conv in parsed:
+        if literal:
+            values.append(ast.Constant(value=literal, kind=None))
+        if field is None:
+            continue
+        if field == "":
+            idx = auto
+            auto += 1
+        elif field.isdigit():
+            idx = int(field)
+        else:
+            return None  # attribute / item / keyword fields: leave the call alone
+        if idx >= len(args) or (spec and "{" in spec):
+            return None
+        used = max(used, idx + 1)
+        values.append(ast.FormattedValue(value=copy.deepcopy(args[idx]), conversion=ord(conv) if conv else -1,
+                                         format_spec=ast.JoinedStr(values=[ast.Constant(value=spec, kind=None)]) if spec
+                                         else None))
+    if used != len(args):
+        return None  # an unused argument is still evaluated by .format
+    merged: list[ast.expr] = []
+    for v in values:  # adjacent literals, as the parser of an f-string produces them
+        if merged and isinstance(v, ast.Constant) and isinstance(merged[-1], ast.Constant):
+            merged[-1] = ast.Constant(value=merged[-1].value + v.value, kind=None)
+        else:
+            merged.append(v)
+    return ast.JoinedStr(values=merged)
 
 
 # --------------------------------------------------------------------------------------------- 4. constants
@@ -409,7 +492,7 @@ def _inline_one_function(tree: ast.Module, fixed: frozenset[str]) -> str | None:
                 continue
             new_stmts = body[:-1]
             if not (same and isinstance(body[-1].value, ast.Name)):
-                new_stmts.append(ast.Assign(targets=parent.targets, value=body[-1].value))
+                new_stmts.append(ast.Assign(targets=parent.targets, value=body[-1].value, type_comment=None))
             target_owner, tfield, tidx = stmt_parent
         elif len(body) == 1 and final_ret is not None and body[0].value is not None:
             if idx is None:
