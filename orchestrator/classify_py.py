@@ -408,9 +408,43 @@ def _inline_functions(tree: ast.Module, fixed: frozenset[str]) -> list[str]:
     return done
 
 
+def _index(tree: ast.AST) -> tuple[dict[int, tuple[ast.AST, str, int | None]], Counter[str], Counter[str],
+                                    dict[str, list[ast.Call]], dict[str, list[ast.Call]]]:
+    """One walk: parents, Name / attribute use counts, calls by plain name and by ``x.attr`` name."""
+    parents: dict[int, tuple[ast.AST, str, int | None]] = {}
+    names: Counter[str] = Counter()
+    attrs: Counter[str] = Counter()
+    by_name: dict[str, list[ast.Call]] = {}
+    by_attr: dict[str, list[ast.Call]] = {}
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        t = type(node)
+        if t is ast.Name:
+            names[node.id] += 1  # type: ignore[attr-defined]
+        elif t is ast.Attribute:
+            attrs[node.attr] += 1  # type: ignore[attr-defined]
+        elif t is ast.Call:
+            f = node.func  # type: ignore[attr-defined]
+            if type(f) is ast.Name:
+                by_name.setdefault(f.id, []).append(node)  # type: ignore[arg-type]
+            elif type(f) is ast.Attribute:
+                by_attr.setdefault(f.attr, []).append(node)  # type: ignore[arg-type]
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for i, v in enumerate(value):
+                    if isinstance(v, ast.AST):
+                        parents[id(v)] = (node, field, i)
+                        stack.append(v)
+            elif isinstance(value, ast.AST):
+                parents[id(value)] = (node, field, None)
+                stack.append(value)
+    return parents, names, attrs, by_name, by_attr
+
+
 def _inline_one_function(tree: ast.Module, fixed: frozenset[str]) -> str | None:
     exported = _all_strings(tree)
-    parents = _parents(tree)
     # candidates: module-level functions and methods
     cands: list[tuple[ast.FunctionDef, ast.AST, bool]] = []
     for st in tree.body:
@@ -418,10 +452,16 @@ def _inline_one_function(tree: ast.Module, fixed: frozenset[str]) -> str | None:
             cands.append((st, tree, False))
         elif isinstance(st, ast.ClassDef):
             cands.extend((m, st, True) for m in st.body if isinstance(m, ast.FunctionDef))
-    name_uses = Counter(n.id for n in ast.walk(tree) if isinstance(n, ast.Name))
-    attr_uses = Counter(n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute))
+    if not cands:
+        return None
+    parents, name_uses, attr_uses, calls_by_name, calls_by_attr = _index(tree)
     def_names = Counter(fn.name for fn, _, _ in cands)
     for fn, owner, is_method in cands:
+        if is_method:
+            if attr_uses[fn.name] != 1 or name_uses[fn.name]:
+                continue
+        elif name_uses[fn.name] != 1 or attr_uses[fn.name]:
+            continue
         params = _simple_params(fn)
         if params is None or fn.name in fixed or fn.name in exported or def_names[fn.name] != 1:
             continue
@@ -429,17 +469,14 @@ def _inline_one_function(tree: ast.Module, fixed: frozenset[str]) -> str | None:
                                                           ast.Await)) for n in _own_nodes(fn)):
             continue
         if is_method:
-            if not params or params[0] not in ("self", "cls") or attr_uses[fn.name] != 1 or name_uses[fn.name]:
+            if not params or params[0] not in ("self", "cls"):
                 continue
-            call = next((n for n in ast.walk(owner) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                         and n.func.attr == fn.name and isinstance(n.func.value, ast.Name)
-                         and n.func.value.id == params[0]), None)
+            call = next((n for n in calls_by_attr.get(fn.name, ()) if isinstance(n.func, ast.Attribute)
+                         and isinstance(n.func.value, ast.Name) and n.func.value.id == params[0]
+                         and _inside(parents, n, owner)), None)
             args_params = params[1:]
         else:
-            if name_uses[fn.name] != 1 or attr_uses[fn.name]:
-                continue
-            call = next((n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-                         and n.func.id == fn.name), None)
+            call = next(iter(calls_by_name.get(fn.name, ())), None)
             args_params = params
         if call is None or call.keywords or len(call.args) != len(args_params) or \
                 any(isinstance(a, ast.Starred) for a in call.args):
