@@ -5,7 +5,8 @@ Generates a git repository of N files (default 100,000: 100 packages x 10 module
 nothing:
 
 - ``snapshot`` + ``changed`` (orchestrator/post/changes.py) with the scan bounded to a 1,000-file scope, a
-  10,000-file scope, and the whole tree (the fallback for a command the analyzer cannot bound and no sandbox);
+  10,000-file scope, and the whole tree (the fallback for a command the analyzer cannot bound and no sandbox),
+  both by walking every directory and the way a git repository is scanned (``git status`` twice: ``mode: git``);
 - the JSON round trip of the snapshot (what a one-process-per-event hook pays to hand it from pre to post);
 - ``git status --porcelain -z -uall`` over the same paths, the alternative considered;
 - the whole path through ``Governor.pre`` + ``Governor.post`` for an analyzer-bounded command in the 1,000-file
@@ -87,7 +88,9 @@ def main() -> int:
     gov = Governor(root, approval_channel="allow")
     scopes = {"1,000-file scope (pkg000)": ["pkg000"],
               "10,000-file scope (pkg000..pkg009)": [f"pkg{i:03d}" for i in range(10)],
-              "whole tree (unbounded command, no sandbox)": [""]}
+              "whole tree by walking every directory (a workspace without git)":
+                  sorted(e.name for e in os.scandir(root) if e.name not in (".git", ".orchestration")),
+              "whole tree with git status (unbounded command, no sandbox, git repo)": [""]}
     for label, roots in scopes.items():
         snaps, snap = timed(lambda roots=roots: changes.snapshot(gov, roots), args.runs)
         comps, result = timed(lambda snap=snap: changes.changed(gov, snap), args.runs)

@@ -41,7 +41,13 @@ __all__ = ["audit", "audited", "AuditError", "AUDIT_SKIP"]
 NS = ledger.NS
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 #: Files written by orchestrator itself (lessons via `orch lesson` / record_lesson), not by agent tool calls.
-AUDIT_SKIP = frozenset({"AGENTS.md"})
+AUDIT_SKIP = frozenset({
+    "AGENTS.md",            # lessons, written by `orch lesson` / record_lesson
+    ".gitattributes",       # the ledger's merge=union line, written by `orch init`
+    # agent hook and MCP configurations, written by `orch install` (agents cannot write them: self-guarded)
+    ".claude/settings.json", ".claude/settings.local.json", ".mcp.json", ".codex/hooks.json", ".codex/config.toml",
+    ".gemini/settings.json", ".cursor/hooks.json", ".cursor/mcp.json",
+})
 
 
 class AuditError(Exception):

@@ -35,6 +35,9 @@ COMMANDS: dict[str, str] = {
     "demo": "demo",
     "doctor": "doctor",
     "status": "status",
+    "explain": "explain",
+    "validate": "validate",
+    "refusals": "refusals",
 }
 
 HELP = {
@@ -56,6 +59,9 @@ HELP = {
     "demo": "run a narrated, offline demo session",
     "doctor": "check that this workspace is governed as intended, with a fix for each finding",
     "status": "active sessions of every worktree, their daemons and pending approvals",
+    "explain": "show how a shell command is analysed and what the pipeline would decide (dry run)",
+    "validate": "check the governance files (intents, policy, .intentignore); file:line errors",
+    "refusals": "list the calls the pre-hooks refused or put to a person",
 }
 
 

@@ -124,6 +124,8 @@ class Governor:
         self._live: LiveCache | None = None
         self._live_calls = 0
         self._live_failed = False
+        #: log refusals to run/refusals.jsonl (off for dry runs that must leave no trace)
+        self.record_refusals = True
 
     # ------------------------------------------------------------------ configuration
     @property
@@ -365,8 +367,17 @@ class Governor:
         ``approved=True`` is for a host that already put an ``ask`` verdict to a person and got a
         yes (e.g. the reference loop's approver): the approval hook is skipped, every other hook
         (scope, protection, staleness) runs again and the pre-image is captured for the trace.
-        Never let an agent set it.
+        Never let an agent set it. A refusal (deny or ask) is logged to ``run/refusals.jsonl`` unless
+        ``record_refusals`` is off (dry runs: ``orch check``, ``orch explain``).
         """
+        verdict = self._pre(call, approved)
+        if not verdict.allowed and self.record_refusals and call.session_id != PROBE_SESSION:
+            from orchestrator.refusals import record
+
+            record(self.workspace.run_dir, call, verdict)
+        return verdict
+
+    def _pre(self, call: ToolCall, approved: bool) -> Verdict:
         hook_name = "config"
         try:
             live = self.live_cache() if self.live_mode is not False else None
@@ -549,6 +560,8 @@ class Governor:
             pass  # logging must never turn a deny into a crash
 
 
+#: the session id of `orch doctor`'s hook probes: refused by design, never logged as a refusal
+PROBE_SESSION = "orch-doctor-probe"
 #: the matcher of a policy with read protection off (``secrets.enabled: false``): matches nothing
 _NO_SECRETS = _SecretMatcher((), ())
 #: ops of ShellAnalysis.entries that rename or unlink over an existing entry instead of writing through it

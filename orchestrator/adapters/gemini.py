@@ -144,6 +144,16 @@ def sweep_preimages(governor: Any, *, max_age: float = STALE_PREIMAGE_S) -> int:
     return removed
 
 
+def _warning(record: Any) -> str | None:
+    """The out-of-scope warning of a ledger record as text for the model, or None."""
+    from orchestrator.post.trace import warning
+
+    data = warning(record if isinstance(record, dict) else None)
+    if data is None:
+        return None
+    return f"[orchestrator:{data['type']}] {data['message']} Hint: {data['hint']} " + json.dumps(data)
+
+
 def context_text(governor: Any, session_id: str, *, full: bool) -> str:
     """The mandate and intents, with the handshake named as Gemini's model sees it."""
     text = claude_code.context_text(governor, session_id, full=full)
@@ -165,7 +175,12 @@ def handle(event: dict[str, Any], governor: Any) -> HookResult:
             call.tool_use_id = f"{call.capture_key}@{stamp}" if isinstance(stamp, str) and stamp else None
             if call.kind.mutating:
                 call.model_id = model_from_transcript(event.get("transcript_path"))
-            governor.post(call, after_result(event.get("tool_response")))
+            warned = _warning(governor.post(call, after_result(event.get("tool_response"))))
+            if warned is not None:
+                # changes outside the intent's scope that nothing could stop: the model reads them with the tool's
+                # result (AfterTool's additionalContext), in the structured form of a denial
+                return HookResult.json({"hookSpecificOutput": {"hookEventName": "AfterTool",
+                                                               "additionalContext": warned}})
         return HookResult.json({})
     if name in ("SessionStart", "BeforeAgent"):
         if name == "SessionStart":

@@ -8,8 +8,19 @@ Rules:
   ``# orch:managed`` in their command (agents run hook commands through a shell, so the comment is inert, and no
   unknown key is added to a schema-validated settings file); our MCP server by its name plus ``orchestrator`` in
   its arguments;
-- commands use the current interpreter by absolute path (a pyenv shim adds ~43 ms per call) and, by default, the
-  stdlib-only fast client ``orchestrator/hookclient.py`` run with ``-S`` (see :mod:`orchestrator.daemon`).
+- two scopes. ``shared`` (default): the files teams commit (``.claude/settings.json``, ``.mcp.json``, ``.codex/``,
+  ``.gemini/``, ``.cursor/``) name only the committed launcher ``.orchestration/bin/orch-hook``, which finds an
+  interpreter with orchestrator on each machine (remembering it in ``.orchestration/run/hook-python``) and fails
+  closed with exit 2 and a clear message when there is none. The hook command itself ends in ``|| … exit 2`` so a
+  launcher that is missing or not executable also blocks instead of being a non-blocking error. ``local``: machine
+  paths (this interpreter, by absolute path: a pyenv shim adds ~43 ms per call) go to ``.claude/settings.local.json``,
+  which Claude Code keeps out of git; nothing shared is changed but the MCP entry;
+- either way the hook runs the stdlib-only fast client ``orchestrator/hookclient.py`` with ``-S`` (see
+  :mod:`orchestrator.daemon`).
+
+For other installers (Codex, Gemini): :func:`launcher_command` is the portable hook command, :func:`mcp_server_entry`
+the portable MCP entry, :func:`write_launcher` writes the launcher (and remembers this interpreter); see
+docs/adapters.md.
 """
 from __future__ import annotations
 
@@ -23,6 +34,16 @@ from typing import Any
 
 MARK = "# orch:managed"
 SERVER = "orchestrator"
+#: the committed launcher, relative to the project root
+LAUNCHER = ".orchestration/bin/orch-hook"
+#: this machine's interpreter for the launcher (runtime state: .orchestration/run/ is never committed)
+REMEMBERED = ".orchestration/run/hook-python"
+SCOPES = ("shared", "local")
+#: the environment variable each agent sets to the project root when it runs a hook (None: not known to exist)
+PROJECT_VAR: dict[str, str | None] = {"claude-code": "CLAUDE_PROJECT_DIR", "gemini": "GEMINI_PROJECT_DIR",
+                                      "cursor": "CURSOR_PROJECT_DIR", "codex": None}
+#: Claude Code keeps this file out of git (it writes it to .gitignore itself); machine paths go there
+LOCAL_SETTINGS = {"claude-code": ".claude/settings.local.json"}
 #: seconds (ms for Gemini) a PreToolUse hook may take: an approval asked in the TUI waits for a person. A hook that
 #: times out is treated as a non-blocking error by Claude Code, i.e. fail-open, so this must be generous.
 PRE_TIMEOUT_S = 600
@@ -97,11 +118,82 @@ def hook_command(agent: str, *, python: str | None = None, fast: bool = True) ->
     return f"{cmd} {MARK}"
 
 
-def mcp_server_entry(agent: str, *, python: str | None = None) -> dict[str, Any]:
-    """The ``orchestrator`` MCP server entry (stdio) for an agent's MCP configuration."""
+def _project_dir_expr(agent: str) -> str:
+    """Shell text for the project root in a hook command: the agent's own variable, else the git top level."""
+    top = '$(git rev-parse --show-toplevel 2>/dev/null || pwd)'
+    var = PROJECT_VAR.get(agent)
+    return f'"${{{var}:-{top}}}"' if var else f'"{top}"'
+
+
+def launcher_command(agent: str, *, fast: bool = True) -> str:
+    """The portable hook command: the committed launcher, found from the project root, failing closed.
+
+    ``|| { …; exit 2; }``: any failure of the launcher (missing, not executable: exit 126/127; a crash) becomes exit
+    2, which blocks the call, where Claude Code would treat 126/127/1 as a non-blocking error and run it
+    ungoverned. The launcher's own exit 2 passes through unchanged.
+    """
+    msg = (f"orchestrator: the hook launcher {LAUNCHER} is missing or failed; this call is blocked. Restore it "
+           f"(git checkout {LAUNCHER}, or orch install {agent}) and run orch doctor")
+    cmd = (f"{_project_dir_expr(agent)}/{LAUNCHER} {agent} || {{ rc=$?; [ $rc -eq 2 ] || "
+           f"echo {shlex.quote(msg)} >&2; exit 2; }}")
+    if not fast:
+        cmd = f"ORCH_NO_DAEMON=1 {cmd}"
+    return f"{cmd} {MARK}"
+
+
+def launcher_text() -> str:
+    """The launcher script (``orchestrator/data/templates/orch-hook``)."""
+    from importlib import resources
+
+    return resources.files("orchestrator.data").joinpath("templates", "orch-hook").read_text(encoding="utf-8")
+
+
+def write_launcher(root: str | os.PathLike[str], *, python: str | None = None) -> list[Path]:
+    """Write ``.orchestration/bin/orch-hook`` (executable, to be committed) and remember ``python`` (default: this
+    interpreter) for this machine in ``.orchestration/run/hook-python``; returns the committed files written."""
+    from orchestrator.fsutil import atomic_write
+
+    root = Path(root)
+    written: list[Path] = []
+    path = root / LAUNCHER
+    text = launcher_text()
+    try:
+        same = path.read_text(encoding="utf-8") == text and os.access(path, os.X_OK)
+    except (OSError, UnicodeDecodeError):
+        same = False
+    if not same:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, text.encode("utf-8"))
+        path.chmod(0o755)
+        written.append(path)
+    remember(root, python=python)
+    return written
+
+
+def remember(root: str | os.PathLike[str], *, python: str | None = None) -> Path:
+    """Record this machine's interpreter and hook client for the launcher (runtime state, not committed)."""
+    from orchestrator.fsutil import atomic_write
+
+    path = Path(root) / REMEMBERED
+    path.parent.mkdir(parents=True, exist_ok=True)
+    client = package_parent() / "orchestrator" / "hookclient.py"
+    atomic_write(path, f"{python or sys.executable}\n{client}\n".encode())
+    return path
+
+
+def mcp_server_entry(agent: str, *, python: str | None = None, scope: str = "local") -> dict[str, Any]:
+    """The ``orchestrator`` MCP server entry (stdio) for an agent's MCP configuration.
+
+    ``scope="shared"``: through the committed launcher, found from the server's working directory (the project),
+    so the entry holds no machine path; ``"local"``: this interpreter by absolute path.
+    """
     env: dict[str, str] = {}
     if agent in ("claude-code", "codex", "gemini"):
         env["ORCH_MCP_HOOKED"] = "1"  # the PreToolUse hook records the selection per session (see adapters.mcp)
+    if scope == "shared":
+        script = f'exec "$(git rev-parse --show-toplevel 2>/dev/null || pwd)/{LAUNCHER}" mcp'
+        shared: dict[str, Any] = {"command": "sh", "args": ["-c", script, "orchestrator"], "env": env}
+        return {"type": "stdio", **shared} if agent == "claude-code" else shared
     parent = package_parent()
     # Gemini CLI refuses PYTHONPATH in an MCP server's env ("dangerous environment variable override")
     if not _in_site_packages(parent) and agent != "gemini":
@@ -176,13 +268,45 @@ def _strip_hooks(hooks: dict[str, Any], shape: str) -> None:
 
 
 def install(agent: str, root: str | os.PathLike[str], *, python: str | None = None, fast: bool = True,
-            mcp: bool = True) -> list[Path]:
+            mcp: bool = True, scope: str = "shared") -> list[Path]:
     """Write or merge the agent's hook configuration (and MCP server) under ``root``; returns the files written
-    (none when everything was already installed exactly so)."""
+    (none when everything was already installed exactly so).
+
+    ``scope`` (see the module docstring): ``shared`` writes the launcher and names it in the committed files;
+    ``local`` writes this interpreter's absolute path into the agent's machine-local settings (Claude Code only).
+    """
+    if scope not in SCOPES:
+        raise ValueError(f"scope must be one of {SCOPES}, not {scope!r}")
     spec = SPECS[agent]
     root = Path(root)
     written: list[Path] = []
-    path = root / spec.hooks_file
+    hooks_file = spec.hooks_file
+    if scope == "local":
+        local = LOCAL_SETTINGS.get(agent)
+        if local is None:
+            from orchestrator.errors import UsageError
+
+            raise UsageError(f"{agent} has no machine-local settings file; install it with --scope shared",
+                             hint="the shared install names only the committed launcher .orchestration/bin/orch-hook")
+        hooks_file = local
+    # one install at a time: drop our hooks from the other scope's file, or every call would run twice
+    for other in {spec.hooks_file, LOCAL_SETTINGS.get(agent)} - {hooks_file, None}:
+        opath = root / other
+        if opath.exists():
+            odata = _load(opath)
+            if isinstance(odata.get("hooks"), dict):
+                before = json.dumps(odata, sort_keys=True)
+                _strip_hooks(odata["hooks"], spec.shape)
+                if not odata["hooks"]:
+                    del odata["hooks"]
+                if json.dumps(odata, sort_keys=True) != before:
+                    if odata:
+                        _save(opath, odata)
+                    else:
+                        opath.unlink()
+                    written.append(opath)
+    written.extend(write_launcher(root, python=python))
+    path = root / hooks_file
     data = _load(path)
     hooks = data.get("hooks")
     if hooks is None:
@@ -192,7 +316,8 @@ def install(agent: str, root: str | os.PathLike[str], *, python: str | None = No
 
         raise ConfigError("`hooks` is not an object", file=path)
     _strip_hooks(hooks, spec.shape)  # idempotent: replace our previous entries
-    command = hook_command(agent, python=python, fast=fast)
+    command = launcher_command(agent, fast=fast) if scope == "shared" else hook_command(agent, python=python,
+                                                                                         fast=fast)
     for event in spec.events:
         entry: dict[str, Any]
         if spec.shape == "cursor":
@@ -212,22 +337,23 @@ def install(agent: str, root: str | os.PathLike[str], *, python: str | None = No
         hooks.setdefault(event.name, []).append(group)
     if spec.shape == "cursor":
         data.setdefault("version", 1)
-    if mcp and spec.mcp_file == spec.hooks_file:
-        data.setdefault("mcpServers", {})[SERVER] = mcp_server_entry(agent, python=python)
+    if mcp and spec.mcp_file == hooks_file:
+        data.setdefault("mcpServers", {})[SERVER] = mcp_server_entry(agent, python=python, scope=scope)
     if _save(path, data):
         written.append(path)
     if mcp and agent == "codex":
         # Codex reads MCP servers from TOML, not JSON: its own module writes a managed block
         from orchestrator.adapters import codex_setup
 
-        changed = codex_setup.install_mcp(root, mcp_server_entry(agent, python=python))
+        changed = codex_setup.install_mcp(root, mcp_server_entry(agent, python=python, scope=scope))
         if changed is not None:
             written.append(changed)
-    if mcp and spec.mcp_file and spec.mcp_file != spec.hooks_file:
+    if mcp and spec.mcp_file and spec.mcp_file != hooks_file:
         mpath = root / spec.mcp_file
         mdata = _load(mpath)
         servers = mdata.setdefault("mcpServers", {})
-        servers[SERVER] = mcp_server_entry(agent, python=python)
+        # the MCP file is shared in both scopes (Claude Code's local MCP servers live in ~/.claude.json)
+        servers[SERVER] = mcp_server_entry(agent, python=python, scope="shared")
         if _save(mpath, mdata):
             written.append(mpath)
     return written
@@ -242,13 +368,13 @@ def uninstall(agent: str, root: str | os.PathLike[str]) -> list[Path]:
     spec = SPECS[agent]
     root = Path(root)
     changed: list[Path] = []
-    for rel in dict.fromkeys(f for f in (spec.hooks_file, spec.mcp_file) if f):
+    for rel in dict.fromkeys(f for f in (spec.hooks_file, LOCAL_SETTINGS.get(agent), spec.mcp_file) if f):
         path = root / rel
         if not path.exists():
             continue
         data = _load(path)
         before = json.dumps(data, sort_keys=True)
-        if rel == spec.hooks_file and isinstance(data.get("hooks"), dict):
+        if rel in (spec.hooks_file, LOCAL_SETTINGS.get(agent)) and isinstance(data.get("hooks"), dict):
             _strip_hooks(data["hooks"], spec.shape)
             if not data["hooks"]:
                 del data["hooks"]

@@ -6,9 +6,11 @@ Tools (Claude Code names them ``mcp__orchestrator__<tool>``):
 - ``list_intents`` → the intents with id, name, status and owned scope;
 - ``record_lesson {text, intent_id?}`` → appends a lesson (AGENTS.md) through the Governor.
 
-Who records the selection: an MCP server cannot see the agent's session id, so for agents with hooks (Claude Code,
-Codex) the *PreToolUse hook* of ``mcp__orchestrator__select_active_intent`` validates the intent and records it for
-the hook's ``session_id``; the tool itself then only renders the context. Agents without hooks (or plain MCP
+Who records the selection: an MCP server cannot see the agent's session id (Gemini CLI 0.61.0, for one, sends none:
+no env variable, no ``_meta`` beyond a progress token), so for agents with hooks (Claude Code, Codex, Gemini CLI) the
+*pre-tool hook* of the select tool (``mcp__orchestrator__select_active_intent``; Gemini:
+``mcp_orchestrator_select_active_intent``) validates the intent and records it for the hook's ``session_id``; the
+tool itself then only renders the context. Agents without hooks (or plain MCP
 clients) get the selection recorded here, for the session named by ``ORCH_SESSION_ID`` (default ``"default"``).
 ``orch install`` sets ``ORCH_MCP_HOOKED=1`` in the server's environment for hooked agents.
 

@@ -16,3 +16,22 @@ def add_workspace_arg(parser: argparse.ArgumentParser) -> None:
 def workspace_of(args: argparse.Namespace) -> Workspace:
     """The workspace named by ``-C`` or found from the cwd."""
     return find_workspace(getattr(args, "workspace", None))
+
+
+def resolve_session(ws: Workspace, value: str | None) -> str:
+    """A session id from what a person typed: the id itself, or a unique prefix of a known session's id (ids are
+    UUIDs; tables show the first 8 characters). Unknown values are returned unchanged (a new session)."""
+    from orchestrator.errors import UsageError
+    from orchestrator.sessions import SessionStore
+
+    if not value:
+        return "default"
+    store = SessionStore(ws.run_dir)
+    known = [sid for sid, _state in store.list()]
+    if value in known:
+        return value
+    matches = [sid for sid in known if sid.startswith(value)]
+    if len(matches) > 1:
+        raise UsageError(f"session prefix {value!r} matches {len(matches)} sessions: {', '.join(matches[:5])}",
+                         hint="type more characters of the session id")
+    return matches[0] if matches else value

@@ -2,7 +2,9 @@
 
 The call comes as JSON on stdin (``{"tool": "Write", "input": {...}, "session_id": ...}``) or from
 flags (``--tool Write --path src/a.py`` / ``--command 'rm -rf x'``). Exit 0 on allow, 2 otherwise,
-so scripts can branch on it. Nothing is written.
+so scripts can branch on it. Nothing is written, no approval request is filed and nothing waits: where the
+approval channel is ``tui`` the approval stage is dry-run (it says a person would be asked), and refusals are not
+logged. ``--session`` accepts a prefix of a session id.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import argparse
 import json
 import sys
 
-from orchestrator.commands import add_workspace_arg, workspace_of
+from orchestrator.commands import add_workspace_arg, resolve_session, workspace_of
 from orchestrator.errors import UsageError
 from orchestrator.output import json_out, out
 from orchestrator.pipeline import Governor
@@ -48,9 +50,44 @@ def _from_args(args: argparse.Namespace) -> dict[str, object]:
     return data
 
 
+def dry_run_governor(ws: object) -> tuple[Governor, str]:
+    """A Governor that files nothing and waits for no one, and the approval channel it stands in for."""
+    import os
+
+    from orchestrator.pre.approval import CHANNELS
+
+    probe = Governor(ws, live=False)  # type: ignore[arg-type]
+    env = os.environ.get("ORCH_APPROVAL_CHANNEL")
+    channel = (env if env in CHANNELS else "deny") if env else probe.policy.approval.channel
+    # `tui` files a request and blocks on a person: ask instead, and say who would be asked
+    gov = Governor(ws, live=False, approval_channel="agent-ask" if channel == "tui" else channel)  # type: ignore[arg-type]
+    gov.record_refusals = False
+    return gov, channel
+
+
+def describe(verdict: object, channel: str, what: str) -> list[str]:
+    """Human lines for a verdict: the decision with the call, then the reason, the risk reasons and the hint."""
+    decision = verdict.decision.upper()  # type: ignore[attr-defined]
+    error = verdict.error or {}  # type: ignore[attr-defined]
+    lines = [f"{decision}  {what}".rstrip()]
+    if verdict.decision == "ask":  # type: ignore[attr-defined]
+        who = "a person in `orch tui`" if channel == "tui" else "the agent's own permission prompt" \
+            if channel == "agent-ask" else f"the {channel!r} channel"
+        lines[0] += f"   (would be put to {who}; nothing was filed)"
+    if error:
+        lines.append(f"  why:  {error.get('type')} ({error.get('hook')}): {error.get('message')}")
+        for reason in error.get("reasons") or ():
+            lines.append(f"        - {reason}")
+        if error.get("hint"):
+            lines.append(f"  hint: {error['hint']}")
+    return lines
+
+
 def run(args: argparse.Namespace) -> int:
+    ws = workspace_of(args)
+    args.session = resolve_session(ws, args.session)
     data = _from_args(args)
-    gov = Governor(workspace_of(args))
+    gov, channel = dry_run_governor(ws)
     tool = str(data.get("tool") or data.get("tool_name"))
     raw_input = data.get("input", data.get("tool_input", {}))
     call = to_call(tool, raw_input if isinstance(raw_input, dict) else {},
@@ -60,10 +97,9 @@ def run(args: argparse.Namespace) -> int:
         call.paths = list(args.path)
     verdict = gov.pre(call)
     if args.json:
-        json_out({**verdict.to_dict(), "kind": call.kind.value, "targets": call.resolved})
+        json_out({**verdict.to_dict(), "kind": call.kind.value, "targets": call.resolved, "channel": channel})
     else:
-        out(f"{verdict.decision.upper()}  {tool} {' '.join(call.resolved) or call.command or ''}".rstrip())
-        if verdict.error:
-            out(f"  {verdict.error['type']} ({verdict.error['hook']}): {verdict.error['message']}")
-            out(f"  hint: {verdict.error['hint']}")
+        what = f"{tool}: {call.command}" if call.command else f"{tool} {' '.join(call.resolved)}"
+        for line in describe(verdict, channel, what):
+            out(line)
     return 0 if verdict.allowed else 2

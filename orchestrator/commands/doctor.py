@@ -34,6 +34,10 @@ class Finding:
 #: the checks, in the order they are reported ("module:function"; see the module docstring)
 CHECKS: list[str] = [
     "orchestrator.commands.doctor:check_config",
+    "orchestrator.adapters.checks:check_launcher",
+    "orchestrator.adapters.checks:check_hooks",
+    "orchestrator.adapters.checks:check_mcp",
+    "orchestrator.secrets:check_secrets",
     "orchestrator.adapters.codex_setup:check_codex",
     "orchestrator.adapters.gemini_setup:check_gemini",
     "orchestrator.githooks:check_hooks_path",
@@ -46,8 +50,11 @@ def check_config(ws: Workspace) -> Iterable[Finding]:
     from orchestrator import intents, policy
     from orchestrator.errors import OrchestratorError
 
+    from orchestrator.pre import intentignore
+
     for label, load, path in (("config.intents", intents.load, ws.intents_file),
-                              ("config.policy", policy.load, ws.policy_file)):
+                              ("config.policy", policy.load, ws.policy_file),
+                              ("config.intentignore", intentignore.load, ws.intentignore_file)):
         try:
             load(path)
         except OrchestratorError as exc:
@@ -75,13 +82,31 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the findings as JSON")
 
 
+#: where each check's findings are explained (docs/troubleshooting.md has one section per check id prefix)
+DOC = "docs/troubleshooting.md"
+
+
+def doc_anchor(check: str) -> str:
+    """The troubleshooting section of a check id (``hooks.claude-code`` -> ``#hooks``)."""
+    return f"{DOC}#{check.split('.', 1)[0].split(':', 1)[0]}"
+
+
 def run(args: argparse.Namespace) -> int:
-    findings = run_checks(workspace_of(args))
+    ws = workspace_of(args)
+    findings = run_checks(ws)
     if args.json:
-        json_out([asdict(f) for f in findings])
+        json_out([{**asdict(f), "doc": doc_anchor(f.check)} for f in findings])
     else:
+        counts = {s: sum(f.status == s for f in findings) for s in STATUSES}
+        out(f"orch doctor: {ws.root}")
+        width = min(max((len(f.check) for f in findings), default=10), 24)
         for f in findings:
-            out(f"{f.status.upper():5} {f.check}: {f.message}")
+            out(f"  {f.status.upper():4}  {f.check:{width}}  {f.message}")
             if f.status in ("warn", "fail") and f.fix:
-                out(f"      fix: {f.fix}")
+                out(f"  {'':4}  {'':{width}}  fix: {f.fix}")
+                out(f"  {'':4}  {'':{width}}  see: {doc_anchor(f.check)}")
+        verdict = "governed as intended" if not counts["fail"] and not counts["warn"] else \
+            "NOT governed as intended" if counts["fail"] else "governed, with warnings"
+        out(f"{verdict}: {counts['ok']} ok, {counts['info']} info, {counts['warn']} warnings, "
+            f"{counts['fail']} failures")
     return 1 if any(f.status == "fail" for f in findings) else 0

@@ -4,14 +4,40 @@ from __future__ import annotations
 
 import argparse
 
-from orchestrator.adapters.installer import SPECS, install, notes
+from orchestrator.adapters.installer import LAUNCHER, REMEMBERED, SCOPES, SPECS, install, notes
 from orchestrator.commands import add_workspace_arg, workspace_of
 from orchestrator.output import out
 
+EPILOG = f"""\
+scopes:
+  shared (default)  for teams. The files you commit (.claude/settings.json,
+                    .mcp.json, .codex/, .gemini/, .cursor/) name only the
+                    launcher {LAUNCHER}, written too:
+                    commit it. On each machine it finds an interpreter with
+                    orchestrator: $ORCH_PYTHON, the one this command used
+                    (remembered in {REMEMBERED}, not
+                    committed), the project's .venv/ or venv/, `orch` on PATH,
+                    python3. When there is none it BLOCKS every call (exit 2)
+                    with a message saying how to fix it: calls never run
+                    ungoverned.
+  local             for one machine: this interpreter's absolute path goes to
+                    .claude/settings.local.json (Claude Code keeps it out of
+                    git); a little faster (no launcher). Claude Code only.
+
+After installing, run `orch doctor`: it runs the installed hook and MCP server
+as the agent would. See docs/adapters.md ("Shared or local install") and
+docs/troubleshooting.md.
+"""
+
 
 def register(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = EPILOG
     add_workspace_arg(parser)
     parser.add_argument("agent", choices=sorted(SPECS))
+    parser.add_argument("--scope", choices=SCOPES, default="shared",
+                        help="shared: committed files name the portable launcher (default); local: machine paths "
+                             "in .claude/settings.local.json")
     parser.add_argument("--python", default=None, help="interpreter for the hook command (default: this one)")
     parser.add_argument("--no-daemon", action="store_true",
                         help="evaluate every call in the hook process (no `orch serve` daemon): ~5x slower")
@@ -23,7 +49,8 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     ws = workspace_of(args)
-    written = install(args.agent, ws.root, python=args.python, fast=not args.no_daemon, mcp=not args.no_mcp)
+    written = install(args.agent, ws.root, python=args.python, fast=not args.no_daemon, mcp=not args.no_mcp,
+                      scope=args.scope)
     for path in written:
         out(f"wrote {path.relative_to(ws.root)}")
     if not written:
@@ -35,7 +62,11 @@ def run(args: argparse.Namespace) -> int:
             from orchestrator.adapters import codex_setup
 
             out(f"trusted the project and its orchestrator hooks in {codex_setup.write_trust(ws.root)}")
-    out(f"orchestrator now governs {args.agent} in {ws.root}; see docs/adapters.md to verify")
+    out(f"orchestrator now governs {args.agent} in {ws.root} ({args.scope} install)")
+    if args.scope == "shared":
+        out(f"commit {LAUNCHER} with the settings; run `orch doctor` to check that the hooks run")
+    else:
+        out("run `orch doctor` to check that the hooks run")
     for line in notes(args.agent, ws.root) if not (args.trust and args.agent == "codex") else ():
         out(line)
     return 0

@@ -144,8 +144,9 @@ def build_filter(args: argparse.Namespace, root: Path) -> tuple[list[bytes], Cal
         checks.append(lambda r: _ns(r).get("intent_id") == intent)
     session = getattr(args, "session", None)
     if session:
-        pre.append(b'"session_id":' + _jbytes(session))
-        checks.append(lambda r: _ns(r).get("session_id") == session)
+        # a prefix is enough (`--session 1a2b` for 1a2b3c4d-…), as the table shows only the first characters
+        pre.append(b'"session_id":' + _jbytes(session)[:-1])
+        checks.append(lambda r: str(_ns(r).get("session_id") or "").startswith(session))
     tool = getattr(args, "tool", None)
     if tool:
         checks.append(lambda r: str(_ns(r).get("tool_name", "")).lower() == tool.lower())
@@ -256,7 +257,41 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+#: below this many columns the table is unreadable: records are printed in a compact two-line layout instead
+COMPACT_BELOW = 110
+
+
+def _width() -> int:
+    """The output width: the terminal's, or $COLUMNS when piped (default 120 when piped without it)."""
+    if sys.stdout.isatty() or os.environ.get("COLUMNS", "").isdigit():
+        return shutil.get_terminal_size((120, 24)).columns
+    return 120
+
+
+def _compact(rows: deque, total: int, path: Path, width: int) -> None:
+    """Two lines a record: `#line time intent class tool session`, then the files, wrapped to ``width``."""
+    import textwrap
+
+    _out(f"{path.name}: {len(rows)} of {total} matching record(s)")
+    for s in rows:
+        cls = {"AST_REFACTOR": "refactor", "INTENT_EVOLUTION": "evolution"}.get(s["mutation_class"] or "", "?")
+        if s["class_mismatch"]:
+            cls += "(declared≠)"
+        when = (s["timestamp"] or "")[:19].replace("T", " ")
+        _out(f"#{s['line']} {when} {s['intent_id'] or '-'} {cls} {s['tool'] or '-'} "
+             f"session {_short(s['session_id'])} id {(s['id'] or '')[:8]}")
+        files = "; ".join((f"{op if op and op != 'modify' else ''} {f['path']}"
+                           + (f":{_fmt_ranges(f['ranges'])}" if f["ranges"] else "")).strip()
+                          for f, op in zip(s["files"], s["ops"] + [None] * len(s["files"])))
+        for line in textwrap.wrap(files or "-", max(width - 4, 20), break_on_hyphens=False) or ["-"]:
+            _out(f"    {line}")
+
+
 def _table(rows: deque, total: int, path: Path) -> None:
+    width = _width()
+    if width < COMPACT_BELOW:
+        _compact(rows, total, path, width)
+        return
     from rich.console import Console
     from rich.table import Table
     t = Table(title=f"{path.name}: {len(rows)} of {total} matching record(s)", show_lines=False)
@@ -275,8 +310,7 @@ def _table(rows: deque, total: int, path: Path) -> None:
         t.add_row(str(s["line"]), (s["timestamp"] or "")[:19].replace("T", " "), (s["id"] or "")[:8],
                   str(s["intent_id"] or "-"), cls, str(s["tool"] or "-"), _short(s["session_id"]), files)
     # piped output (e.g. the demo, or `| less`) gets a readable width instead of rich's 80 columns
-    width = None if sys.stdout.isatty() else max(120, shutil.get_terminal_size((120, 24)).columns)
-    Console(soft_wrap=False, width=width).print(t)
+    Console(soft_wrap=False, width=None if sys.stdout.isatty() else max(120, width)).print(t)
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -525,7 +559,8 @@ def _add_filters(p: argparse.ArgumentParser, *, sub: bool) -> None:
     d = _SUP
     p.add_argument("--intent", metavar="ID", help="only records for this intent id", **d)
     p.add_argument("--file", metavar="PATH", help="only records touching PATH (a directory or a glob works)", **d)
-    p.add_argument("--session", metavar="ID", help="only records of this agent session", **d)
+    p.add_argument("--session", metavar="ID", help="only records of this agent session (a prefix of its id works)",
+                   **d)
     p.add_argument("--class", dest="cls", metavar="CLASS", help="refactor | evolution", **d)
     p.add_argument("--tool", metavar="NAME", help="only records of this tool (Edit, Write, Bash, ...)", **d)
     p.add_argument("--since", metavar="WHEN", help="2h, 3d, 1w or an ISO date/time (UTC)", **d)

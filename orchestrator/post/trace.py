@@ -574,19 +574,25 @@ def _scan_changes(gov: Any, scan: dict, named: list[str]) -> tuple[dict[str, dic
     files = scan.get("files") or {}
     new = [p for p in modified + deleted if p not in known]
     summary: dict[str, Any] = {"roots": [r or "." for r in scan.get("roots") or []][:20]}
+    if scan.get("mode"):
+        summary["mode"] = scan["mode"]
     if truncated:
         summary["truncated"] = True
     if not new:
         return {}, summary
     root = str(gov.workspace.root)
-    texts = changes.git_before(root, [p for p in new if p in files], files)
+    # git mode: a path the snapshot does not hold was clean (or did not exist) for git: its index blob, if any
+    trust = {p for p in new if p not in files} if scan.get("mode") == "git" else set()
+    texts = changes.git_before(root, [p for p in new if p in files or p in trust], files, trust)
     out: dict[str, dict | None] = {}
     for p in new:
-        if p in texts:
-            text = texts[p]
+        text = texts.get(p)
+        if text is not None:
             out[p] = {"exists": True, "text": text,
                       "sha256": hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()}
-        elif p not in files:
+        elif p in texts:
+            out[p] = {"exists": True} if p in deleted else None  # tracked, binary: no ranges anyway
+        elif p not in files or files.get(p) == "-":
             out[p] = {"exists": False}  # created by the command: the whole new file is the change
         elif p in deleted:
             out[p] = {"exists": True}  # gone; its content was never read

@@ -32,7 +32,7 @@ def test_hook_hash_matches_what_codex_computes() -> None:
 def test_install_writes_mcp_block_and_uninstall_removes_it(tmp_path: Path) -> None:
     written = installer.install("codex", tmp_path)
     config = tmp_path / ".codex/config.toml"
-    assert written == [tmp_path / ".codex/hooks.json", config]
+    assert written == [tmp_path / installer.LAUNCHER, tmp_path / ".codex/hooks.json", config]
     text = config.read_text()
     assert "[mcp_servers.orchestrator]" in text and 'ORCH_MCP_HOOKED = "1"' in text
     assert installer.install("codex", tmp_path) == []  # idempotent
@@ -76,8 +76,11 @@ def test_doctor_fails_until_trusted_then_passes(tmp_path: Path, monkeypatch: pyt
     findings = {f.check: f for f in run_checks(ws)}
     assert findings["codex.trust"].status == "ok", findings["codex.trust"]
     assert findings["codex.mcp"].status == "ok"
-    # a re-install with another interpreter changes the hook commands: the old hashes no longer match
+    # a re-install with another interpreter leaves the (shared, launcher) commands alone: still trusted
     installer.install("codex", ws.root, python="/other/python")
+    assert [f.status for f in run_checks(ws) if f.check == "codex.trust"] == ["ok"]
+    # a re-install that changes the hook commands (here: --no-daemon): the old hashes no longer match
+    installer.install("codex", ws.root, fast=False)
     [trust] = [f for f in run_checks(ws) if f.check == "codex.trust"]
     assert trust.status == "fail" and "changed since they were trusted" in trust.message
     codex_setup.write_trust(ws.root)  # replaces its own block

@@ -27,20 +27,42 @@ def _commands(settings: dict) -> list[str]:
 
 def test_install_claude_code_writes_hooks_and_mcp(tmp_path: Path) -> None:
     written = installer.install("claude-code", tmp_path)
-    assert written == [tmp_path / ".claude/settings.json", tmp_path / ".mcp.json"]
+    assert written == [tmp_path / installer.LAUNCHER, tmp_path / ".claude/settings.json", tmp_path / ".mcp.json"]
     settings = _read(tmp_path / ".claude/settings.json")
     assert set(settings["hooks"]) == {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"}
     pre = settings["hooks"]["PreToolUse"][0]
     assert pre["matcher"] == "*"
     hook = pre["hooks"][0]
     assert hook["type"] == "command" and hook["timeout"] >= 600
-    argv = shlex.split(hook["command"], comments=True)
+    # the shared files name only the committed launcher: no machine path
+    for text in ((tmp_path / ".claude/settings.json").read_text(), (tmp_path / ".mcp.json").read_text()):
+        assert sys.executable not in text and str(installer.package_parent()) not in text
+    assert hook["command"].startswith('"${CLAUDE_PROJECT_DIR:-') and "/.orchestration/bin/orch-hook claude-code" \
+        in hook["command"]
+    launcher = tmp_path / installer.LAUNCHER
+    assert launcher.stat().st_mode & 0o111
+    remembered = (tmp_path / installer.REMEMBERED).read_text().splitlines()
+    assert remembered == [sys.executable, str(installer.package_parent() / "orchestrator" / "hookclient.py")]
+    server = _read(tmp_path / ".mcp.json")["mcpServers"]["orchestrator"]
+    assert server["command"] == "sh" and server["args"][1].endswith('/.orchestration/bin/orch-hook" mcp')
+    assert server["env"]["ORCH_MCP_HOOKED"] == "1"
+
+
+def test_local_scope_writes_machine_paths_to_settings_local(tmp_path: Path) -> None:
+    installer.install("claude-code", tmp_path)
+    written = installer.install("claude-code", tmp_path, scope="local")
+    assert tmp_path / ".claude/settings.local.json" in written
+    assert not (tmp_path / ".claude/settings.json").exists()  # our hooks moved: they were all it held
+    local = _read(tmp_path / ".claude/settings.local.json")
+    argv = shlex.split(local["hooks"]["PreToolUse"][0]["hooks"][0]["command"], comments=True)
     assert argv[0] == sys.executable and argv[1] == "-S"
     assert argv[2].endswith("orchestrator/hookclient.py") and Path(argv[2]).is_file()
     assert argv[3:] == ["claude-code"]
-    server = _read(tmp_path / ".mcp.json")["mcpServers"]["orchestrator"]
-    assert server["command"] == sys.executable and server["args"] == ["-m", "orchestrator", "mcp"]
-    assert server["env"]["ORCH_MCP_HOOKED"] == "1"
+    assert sys.executable not in (tmp_path / ".mcp.json").read_text()
+    with pytest.raises(Exception, match="no machine-local settings"):
+        installer.install("codex", tmp_path, scope="local")
+    installer.uninstall("claude-code", tmp_path)
+    assert not (tmp_path / ".claude").exists()
 
 
 def test_install_merges_with_user_settings_and_is_idempotent(tmp_path: Path) -> None:
@@ -97,10 +119,10 @@ def test_install_other_agents_round_trip(tmp_path: Path, agent: str, hooks_file:
     installer.install(agent, tmp_path)
     data = _read(tmp_path / hooks_file)
     assert set(data["hooks"]) == events
-    assert all(c.endswith(f" {agent} {installer.MARK}") for c in _commands(data))
+    assert all(c.endswith(installer.MARK) and f"/.orchestration/bin/orch-hook {agent} " in c for c in _commands(data))
     if agent == "cursor":
         assert data["version"] == 1
-        assert _read(tmp_path / ".cursor/mcp.json")["mcpServers"]["orchestrator"]["args"][-1] == "mcp"
+        assert _read(tmp_path / ".cursor/mcp.json")["mcpServers"]["orchestrator"]["args"][1].endswith(" mcp")
     if agent == "gemini":
         assert data["hooks"]["BeforeTool"][0]["hooks"][0]["timeout"] == installer.PRE_TIMEOUT_S * 1000
         assert "orchestrator" in data["mcpServers"]

@@ -295,3 +295,30 @@ def test_blame_tracks_lines_through_governed_edits_exactly(ws: WS, capsys: pytes
     ws.edit("m.py", "".join(body), intent="EDIT-F3")
     rc, out, _ = run(capsys, "audit")
     assert rc == 0, out
+
+
+def test_session_prefix_and_80_columns(ws: WS, capsys: pytest.CaptureFixture[str],
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    ws.edit("src/a.py", "def a():\n    return 1\n", session="1a2b3c4d-5e6f-4711-8000-000000000001")
+    ws.edit("src/b.py", "def b():\n    return 2\n", session="9f9f9f9f-0000-4000-8000-000000000002")
+    assert len(json.loads(run(capsys, "--session", "1a2b", "--json")[1])) == 1
+    assert len(json.loads(run(capsys, "--session", "1a2b3c4d-5e6f-4711-8000-000000000001", "--json")[1])) == 1
+    assert json.loads(run(capsys, "--session", "2b3c", "--json")[1]) == []  # a prefix, not a substring
+    monkeypatch.setenv("COLUMNS", "80")
+    rc, out, _ = run(capsys, "list")
+    lines = out.splitlines()
+    assert rc == 0 and all(len(line) <= 80 for line in lines), out
+    assert any("src/a.py:1-2" in line for line in lines) and any("session 1a2b3c4d…" in line for line in lines)
+    monkeypatch.setenv("COLUMNS", "200")
+    assert "┃" in run(capsys, "list")[1] or "│" in run(capsys, "list")[1]  # wide enough: the table
+
+
+def test_audit_ignores_what_orchestrator_writes(ws: WS, capsys: pytest.CaptureFixture[str]) -> None:
+    from orchestrator.adapters import installer
+    from orchestrator.workspace import init
+
+    init(ws.root)  # .gitattributes, .orchestration/*
+    installer.install("claude-code", ws.root)  # .claude/settings.json, .mcp.json, .orchestration/bin/orch-hook
+    (ws.root / "AGENTS.md").write_text("# lessons\n")
+    rc, out, _ = run(capsys, "audit")
+    assert rc == 0 and out.startswith("ok"), out

@@ -50,10 +50,11 @@ def orch(root: Path, *args: str, env: dict[str, str] | None = None, check: bool 
     return proc
 
 
-def run_gemini(gemini_bin: Path, root: Path, home: Path, api: FakeGemini, *extra: str) -> subprocess.CompletedProcess:
+def run_gemini(gemini_bin: Path, root: Path, home: Path, api: FakeGemini, *extra: str, channel: str = "deny"
+               ) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GEMINI_", "GOOGLE_"))}
     env.update(HOME=str(home), GEMINI_API_KEY="dummy", GOOGLE_GEMINI_BASE_URL=api.base_url,
-               PYTHONPATH=str(REPO_ROOT), ORCH_APPROVAL_CHANNEL="deny", ORCH_DAEMON_IDLE="60", NO_COLOR="1")
+               PYTHONPATH=str(REPO_ROOT), ORCH_APPROVAL_CHANNEL=channel, ORCH_DAEMON_IDLE="60", NO_COLOR="1")
     start = time.perf_counter()
     try:
         return subprocess.run([str(gemini_bin), "-p", "go", "--yolo", "-m", GEMINI_MODEL, "-o", "json", *extra],
@@ -211,6 +212,33 @@ def test_ledger_records_exact_ranges_session_and_model(scenario: Scenario) -> No
                       "src/other.py": [(1, 1), (2, 2), (3, 3)]}, ranges
     assert ops["src/new.py"] == ["create"]  # isNewFile: not an edit of an empty file
     assert not list((scenario.root / ".orchestration" / "run" / "preimages").glob("gemini-*"))  # none left over
+
+
+def test_out_of_scope_changes_of_a_command_reach_the_model(gemini_bin: Path, home: Path,
+                                                           tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A command whose writes the analyzer cannot name (a script), approved (channel ``allow``), changes a file
+    outside the scope: the AfterTool hook records it as out of scope and Gemini hands the structured warning to the
+    model with the tool's result."""
+    root = tmp_path_factory.mktemp("gemini-warn") / "repo"
+    make_repo(root)
+    (root / "src" / "run.sh").write_text("#!/bin/sh\necho hi > src/made.txt\necho x > README.md\n")
+    orch(root, "install", "gemini", env={"HOME": str(home)})
+    rules = home / ".gemini" / "trustedFolders.json"
+    trusted = json.loads(rules.read_text()) if rules.exists() else {}
+    rules.write_text(json.dumps({**trusted, str(root): "TRUST_FOLDER"}))
+    api = FakeGemini([
+        [gcall("select", "mcp_orchestrator_select_active_intent", {"intent_id": "INT-1"})],
+        [gcall("script", "run_shell_command", {"command": "sh src/run.sh", "description": "run"})],
+        "done",
+    ])
+    with api:
+        proc = run_gemini(gemini_bin, root, home, api, channel="allow")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert (root / "README.md").exists()  # nothing stopped it: the point is that it is seen and said
+    last = json.dumps(api.main_requests[-1])
+    assert "out-of-scope-change" in last and "README.md" in last
+    recs = [json.loads(line) for line in (root / ".orchestration" / "agent_trace.jsonl").read_text().splitlines()]
+    assert recs and recs[-1]["metadata"]["dev.orchestrator"]["out_of_scope"] == ["README.md"]
 
 
 def test_skip_trust_silently_drops_the_hooks(gemini_bin: Path, home: Path,

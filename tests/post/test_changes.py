@@ -99,6 +99,34 @@ def test_whole_tree_scan_skips_git_internals_and_run_state_but_sees_git_config(t
     assert changes.changed(gov, snap)[0] == [".git/config"]
 
 
+def test_whole_tree_of_a_git_repository_uses_git_status(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    gov = Governor(root)
+    (root / "src" / "dirty.py").write_text("d = 1\n")           # untracked before
+    (root / "src" / "lib.py").write_text("def f():\n    return 3\n")  # modified before
+    (root / "docs" / "guide.md").unlink()                         # deleted before
+    (root / ".gitignore").write_text("*.log\n")
+    snap = changes.snapshot(gov, [""])
+    assert snap["mode"] == "git"
+    assert {"src/dirty.py", "src/lib.py", "docs/guide.md", ".git/config"} <= set(snap["files"])
+    assert "src/app.py" not in snap["files"]  # clean: the git index is its snapshot
+    assert changes.changed(gov, snap) == ([], [], False)
+    (root / "src" / "app.py").write_text("x = 9\n")               # clean -> modified
+    (root / "src" / "dirty.py").unlink()                          # untracked -> gone
+    (root / "docs" / "guide.md").write_text("back\n")             # deleted -> recreated
+    (root / "src" / "build.log").write_text("ignored\n")          # ignored: not seen in git mode (documented)
+    assert changes.changed(gov, snap) == (["docs/guide.md", "src/app.py"], ["src/dirty.py"], False)
+
+
+def test_a_workspace_without_git_is_walked(tmp_path: Path) -> None:
+    root = make_workspace(tmp_path / "plain")
+    gov = Governor(root)
+    snap = changes.snapshot(gov, [""])
+    assert "mode" not in snap and "src/app.py" in snap["files"]
+    (root / "src" / "app.py").write_text("x = 2\n")
+    assert changes.changed(gov, snap)[0] == ["src/app.py"]
+
+
 def test_scan_roots() -> None:
     gov = SimpleNamespace()
     intent = SimpleNamespace(owned_scope=["src/**", "tests/test_*.py"])
@@ -138,7 +166,7 @@ def test_an_unknown_command_is_traced_with_exact_ranges_and_out_of_scope_changes
     assert _meta(rec, "src/lib.py")["op"] == "delete"
     assert all(_meta(rec, p).get("unnamed") for p in ("src/app.py", "docs/guide.md", "src/made.txt"))
     assert _meta(rec, "docs/guide.md").get("out_of_scope") and not _meta(rec, "src/app.py").get("out_of_scope")
-    assert _ns(rec)["out_of_scope"] == ["docs/guide.md"] and _ns(rec)["scan"]["roots"] == ["."]
+    assert _ns(rec)["out_of_scope"] == ["docs/guide.md"] and _ns(rec)["scan"] == {"roots": ["."], "mode": "git"}
     warning = trace.warning(rec)
     assert warning["type"] == "out-of-scope-change" and warning["paths"] == ["docs/guide.md"]
     assert warning["intent"] == "INT-001" and warning["hint"]
@@ -249,3 +277,33 @@ def test_claude_code_post_hook_process_warns_about_out_of_scope_changes(tmp_path
     assert "docs/guide.md" in out["additionalContext"]
     recs = [json.loads(line) for line in (root / ".orchestration" / "agent_trace.jsonl").read_text().splitlines()]
     assert len(recs) == 1 and _ns(recs[0])["out_of_scope"] == ["docs/guide.md"]
+
+
+def test_orphaned_pre_images_are_swept(tmp_path: Path) -> None:
+    d = tmp_path / "preimages"
+    d.mkdir()
+    old, new = d / "old.json", d / "new.json"
+    old.write_text("{}")
+    new.write_text("{}")
+    past = time.time() - trace.PREIMAGE_TTL_SECONDS - 60
+    os.utime(old, (past, past))
+    trace._sweep(d)
+    assert not old.exists() and new.exists()
+
+
+def test_the_audit_finds_nothing_ungoverned_after_a_traced_script(tmp_path: Path) -> None:
+    """What the scan records is what `orch trace audit` checks the working tree against: a script's changes,
+    traced by the scan, leave nothing unexplained (without the scan they all would be)."""
+    from orchestrator.audit import audit
+
+    root = _repo(tmp_path)
+    (root / "src" / "run.sh").write_text(SCRIPT)
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(["git", "commit", "-qm", "script"], cwd=root, check=True, env=GIT_ENV)
+    gov = Governor(root, approval_channel="allow")
+    gov.select_intent("INT-001", "s")
+    call = to_call("Bash", {"command": "sh src/run.sh"}, session_id="s", cwd=str(root), tool_use_id="tu7")
+    assert gov.pre(call).allowed
+    gov.post(to_call("Bash", {"command": "sh src/run.sh"}, session_id="s", cwd=str(root), tool_use_id="tu7"),
+             _bash(root, "sh src/run.sh"))
+    assert audit(root, gov.workspace.ledger_file)["ungoverned"] == []

@@ -1,0 +1,63 @@
+"""``orch explain "<command>"``: how the shell analyzer judged a command, and what the pipeline would decide.
+
+Prints the analysis (kind, risks, writes, deletes, secrets, reasons) and the verdict the pre-hooks would give a
+``Bash`` call with this command for a session (``--session``, a prefix works; default ``$ORCH_SESSION_ID`` or
+``default``) or a declared intent (``--intent``), as a dry run: nothing is written or filed, nothing waits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from orchestrator.commands import add_workspace_arg, resolve_session, workspace_of
+from orchestrator.output import json_out, out
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    add_workspace_arg(parser)
+    parser.add_argument("shell_command", metavar="COMMAND", help="the shell command, quoted as one argument")
+    parser.add_argument("--session", default=None, help="session id or prefix (default: $ORCH_SESSION_ID)")
+    parser.add_argument("--intent", default=None, help="judge as if this intent were selected")
+    parser.add_argument("--cwd", default=None, help="the command's working directory (default: the workspace)")
+    parser.add_argument("--json", action="store_true", help="print analysis and verdict as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    from orchestrator.commands.check import describe, dry_run_governor
+    from orchestrator.tools import to_call
+
+    ws = workspace_of(args)
+    session = resolve_session(ws, args.session or os.environ.get("ORCH_SESSION_ID"))
+    gov, channel = dry_run_governor(ws)
+    call = to_call("Bash", {"command": args.shell_command}, session_id=session, agent="cli",
+                   intent_id=args.intent, cwd=os.path.abspath(args.cwd) if args.cwd else str(ws.root))
+    verdict = gov.pre(call)
+    sh = call.shell
+    analysis = {
+        "kind": sh.kind if sh else "?", "risks": sorted(sh.risks) if sh else [],
+        "writes": list(sh.writes) if sh else [], "deletes": list(sh.deletes) if sh else [],
+        "secrets": [{"path": p, "pattern": pat, "how": how} for p, pat, how in (sh.secrets if sh else ())],
+        "unresolved": bool(sh and sh.unresolved), "reasons": list(sh.reasons) if sh else [],
+        "targets": list(call.resolved),
+    }
+    intent = args.intent or gov.sessions.get(session).get("intent_id")
+    if args.json:
+        json_out({"command": args.shell_command, "session": session, "intent": intent, "analysis": analysis,
+                  "verdict": verdict.to_dict(), "channel": channel})
+        return 0 if verdict.allowed else 2
+    out(f"command:  {args.shell_command}")
+    out(f"kind:     {analysis['kind']}" + ("  (a target could not be resolved)" if analysis["unresolved"] else ""))
+    out(f"risks:    {', '.join(analysis['risks']) or '-'}")
+    out(f"writes:   {', '.join(analysis['writes']) or '-'}")
+    out(f"deletes:  {', '.join(analysis['deletes']) or '-'}")
+    if analysis["secrets"]:
+        verbs = {"read": "reads", "copy": "copies", "send": "sends"}
+        out("secrets:  " + ", ".join(f"{verbs.get(str(s['how']), s['how'])} {s['path']} ({s['pattern']})"
+                                     for s in analysis["secrets"]))
+    for i, reason in enumerate(analysis["reasons"]):
+        out(("reasons:  " if i == 0 else "          ") + reason)
+    out(f"session:  {session}   intent: {intent or '(none selected)'}   approval channel: {channel}")
+    for line in describe(verdict, channel, "verdict"):
+        out(line)
+    return 0 if verdict.allowed else 2
