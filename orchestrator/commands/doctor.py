@@ -38,6 +38,7 @@ CHECKS: list[str] = [
     "orchestrator.adapters.checks:check_launcher",
     "orchestrator.adapters.checks:check_hooks",
     "orchestrator.adapters.checks:check_mcp",
+    "orchestrator.secrets:check_secrets",
     "orchestrator.adapters.codex_setup:check_codex",
     "orchestrator.adapters.gemini_setup:check_gemini",
     "orchestrator.githooks:check_hooks_path",

@@ -89,9 +89,24 @@ def test_troubleshooting_has_a_section_for_every_finding_of_these_checks(tmp_pat
     """docs/troubleshooting.md stays consistent with what doctor reports (one section per check id prefix)."""
     text = (REPO / DOC).read_text(encoding="utf-8")
     sections = {line[3:].strip() for line in text.splitlines() if line.startswith("## ")}
-    ids = {"config.intents", "config.policy", "config.intentignore", "install.launcher", "hooks", "hooks.codex", "mcp"}
+    ids = {"config.intents", "config.policy", "config.intentignore", "install.launcher", "hooks", "hooks.codex", "mcp",
+           "secrets"}
     for check in ids:
         assert check.split(".")[0] in sections, check
     # and the fixes doctor prints are the ones the page gives
     for phrase in ("ORCH_PYTHON", "git add .orchestration/bin/orch-hook", "orch install <agent>", "orch validate"):
         assert phrase in text
+
+
+def test_doctor_warns_about_committed_secrets(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    init_workspace(tmp_path)
+    assert _findings(tmp_path)["secrets"][0].status == "ok"
+    (tmp_path / ".env").write_text("API_KEY=x\n")
+    (tmp_path / ".env.example").write_text("API_KEY=\n")
+    subprocess.run(["git", "add", "-f", ".env", ".env.example"], cwd=tmp_path, check=True)
+    [finding] = _findings(tmp_path)["secrets"]
+    assert finding.status == "warn" and ".env" in finding.message and ".env.example" not in finding.message
+    assert "git rm --cached" in finding.fix
+    (tmp_path / ".orchestration" / "policy.yaml").write_text("secrets:\n  enabled: false\n")
+    assert "read protection is off" in _findings(tmp_path)["secrets"][0].message
