@@ -44,7 +44,7 @@ def agreement(rows: list[dict]) -> tuple[dict[str, list[int]], list[tuple[dict, 
 
 
 def main() -> int:
-    for name in ("corpus.jsonl", "heldout.jsonl"):
+    for name in ("corpus.jsonl", "heldout.jsonl", "heldout2.jsonl"):
         rows = load(name)
         t0 = time.perf_counter()
         per, bad = agreement(rows)

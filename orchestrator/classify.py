@@ -409,7 +409,7 @@ def _sh_literal(n, data: bytes) -> tuple[str, bytes] | None:
     ``$a`` / ``${a}`` -> ("var", b"a"). Anything with globbing, expansions or escapes keeps its exact tokens."""
     t = n.type
     text = data[n.start_byte:n.end_byte]
-    if t == "word" and _SH_PLAIN.fullmatch(text):
+    if t in ("word", "number") and _SH_PLAIN.fullmatch(text):
         return "lit", text
     if t == "raw_string" and len(text) >= 2 and b"\\" not in text:
         return "lit", text[1:-1]

@@ -7,6 +7,9 @@ comment. Normalisations (each a documented decision that the change keeps behavi
 
 - comments, semicolons (ASI), the quote style of a string (``'a'`` vs ``"a"``), trailing commas and redundant
   parentheses (the tree already encodes precedence) are dropped;
+- ``let x = v`` and ``const x = v`` are one declaration when nothing assigns ``x`` again;
+- ``x => e``, ``(x) => e`` and ``(x) => { return e; }`` are one function; ``{a}`` is ``{a: a}`` (objects and
+  destructuring patterns);
 - TypeScript types are erased like ``tsc`` does: type annotations, type parameters / arguments, ``interface`` and
   ``type`` declarations, ``import type``, ``as`` / ``satisfies`` / ``!`` wrappers, accessibility modifiers;
 - consecutive ``import`` statements are sorted, and the specifiers inside ``{ }`` too;
@@ -16,11 +19,14 @@ comment. Normalisations (each a documented decision that the change keeps behavi
   catch parameters) and not exported are renamed to labels in order of first appearance. Property names
   (``obj.prop``, ``{key: v}``) are interface and keep their spelling; a shorthand ``{a}`` keeps its key ``a``.
 
-A parse with errors on the new side is evolution; on both sides the caller falls back to the token heuristic.
+Only the top-level statements between the common leading and trailing ones (compared as text) are normalised;
+names those unchanged statements mention are never renamed nor inlined. A parse with errors on the new side is
+evolution; on both sides the caller falls back to the token heuristic.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 __all__ = ["classify_js", "language_for"]
@@ -86,8 +92,22 @@ def classify_js(path: str, old: str, new: str) -> tuple[str, str] | None:
         return "INTENT_EVOLUTION", f"{lang} (tree-sitter): new source does not parse"
     if t_old.root_node.has_error:
         return "INTENT_EVOLUTION", f"{lang} (tree-sitter): old source did not parse, new one does"
-    a, notes_a = _normalise(t_old.root_node)
-    b, notes_b = _normalise(t_new.root_node)
+    # Region: top-level statements identical in text at both ends are skipped (a small edit of a big file stays
+    # cheap); names they mention are held fixed — neither renamed nor inlined — as for Python.
+    ob, nb = old.encode("utf-8", "surrogateescape"), new.encode("utf-8", "surrogateescape")
+    ka, kb = t_old.root_node.children, t_new.root_node.children
+    ta = [ob[c.start_byte:c.end_byte] for c in ka]
+    tb = [nb[c.start_byte:c.end_byte] for c in kb]
+    i = 0
+    while i < min(len(ta), len(tb)) and ta[i] == tb[i]:
+        i += 1
+    j = 0
+    while j < min(len(ta), len(tb)) - i and ta[-1 - j] == tb[-1 - j]:
+        j += 1
+    outside = b"\n".join(ta[:i] + ta[len(ta) - j:])
+    fixed = frozenset(w.decode("utf-8", "surrogateescape") for w in _WORD.findall(outside))
+    a, notes_a = _normalise(ka[i:len(ka) - j], fixed, outside)
+    b, notes_b = _normalise(kb[i:len(kb) - j], fixed, outside)
     la = {x for x in notes_a if x.startswith("labels:")}
     lb = {x for x in notes_b if x.startswith("labels:")}
     if la != lb:
@@ -127,19 +147,92 @@ def _build(node: Any, notes: set[str]) -> list | None:
             out.append(got)
     if t in ("string", "template_string") and len(out) == 1:
         out.append(["string_fragment", ""])  # '' and "" both become the same empty string
+    if t == "arrow_function":
+        _normalise_arrow(out, notes)
     return out
 
 
-def _normalise(root: Any) -> tuple[list, set[str]]:
+def _normalise_arrow(n: list, notes: set[str]) -> None:
+    """``x => e``, ``(x) => e`` and ``(x) => { return e; }`` are the same function."""
+    for i in range(1, len(n)):
+        c = n[i]
+        if c[0] == "=>":
+            if i > 1 and n[i - 1][0] == "identifier":
+                n[i - 1] = ["formal_parameters", ["(", "("], n[i - 1], [")", ")"]]
+            break
+    body = n[-1]
+    if body[0] == "statement_block":
+        stmts = [c for c in body[1:] if c[0] not in ("{", "}")]
+        if len(stmts) == 1 and stmts[0][0] == "return_statement":
+            exprs = [c for c in stmts[0][1:] if c[0] != "return"]
+            if len(exprs) == 1:
+                n[-1] = exprs[0]
+                notes.add("arrow body")
+
+
+_WORD = re.compile(rb"[A-Za-z_$][\w$]*")
+
+
+def _normalise(children: list, fixed: frozenset[str], outside: bytes = b"") -> tuple[list, set[str]]:
     notes: set[str] = set()
-    tree = _build(root, notes) or ["program"]
+    tree: list = ["program"]
+    for c in children:
+        got = _build(c, notes)
+        if got is not None:
+            tree.append(got)
+    _let_const(tree, outside)
+    # only names this region binds at top level can be what the unchanged statements refer to
+    fixed = fixed & _top_level_bindings(tree)
     if _sort_imports(tree):
         notes.add("import order")
-    if _inline_variables(tree):
+    if _inline_variables(tree, fixed):
         notes.add("extract/inline variable")
-    labels = _rename(tree)
+    labels = _rename(tree, fixed)
     notes.add("labels:" + repr(sorted(labels.items())))  # compared by the caller: renames only if they differ
     return tree, notes
+
+
+_ASSIGN_NODES = frozenset({"assignment_expression", "augmented_assignment_expression", "update_expression"})
+
+
+def _let_const(tree: list, outside: bytes) -> None:
+    """``let x = v`` and ``const x = v`` are the same when nothing assigns ``x`` again (here or outside the region)."""
+    assigned: set[str] = set()
+    for n in _walk(tree):
+        if n[0] in _ASSIGN_NODES:
+            for c in n[1:]:
+                if isinstance(c, list) and c[0] == "identifier" and _is_leaf(c):
+                    assigned.add(c[1])
+                    if n[0] != "update_expression":
+                        break  # only the left-hand side of an assignment
+    for n in _walk(tree):
+        if n[0] != "lexical_declaration" or len(n) < 2 or n[1][0] not in ("let", "const"):
+            continue
+        names = [b for c in n[1:] if isinstance(c, list) and c[0] == "variable_declarator" for b in _bindings(c)]
+        if not names or any(x in assigned for x in names):
+            continue
+        if outside and any(re.search(rb"(?<![\w$.])" + re.escape(x.encode()) + rb"\s*(?:[-+*/%&|^]|\*\*|<<|>>>?|&&|"
+                                     rb"\|\||\?\?)?=(?!=)|(?:\+\+|--)\s*" + re.escape(x.encode()) + rb"(?![\w$])|"
+                                     rb"(?<![\w$.])" + re.escape(x.encode()) + rb"\s*(?:\+\+|--)", outside)
+                               for x in names):
+            continue
+        n[1] = ["binding", "let/const"]
+
+
+_INNER = frozenset({"statement_block", "arrow_function", "function_expression", "class_body", "formal_parameters",
+                    "method_definition"})
+
+
+def _top_level_bindings(tree: list) -> set[str]:
+    out: set[str] = set()
+    stack = [c for c in tree[1:] if isinstance(c, list)]
+    while stack:
+        n = stack.pop()
+        if _is_leaf(n):
+            continue
+        out.update(_bindings(n))
+        stack.extend(c for c in n[1:] if isinstance(c, list) and not _is_leaf(c) and c[0] not in _INNER)
+    return out
 
 
 def _key(n: Any) -> str:
@@ -189,21 +282,24 @@ def _is_leaf(n: list) -> bool:
     return len(n) == 2 and isinstance(n[1], str)
 
 
-def _identifier_uses(tree: list, name: str) -> int:
-    return sum(1 for x in _walk(tree) if x[0] in ("identifier", "shorthand_property_identifier")
-               and _is_leaf(x) and x[1] == name)
+def _identifier_counts(tree: list) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for x in _walk(tree):
+        if x[0] in ("identifier", "shorthand_property_identifier") and _is_leaf(x):
+            out[x[1]] = out.get(x[1], 0) + 1
+    return out
 
 
-def _inline_variables(tree: list) -> bool:
+def _inline_variables(tree: list, fixed: frozenset[str]) -> bool:
     changed = False
     for _ in range(50):
-        if not _inline_one(tree):
+        if not _inline_one(tree, _identifier_counts(tree), fixed):
             break
         changed = True
     return changed
 
 
-def _inline_one(tree: list) -> bool:
+def _inline_one(tree: list, counts: dict[str, int], fixed: frozenset[str]) -> bool:
     for block in _walk(tree):
         if block[0] not in ("statement_block", "program"):
             continue
@@ -220,7 +316,7 @@ def _inline_one(tree: list) -> bool:
             if len(parts) != 3 or parts[0][0] != "identifier" or parts[1][0] != "=":
                 continue
             name, value = parts[0][1], parts[2]
-            if _identifier_uses(tree, name) != 2:  # the declaration and exactly one read
+            if counts.get(name) != 2 or name in fixed:  # the declaration and exactly one read, here only
                 continue
             spot = _find_use(kids[i + 1], name)
             if spot is None:
@@ -249,7 +345,7 @@ def _find_use(stmt: list, name: str) -> tuple[list, int] | None:
     return None
 
 
-def _rename(tree: list) -> dict[str, str]:
+def _rename(tree: list, fixed: frozenset[str] = frozenset()) -> dict[str, str]:
     declared: set[str] = set()
     exported: set[str] = set()
 
@@ -261,7 +357,7 @@ def _rename(tree: list) -> dict[str, str]:
                 collect(c, exp or (n[0] == "program" and c[0] == "export_statement"))
 
     collect(tree, False)
-    declared -= exported
+    declared -= exported | fixed
     labels: dict[str, str] = {}
 
     def lab(name: str) -> str:
@@ -278,10 +374,17 @@ def _rename(tree: list) -> dict[str, str]:
             if _is_leaf(c):
                 if c[0] in ("identifier", "type_identifier") and c[1] in declared:
                     n[i] = [c[0], lab(c[1])]
-                elif c[0] in ("shorthand_property_identifier", "shorthand_property_identifier_pattern") \
-                        and c[1] in declared:
-                    n[i] = ["shorthand", c[1], lab(c[1])]  # the key keeps its spelling, the binding is renamed
+                elif c[0] in ("shorthand_property_identifier", "shorthand_property_identifier_pattern"):
+                    # the key keeps its spelling, the binding is renamed: `{a}` is `{a: a}`
+                    n[i] = ["shorthand", c[1], lab(c[1]) if c[1] in declared else c[1]]
                 continue
+            if c[0] in ("pair", "pair_pattern"):
+                parts = [x for x in c[1:] if x[0] != ":"]
+                if len(parts) == 2 and parts[0][0] == "property_identifier" and parts[1][0] == "identifier" \
+                        and _is_leaf(parts[1]):
+                    v = parts[1][1]
+                    n[i] = ["shorthand", parts[0][1], lab(v) if v in declared else v]
+                    continue
             visit(c)
 
     visit(tree)

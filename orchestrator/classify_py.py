@@ -10,7 +10,8 @@ calls a refactor — behaviour kept):
    class body* is kept with its annotation: it declares a dataclass / NamedTuple / pydantic field, whose type can be
    behaviour;
 3. **imports**: ``import a, b`` is split, ``from m import b, a`` sorted, and each run of consecutive module-level
-   imports sorted — import reordering is a refactor;
+   imports sorted — import reordering is a refactor; **equivalent spellings**: ``if (x := e):`` is ``x = e`` then
+   ``if x:``, and ``'a{}'.format(v)`` is ``f'a{v}'`` (positional fields, conversions, literal format specs);
 4. **module constants**: a module-level ``NAME = <literal>`` bound once is inlined into its uses and dropped *if the
    module uses it* (extract / inline constant = refactor, a changed value = evolution); an unused one is kept, so
    ``DEBUG = False`` -> ``True`` in a settings module is evolution;
@@ -80,6 +81,8 @@ def normalise(tree: ast.Module, fixed: frozenset[str] = frozenset()) -> dict[str
         notes["type hints"] = []
     if _normalise_imports(tree):
         notes["imports"] = []
+    if _normalise_expressions(tree):
+        notes["expressions"] = []
     consts = _inline_constants(tree, fixed)
     if consts:
         notes["constants"] = consts
@@ -138,7 +141,7 @@ def _strip_type_hints(tree: ast.Module) -> bool:
             if isinstance(st, ast.AnnAssign):
                 if st.value is not None and st.simple:
                     changed = True
-                    st = ast.Assign(targets=[st.target], value=st.value)
+                    st = ast.Assign(targets=[st.target], value=st.value, type_comment=None)
                 elif st.value is None and not in_class:
                     changed = True
                     continue
@@ -200,6 +203,86 @@ def _normalise_imports(tree: ast.Module) -> bool:
     flush()
     tree.body = out
     return tree_key(tree) != before
+
+
+# ----------------------------------------------------------------------------------- 3b. equivalent spellings
+
+def _normalise_expressions(tree: ast.Module) -> bool:
+    """Spellings of the same computation: ``if (x := e):`` is ``x = e`` + ``if x:``; ``'a{}'.format(v)`` is
+    ``f'a{v}'`` (positional, automatic or numbered fields; conversions and literal format specs)."""
+    changed = False
+    for node in list(ast.walk(tree)):
+        for field in _BLOCK_FIELDS:
+            stmts = getattr(node, field, None)
+            if not isinstance(stmts, list):
+                continue
+            i = 0
+            while i < len(stmts):
+                st = stmts[i]
+                if isinstance(st, ast.If) and isinstance(st.test, ast.NamedExpr) \
+                        and isinstance(st.test.target, ast.Name):
+                    name = st.test.target.id
+                    stmts[i:i + 1] = [ast.Assign(targets=[ast.Name(id=name, ctx=ast.Store())], value=st.test.value,
+                                                 type_comment=None), st]
+                    st.test = ast.Name(id=name, ctx=ast.Load())
+                    changed = True
+                    i += 1
+                i += 1
+
+    class _Fmt(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            nonlocal changed
+            self.generic_visit(node)
+            f = node.func
+            if isinstance(f, ast.Attribute) and f.attr == "format" and isinstance(f.value, ast.Constant) \
+                    and isinstance(f.value.value, str) and not node.keywords \
+                    and not any(isinstance(a, ast.Starred) for a in node.args):
+                js = _format_to_fstring(f.value.value, node.args)
+                if js is not None:
+                    changed = True
+                    return js
+            return node
+
+    _Fmt().visit(tree)
+    return changed
+
+
+def _format_to_fstring(fmt: str, args: list[ast.expr]) -> ast.JoinedStr | None:
+    import string
+    try:
+        parsed = list(string.Formatter().parse(fmt))
+    except ValueError:
+        return None
+    values: list[ast.expr] = []
+    auto = 0
+    used = 0
+    for literal, field, spec, conv in parsed:
+        if literal:
+            values.append(ast.Constant(value=literal, kind=None))
+        if field is None:
+            continue
+        if field == "":
+            idx = auto
+            auto += 1
+        elif field.isdigit():
+            idx = int(field)
+        else:
+            return None  # attribute / item / keyword fields: leave the call alone
+        if idx >= len(args) or (spec and "{" in spec):
+            return None
+        used = max(used, idx + 1)
+        values.append(ast.FormattedValue(value=copy.deepcopy(args[idx]), conversion=ord(conv) if conv else -1,
+                                         format_spec=ast.JoinedStr(values=[ast.Constant(value=spec, kind=None)]) if spec
+                                         else None))
+    if used != len(args):
+        return None  # an unused argument is still evaluated by .format
+    merged: list[ast.expr] = []
+    for v in values:  # adjacent literals, as the parser of an f-string produces them
+        if merged and isinstance(v, ast.Constant) and isinstance(merged[-1], ast.Constant):
+            merged[-1] = ast.Constant(value=merged[-1].value + v.value, kind=None)
+        else:
+            merged.append(v)
+    return ast.JoinedStr(values=merged)
 
 
 # --------------------------------------------------------------------------------------------- 4. constants
@@ -325,9 +408,43 @@ def _inline_functions(tree: ast.Module, fixed: frozenset[str]) -> list[str]:
     return done
 
 
+def _index(tree: ast.AST) -> tuple[dict[int, tuple[ast.AST, str, int | None]], Counter[str], Counter[str],
+                                    dict[str, list[ast.Call]], dict[str, list[ast.Call]]]:
+    """One walk: parents, Name / attribute use counts, calls by plain name and by ``x.attr`` name."""
+    parents: dict[int, tuple[ast.AST, str, int | None]] = {}
+    names: Counter[str] = Counter()
+    attrs: Counter[str] = Counter()
+    by_name: dict[str, list[ast.Call]] = {}
+    by_attr: dict[str, list[ast.Call]] = {}
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        t = type(node)
+        if t is ast.Name:
+            names[node.id] += 1  # type: ignore[attr-defined]
+        elif t is ast.Attribute:
+            attrs[node.attr] += 1  # type: ignore[attr-defined]
+        elif t is ast.Call:
+            f = node.func  # type: ignore[attr-defined]
+            if type(f) is ast.Name:
+                by_name.setdefault(f.id, []).append(node)  # type: ignore[arg-type]
+            elif type(f) is ast.Attribute:
+                by_attr.setdefault(f.attr, []).append(node)  # type: ignore[arg-type]
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for i, v in enumerate(value):
+                    if isinstance(v, ast.AST):
+                        parents[id(v)] = (node, field, i)
+                        stack.append(v)
+            elif isinstance(value, ast.AST):
+                parents[id(value)] = (node, field, None)
+                stack.append(value)
+    return parents, names, attrs, by_name, by_attr
+
+
 def _inline_one_function(tree: ast.Module, fixed: frozenset[str]) -> str | None:
     exported = _all_strings(tree)
-    parents = _parents(tree)
     # candidates: module-level functions and methods
     cands: list[tuple[ast.FunctionDef, ast.AST, bool]] = []
     for st in tree.body:
@@ -335,10 +452,16 @@ def _inline_one_function(tree: ast.Module, fixed: frozenset[str]) -> str | None:
             cands.append((st, tree, False))
         elif isinstance(st, ast.ClassDef):
             cands.extend((m, st, True) for m in st.body if isinstance(m, ast.FunctionDef))
-    name_uses = Counter(n.id for n in ast.walk(tree) if isinstance(n, ast.Name))
-    attr_uses = Counter(n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute))
+    if not cands:
+        return None
+    parents, name_uses, attr_uses, calls_by_name, calls_by_attr = _index(tree)
     def_names = Counter(fn.name for fn, _, _ in cands)
     for fn, owner, is_method in cands:
+        if is_method:
+            if attr_uses[fn.name] != 1 or name_uses[fn.name]:
+                continue
+        elif name_uses[fn.name] != 1 or attr_uses[fn.name]:
+            continue
         params = _simple_params(fn)
         if params is None or fn.name in fixed or fn.name in exported or def_names[fn.name] != 1:
             continue
@@ -346,17 +469,14 @@ def _inline_one_function(tree: ast.Module, fixed: frozenset[str]) -> str | None:
                                                           ast.Await)) for n in _own_nodes(fn)):
             continue
         if is_method:
-            if not params or params[0] not in ("self", "cls") or attr_uses[fn.name] != 1 or name_uses[fn.name]:
+            if not params or params[0] not in ("self", "cls"):
                 continue
-            call = next((n for n in ast.walk(owner) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                         and n.func.attr == fn.name and isinstance(n.func.value, ast.Name)
-                         and n.func.value.id == params[0]), None)
+            call = next((n for n in calls_by_attr.get(fn.name, ()) if isinstance(n.func, ast.Attribute)
+                         and isinstance(n.func.value, ast.Name) and n.func.value.id == params[0]
+                         and _inside(parents, n, owner)), None)
             args_params = params[1:]
         else:
-            if name_uses[fn.name] != 1 or attr_uses[fn.name]:
-                continue
-            call = next((n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-                         and n.func.id == fn.name), None)
+            call = next(iter(calls_by_name.get(fn.name, ())), None)
             args_params = params
         if call is None or call.keywords or len(call.args) != len(args_params) or \
                 any(isinstance(a, ast.Starred) for a in call.args):
@@ -409,7 +529,7 @@ def _inline_one_function(tree: ast.Module, fixed: frozenset[str]) -> str | None:
                 continue
             new_stmts = body[:-1]
             if not (same and isinstance(body[-1].value, ast.Name)):
-                new_stmts.append(ast.Assign(targets=parent.targets, value=body[-1].value))
+                new_stmts.append(ast.Assign(targets=parent.targets, value=body[-1].value, type_comment=None))
             target_owner, tfield, tidx = stmt_parent
         elif len(body) == 1 and final_ret is not None and body[0].value is not None:
             if idx is None:

@@ -133,3 +133,38 @@ def test_declared_class_normalisation_and_combine() -> None:
     assert normalise_declared("intent-evolution") == E
     assert normalise_declared("bogus") is None and normalise_declared(None) is None
     assert combine([R, E, R]) == E and combine([R]) == R
+
+
+def test_js_region_holds_names_used_by_unchanged_statements() -> None:
+    """Only the changed top-level statements are normalised; a renamed function whose callers were not updated is
+    evolution, with them it is a rename; locals of an unchanged function do not pin a name."""
+    big = "".join(f"function f{i}(a) {{\n  const t = a + {i};\n  return t;\n}}\n" for i in range(50))
+    old = "function helper(v) {\n  return v;\n}\n" + big + "helper(1);\n"
+    new = old.replace("function helper(v)", "function assist(v)")
+    assert classify("m.js", old, new)[0] == E
+    assert classify("m.js", old, new.replace("helper(1);", "assist(1);"))[0] == R
+    assert classify("m.js", old, old.replace("const t = a + 3;\n  return t;", "const u = a + 3;\n  return u;"))[0] == R
+
+
+@pytest.mark.parametrize("old,new,expected", [
+    ("let a = 1;\nuse(a);\n", "const a = 1;\nuse(a);\n", R),
+    ("let a = 1;\na = 2;\n", "const a = 1;\na = 2;\n", E),  # a TypeError now
+    ("let a = 1;\nuse(a);\na++;\n", "const a = 1;\nuse(a);\na++;\n", E),
+    ("const f = (x) => { return x + 1; };\n", "const f = x => x + 1;\n", R),
+    ("function f({a}) { return a; }\n", "function f({a: b}) { return b; }\n", R),
+    ("const o = {a: 1};\n", "const o = {b: 1};\n", E),
+])
+def test_js_equivalent_spellings(old: str, new: str, expected: str) -> None:
+    assert classify("m.js", old, new)[0] == expected
+
+
+@pytest.mark.parametrize("old,new,expected", [
+    ("def f(s):\n    m = g(s)\n    if m:\n        return m\n", "def f(s):\n    if (m := g(s)):\n        return m\n", R),
+    ("def f(n):\n    return 'n={}'.format(n)\n", "def f(n):\n    return f'n={n}'\n", R),
+    ("def f(n):\n    return '{0!r:>3}'.format(n)\n", "def f(n):\n    return f'{n!r:>3}'\n", R),
+    ("def f(n):\n    return 'n={}'.format(n)\n", "def f(n):\n    return f'n={n + 1}'\n", E),
+    ("def f(a, b):\n    return '{}'.format(a, b)\n", "def f(a, b):\n    return f'{a}'\n", E),  # b no longer evaluated
+    ("def f():\n    x = g()\n    h(x)\n    return x\n", "def f():\n    x: int = g()\n    h(x)\n    return x\n", R),
+])
+def test_python_equivalent_spellings(old: str, new: str, expected: str) -> None:
+    assert classify("m.py", old, new)[0] == expected

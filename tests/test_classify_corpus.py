@@ -33,15 +33,19 @@ def test_corpus_agreement_at_least_90_percent() -> None:
     assert share >= 0.90, share
 
 
-def test_heldout_agreement_floor() -> None:
-    """Written after tuning and measured once (87.8%); kept as a floor so a change cannot silently lose ground."""
+def test_heldout_agreement() -> None:
+    """heldout.jsonl was measured once at 87.8%, then its misses were fixed (so it is no longer held out: 100%);
+    heldout2.jsonl was written after those fixes and measured once at 91.1%. Both stay as floors."""
     share, n, _ = _agreement("heldout.jsonl")
-    assert n >= 40 and share >= 0.85, share
+    assert n >= 40 and share >= 0.95, share
+    share, n, _ = _agreement("heldout2.jsonl")
+    assert n >= 45 and share >= 0.90, share
 
 
 def test_corpus_regenerates_identically() -> None:
     import importlib.util
-    for script, out in (("make_corpus.py", "corpus.jsonl"), ("make_heldout.py", "heldout.jsonl")):
+    for script, out in (("make_corpus.py", "corpus.jsonl"), ("make_heldout.py", "heldout.jsonl"),
+                        ("make_heldout2.py", "heldout2.jsonl")):
         spec = importlib.util.spec_from_file_location("m", DATA / script)
         assert spec and spec.loader
         mod = importlib.util.module_from_spec(spec)
