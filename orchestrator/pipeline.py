@@ -47,7 +47,8 @@ HOOKS = (selfguard, gatekeeper, scope, intentignore, approval, stale)
 class Context:
     """What a pre-hook sees: the call, the governor, loaded config and the session's state."""
 
-    __slots__ = ("gov", "call", "intents", "policy", "session", "intent", "live", "lstats")
+    __slots__ = ("gov", "call", "intents", "policy", "session", "intent", "live", "lstats", "sandbox_requested",
+                 "_plan")
 
     def __init__(self, gov: Governor, call: ToolCall, intents: IntentSet, policy: Policy,
                  session: dict[str, Any], intent: CompiledIntent | None = None, live: LiveCache | None = None,
@@ -61,6 +62,24 @@ class Context:
         self.live = live
         #: resolved target -> its lstat taken while resolving it in this call (None: absent; paths.UNKNOWN)
         self.lstats = lstats
+        #: the host will run a wrapped command (``Governor.pre(call, sandbox=True)``)
+        self.sandbox_requested = False
+        self._plan: Any = None
+
+    def sandbox_plan(self) -> Any:
+        """The :class:`orchestrator.sandbox.Plan` of this call, or None when it is not sandboxed at all: the host
+        did not ask, it is not a shell command, or the analyzer vouches for it. Computed once (after the
+        gatekeeper: it needs the selected intent)."""
+        if self._plan is None:
+            call = self.call
+            if not self.sandbox_requested or call.kind is not Kind.EXEC or self.intent is None:
+                return None
+            from orchestrator import sandbox
+
+            if not sandbox.needs_sandbox(call.shell):
+                return None
+            self._plan = sandbox.plan(self)
+        return self._plan
 
     def target_stat(self, path: str) -> Any:
         """The ``lstat`` of resolved target ``path`` (None if it does not exist), from this call's resolution
@@ -277,10 +296,13 @@ class Governor:
         for raw in call.paths:
             try:
                 rel, st = resolve(raw, self.root, cwd, ignore_case=self.ignore_case, live=live)
-            except PathError:
+            except PathError as exc:
                 # reading outside the workspace is not governed; only mutations must stay inside
                 if call.kind in (Kind.READ, Kind.META):
                     continue
+                if call.kind is Kind.EXEC and exc.type == "path-outside-workspace" and \
+                        _outside_writable(raw, cwd, pol, self.root):
+                    continue  # /tmp/x: outside the workspace, in a path the policy declares writable (sandbox)
                 raise
             lstats.setdefault(rel, st)
         call.resolved = list(lstats)
@@ -361,8 +383,13 @@ class Governor:
         return call.kind.mutating
 
     # ------------------------------------------------------------------ pre
-    def pre(self, call: ToolCall, *, approved: bool = False) -> Verdict:
+    def pre(self, call: ToolCall, *, approved: bool = False, sandbox: bool = False) -> Verdict:
         """Run the pre-hooks. Never raises: any failure is a structured ``deny`` (fail-closed).
+
+        ``sandbox=True`` is for a host that runs the command the verdict carries (``Verdict.command``) instead of
+        the original: a shell command the analyzer cannot vouch for is then wrapped in the kernel sandbox
+        (:mod:`orchestrator.sandbox`) and, if its only risk is running code, needs no person. A host that cannot
+        replace the command must leave it False (the approval channel decides, as without a sandbox).
 
         ``approved=True`` is for a host that already put an ``ask`` verdict to a person and got a
         yes (e.g. the reference loop's approver): the approval hook is skipped, every other hook
@@ -370,14 +397,14 @@ class Governor:
         Never let an agent set it. A refusal (deny or ask) is logged to ``run/refusals.jsonl`` unless
         ``record_refusals`` is off (dry runs: ``orch check``, ``orch explain``).
         """
-        verdict = self._pre(call, approved)
+        verdict = self._pre(call, approved, sandbox)
         if not verdict.allowed and self.record_refusals and call.session_id != PROBE_SESSION:
             from orchestrator.refusals import record
 
             record(self.workspace.run_dir, call, verdict)
         return verdict
 
-    def _pre(self, call: ToolCall, approved: bool) -> Verdict:
+    def _pre(self, call: ToolCall, approved: bool, sandbox: bool = False) -> Verdict:
         hook_name = "config"
         try:
             live = self.live_cache() if self.live_mode is not False else None
@@ -405,6 +432,7 @@ class Governor:
             hook_name = "config"
             ctx = Context(self, call, self._cached(live, "intents", self.intents), pol,
                           self._session(live, call.session_id), live=live, lstats=lstats)
+            ctx.sandbox_requested = sandbox
             for hook in HOOKS:
                 if approved and hook is approval:
                     continue
@@ -423,8 +451,17 @@ class Governor:
             hook_name = "trace"
             from orchestrator.post import trace
 
+            plan = ctx.sandbox_plan()
+            # before the capture: a sandboxed command's change scan is bounded by what the kernel lets it write
+            call.sandboxed = plan is not None and plan.enabled
             trace.capture(self, call, lstats, intent=ctx.intent, policy=pol)
-            return Verdict.allow()
+            if plan is None:
+                return Verdict.allow()
+            hook_name = "sandbox"
+            if not plan.enabled:
+                return Verdict("allow", sandbox=plan.to_dict())
+            plan.prepare()
+            return Verdict("allow", sandbox={**plan.to_dict(), "command": plan.wrap(call.command or "")})
         except ConfigError as exc:
             hint = "; ".join(h for h in (exc.hint, "governance files are fixed by a person (agents cannot "
                                                    "edit them)") if h)
@@ -597,6 +634,28 @@ def _holds_links(path: str) -> bool:
                     elif entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_nlink > 1:
                         return True
         except OSError:
+            return True
+    return False
+
+
+def _outside_writable(raw: str, cwd: str, pol: Any, root_dir: str | None = None) -> bool:
+    """True if ``raw`` (a shell write target outside the workspace) lies beneath an absolute ``sandbox.writable``
+    entry of the policy (``/tmp``): such writes are not the workspace's business, the policy declared them fine."""
+    sb = getattr(pol, "sandbox", None)
+    if sb is None or not sb.enabled:
+        return False
+    if not isinstance(raw, str) or "\x00" in raw:
+        return False
+    path = os.path.expanduser(raw)
+    path = os.path.realpath(os.path.join(cwd, path))
+    for entry in sb.writable:
+        base = os.path.expanduser(entry)
+        if not os.path.isabs(base):
+            continue
+        base = os.path.realpath(base)
+        if root_dir is not None and (root_dir == base or root_dir.startswith(base.rstrip("/") + "/")):
+            continue  # the workspace lies beneath it (a checkout in /tmp): `../x` would escape the workspace
+        if path == base or path.startswith(base.rstrip("/") + "/"):
             return True
     return False
 
