@@ -37,7 +37,7 @@ from orchestrator.approvals.broker import (
     SCOPES,
     SWEEP_GRACE_SECONDS,
     Broker,
-    _start_observer,
+    _start_observer,  # noqa: F401 - bench/bench_approvals.py times the observer start
     broker_for,
     timeout_of,
 )

@@ -375,7 +375,7 @@ def broker_for(ctx_or_run_dir: Any, *, clock: Callable[[], float] = time.time) -
     if isinstance(ctx_or_run_dir, (str, os.PathLike)):
         return Broker(ctx_or_run_dir, clock=clock)
     ctx = ctx_or_run_dir
-    return Broker(ctx.gov.workspace.shared_run_dir, clock=clock,
+    return Broker(ctx.workspace.shared_run_dir, clock=clock,
                   grant_ttl=float(ctx.policy.approval.grant_ttl_seconds))
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from orchestrator.models import Kind, Verdict
 
 if TYPE_CHECKING:
-    from orchestrator.pipeline import Context
+    from orchestrator.context import Context
 
 NAME = "approval"
 CHANNELS = ("tui", "agent-ask", "deny", "allow")
@@ -104,7 +104,7 @@ def request_decision(ctx: Context, reasons: list[str], summary: str) -> Verdict:
     sig = signature(call, risk)
     intent_id = ctx.intent.id if ctx.intent is not None else (call.intent_id or ctx.session.get("intent_id"))
     forbidden = list(pol.forbid_remember)
-    worktree = ctx.gov.root
+    worktree = ctx.root
     grant = broker.find_grant(session_id=call.session_id, intent_id=intent_id, risk=risk, signature=sig,
                               forbid_remember=forbidden, worktree=worktree)
     if grant is not None:
@@ -117,8 +117,8 @@ def request_decision(ctx: Context, reasons: list[str], summary: str) -> Verdict:
         id=new_id(now), session_id=call.session_id, tool=call.tool, summary=summary, reasons=list(reasons),
         risk=risk, created=now, expires=now + timeout, agent=call.agent, agent_id=call.agent_id,
         intent_id=intent_id, kind=call.kind.value, command=call.command,
-        diff=None if call.command else preview(ctx.gov.root, call), paths=list(call.resolved),
-        signature=sig, cwd=call.cwd, pid=os.getpid(), worktree=worktree, branch=branch_of(ctx.gov.root),
+        diff=None if call.command else preview(ctx.root, call), paths=list(call.resolved),
+        signature=sig, cwd=call.cwd, pid=os.getpid(), worktree=worktree, branch=branch_of(ctx.root),
     )
     broker.submit(req)
     got = broker.wait(req.id, timeout)
