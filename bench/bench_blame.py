@@ -35,8 +35,12 @@ def line(rng: random.Random, tag: str) -> str:
 
 
 def run(files: int, seed: int, between: bool) -> dict:
+    with tempfile.TemporaryDirectory(prefix="bench-blame-") as d:
+        return _run(Path(d), files, seed, between)
+
+
+def _run(tmp: Path, files: int, seed: int, between: bool) -> dict:
     rng = random.Random(seed)
-    tmp = Path(tempfile.mkdtemp(prefix="bench-blame-"))
     (tmp / ".orchestration").mkdir()
     gov = NS(workspace=NS(root=tmp, ledger_file=tmp / ".orchestration" / "agent_trace.jsonl",
                           run_dir=tmp / ".orchestration" / "run"), settings={"ledger_fsync": False})

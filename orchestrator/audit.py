@@ -33,12 +33,11 @@ import subprocess
 from pathlib import Path
 
 from . import ledger
-from .blame import BlameError, attribute
+from .blame import BlameError, attribute, record_events
 from .diffing import decode, diff_hunks, is_binary, line_hash, split_lines
 
 __all__ = ["audit", "audited", "AuditError", "AUDIT_SKIP"]
 
-NS = ledger.NS
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 #: Files written by orchestrator itself (lessons via `orch lesson` / record_lesson), not by agent tool calls.
 AUDIT_SKIP = frozenset({
@@ -110,32 +109,24 @@ def _variants(data: bytes) -> set[str]:
     return out
 
 
-def _ns(rec: dict) -> dict:
-    md = rec.get("metadata")
-    ns = md.get(NS) if isinstance(md, dict) else None
-    return ns if isinstance(ns, dict) else {}
-
-
 def _load(path: Path) -> tuple[dict[str, list], dict[str, list[str]]]:
     """One pass over the ledger: {path: [(info, meta, ranges), ...]} and {path: [renamed-from paths]}."""
-    from .blame import file_events
     by_path: dict[str, list] = {}
     renamed_from: dict[str, list[str]] = {}
-    paths: set[str] = set()
-    if path.exists():
-        for _, line in ledger.iter_lines(path):
-            try:
-                r = json.loads(line)
-            except ValueError:
-                continue
-            for m in _ns(r).get("files") or () if isinstance(r, dict) else ():
-                if isinstance(m, dict) and isinstance(m.get("path"), str):
-                    paths.add(m["path"])
-                    if m.get("op") == "rename" and isinstance(m.get("from"), str):
-                        renamed_from.setdefault(m["path"], []).append(m["from"])
-    if paths:
-        for ev in file_events(path, paths):
+    if not path.exists():
+        return by_path, renamed_from
+    for n, line in ledger.iter_lines(path):
+        try:
+            r = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(r, dict):
+            continue
+        for ev in record_events(n, r):
             by_path.setdefault(ev[0]["path"], []).append(ev)
+            m = ev[1]
+            if m.get("op") == "rename" and isinstance(m.get("from"), str):
+                renamed_from.setdefault(ev[0]["path"], []).append(m["from"])
     return by_path, renamed_from
 
 

@@ -31,7 +31,7 @@ from typing import Any, Iterator
 from . import ledger
 from .diffing import hash_lines, line_hash, split_lines
 
-__all__ = ["blame", "file_events", "aliases", "BlameError"]
+__all__ = ["blame", "attribute", "file_events", "record_events", "aliases", "BlameError"]
 
 NS = ledger.NS
 
@@ -86,29 +86,37 @@ def file_events(path: Path, names: set[str]) -> list[tuple[dict, dict, list[tupl
     """The ledger's events for the files ``names``, in order: (record info, per-file metadata, ranges)."""
     events: list[tuple[dict, dict, list[tuple]]] = []
     for n, r in _records(path, [_jb(x) for x in names]):
-        ns = _ns(r)
-        metas = {m.get("path"): m for m in ns.get("files") or () if isinstance(m, dict)}
-        for f in r.get("files") or ():
-            if not isinstance(f, dict) or f.get("path") not in names:
-                continue
-            info = {"line": n, "id": r.get("id"), "timestamp": r.get("timestamp"), "intent_id": ns.get("intent_id"),
-                    "mutation_class": ns.get("mutation_class"), "tool": ns.get("tool_name"),
-                    "agent": ns.get("agent"), "session_id": ns.get("session_id"), "path": f.get("path"),
-                    "revision": (r.get("vcs") or {}).get("revision")}
-            m = metas.get(f.get("path"), {})
-            raw = [x for c in f.get("conversations") or () for x in c.get("ranges") or ()]
-            lhs = m.get("line_hashes") if isinstance(m.get("line_hashes"), list) else None
-            ctxs = m.get("context") if isinstance(m.get("context"), list) else None
-            rngs = []
-            for i, x in enumerate(raw):
-                s_, e_ = int(x.get("start_line", 0)), int(x.get("end_line", 0))
-                lh = lhs[i] if lhs is not None and i < len(lhs) and isinstance(lhs[i], list) \
-                    and len(lhs[i]) == e_ - s_ + 1 else None
-                ctx = tuple(ctxs[i]) if ctxs is not None and i < len(ctxs) and isinstance(ctxs[i], list) \
-                    and len(ctxs[i]) == 2 else None
-                rngs.append((s_, e_, x.get("content_hash"), lh, ctx))
-            events.append((info, m, rngs))
+        events.extend(record_events(n, r, names))
     return events
+
+
+def record_events(n: int, r: dict, names: set[str] | None = None) -> list[tuple[dict, dict, list[tuple]]]:
+    """The events of one record (ledger line ``n``) for the files ``names`` (None: every file)."""
+    out: list[tuple[dict, dict, list[tuple]]] = []
+    ns = _ns(r)
+    metas = {m.get("path"): m for m in ns.get("files") or () if isinstance(m, dict)}
+    for f in r.get("files") or ():
+        if not isinstance(f, dict) or not isinstance(f.get("path"), str) or (names is not None
+                                                                            and f["path"] not in names):
+            continue
+        info = {"line": n, "id": r.get("id"), "timestamp": r.get("timestamp"), "intent_id": ns.get("intent_id"),
+                "mutation_class": ns.get("mutation_class"), "tool": ns.get("tool_name"),
+                "agent": ns.get("agent"), "session_id": ns.get("session_id"), "path": f.get("path"),
+                "revision": (r.get("vcs") or {}).get("revision")}
+        m = metas.get(f.get("path"), {})
+        raw = [x for c in f.get("conversations") or () for x in c.get("ranges") or ()]
+        lhs = m.get("line_hashes") if isinstance(m.get("line_hashes"), list) else None
+        ctxs = m.get("context") if isinstance(m.get("context"), list) else None
+        rngs = []
+        for i, x in enumerate(raw):
+            s_, e_ = int(x.get("start_line", 0)), int(x.get("end_line", 0))
+            lh = lhs[i] if lhs is not None and i < len(lhs) and isinstance(lhs[i], list) \
+                and len(lhs[i]) == e_ - s_ + 1 else None
+            ctx = tuple(ctxs[i]) if ctxs is not None and i < len(ctxs) and isinstance(ctxs[i], list) \
+                and len(ctxs[i]) == 2 else None
+            rngs.append((s_, e_, x.get("content_hash"), lh, ctx))
+        out.append((info, m, rngs))
+    return out
 
 
 def _replay(events: list) -> tuple[list | None, list | None, str | None]:

@@ -11,8 +11,8 @@ falls back to the token heuristic.
 Markdown (a documented rule: what the *rendered* document says is its behaviour): HTML comments, re-wrapping a
 paragraph, trailing whitespace, the bullet character (``*`` / ``+`` / ``-``), ordered-list numbering, emphasis
 markers (``_a_`` vs ``*a*``), setext vs ATX headings (``Title`` + ``===`` vs ``# Title``), the fence style of a
-code block and the padding of table cells are a refactor; any change of words, link targets, heading levels, list nesting or code-block content is
-evolution.
+code block and the padding of table cells are a refactor; any change of words, link targets, heading levels, list
+nesting or code-block content is evolution.
 """
 
 from __future__ import annotations

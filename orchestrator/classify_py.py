@@ -392,9 +392,10 @@ class _Subst(ast.NodeTransformer):
 def _all_strings(tree: ast.Module) -> set[str]:
     out: set[str] = set()
     for st in tree.body:
-        if isinstance(st, (ast.Assign, ast.AugAssign)) and any(
-                isinstance(t, ast.Name) and t.id == "__all__" for t in getattr(st, "targets", [getattr(st, "target", None)])):
-            out.update(n.value for n in ast.walk(st.value) if isinstance(n, ast.Constant) and isinstance(n.value, str))
+        targets = st.targets if isinstance(st, ast.Assign) else [st.target] if isinstance(st, ast.AugAssign) else []
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+            out.update(n.value for n in ast.walk(st.value)  # type: ignore[attr-defined]
+                       if isinstance(n, ast.Constant) and isinstance(n.value, str))
     return out
 
 

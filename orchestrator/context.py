@@ -13,6 +13,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from orchestrator.models import Kind
 from orchestrator.paths import UNKNOWN
 
 if TYPE_CHECKING:
@@ -26,15 +27,17 @@ class Context:
     """What a pre-hook sees: the prepared call, the workspace, loaded config and the session's state.
 
     ``root`` is the workspace root (a canonical absolute path, the base of every ``call.resolved`` path);
-    ``intent`` is filled in by the gatekeeper; ``lstats`` maps each resolved target to its ``lstat`` taken while
+    ``intent`` is filled in by the gatekeeper; ``sandbox_requested``: the host runs the command the verdict carries
+    (``Governor.pre(call, sandbox=True)``), see :meth:`sandbox_plan`; ``lstats`` maps each resolved target to its ``lstat`` taken while
     resolving it in this call (None: absent; :data:`orchestrator.paths.UNKNOWN`: not taken).
     """
 
-    __slots__ = ("call", "workspace", "root", "intents", "policy", "session", "intent", "lstats", "_ignore_rules")
+    __slots__ = ("call", "workspace", "root", "intents", "policy", "session", "intent", "lstats", "sandbox_requested",
+                 "_ignore_rules", "_plan")
 
     def __init__(self, call: ToolCall, workspace: Workspace, intents: IntentSet, policy: Policy,
                  session: dict[str, Any], *, intent: CompiledIntent | None = None,
-                 lstats: dict[str, Any] | None = None,
+                 lstats: dict[str, Any] | None = None, sandbox_requested: bool = False,
                  ignore_rules: Callable[[], Any] | None = None) -> None:
         self.call = call
         self.workspace = workspace
@@ -44,7 +47,25 @@ class Context:
         self.session = session
         self.intent = intent
         self.lstats = lstats
+        #: the host will run a wrapped command (``Governor.pre(call, sandbox=True)``)
+        self.sandbox_requested = sandbox_requested
         self._ignore_rules = ignore_rules
+        self._plan: Any = None
+
+    def sandbox_plan(self) -> Any:
+        """The :class:`orchestrator.sandbox.Plan` of this call, or None when it is not sandboxed at all: the host
+        did not ask, it is not a shell command, or the analyzer vouches for it. Computed once (after the
+        gatekeeper: it needs the selected intent)."""
+        if self._plan is None:
+            call = self.call
+            if not self.sandbox_requested or call.kind is not Kind.EXEC or self.intent is None:
+                return None
+            from orchestrator import sandbox
+
+            if not sandbox.needs_sandbox(call.shell):
+                return None
+            self._plan = sandbox.plan(self)
+        return self._plan
 
     def target_stat(self, path: str) -> Any:
         """The ``lstat`` of resolved target ``path`` (None if it does not exist), from this call's resolution

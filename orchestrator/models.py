@@ -47,7 +47,7 @@ class ToolCall:
     __slots__ = ("tool", "kind", "paths", "input", "session_id", "agent", "agent_id", "cwd", "intent_id",
                  "mutation_class", "expected_hash", "tool_use_id", "model_id", "command",
                  # filled in by the pipeline
-                 "resolved", "shell", "destructive", "reasons", "capture_key", "prepared", "replaced")
+                 "resolved", "shell", "destructive", "reasons", "capture_key", "prepared", "replaced", "sandboxed")
 
     def __init__(self, tool: str, kind: Kind, paths: list[str] | None = None, input: dict[str, Any] | None = None,
                  session_id: str = "default", agent: str = "python", agent_id: str | None = None,
@@ -78,6 +78,8 @@ class ToolCall:
         self.prepared = prepared
         #: targets a shell command only replaces (mv / ln -f / install unlink or rename over them)
         self.replaced: list[str] = []
+        #: the command runs (ran) in the Landlock sandbox: the kernel bounds where it can write (post/changes.py)
+        self.sandboxed = False
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
@@ -96,26 +98,35 @@ class Verdict:
 
     ``error`` always has ``type``, ``hook``, ``message`` and ``hint``, plus details such as
     ``path``, ``intent`` or ``patterns`` — data the agent can act on to correct itself. Immutable.
+
+    ``sandbox`` is set only when the host asked for sandboxing (``Governor.pre(call, sandbox=True)``) and the
+    call is a shell command the analyzer cannot vouch for: ``{"enabled": True, "command": <wrapped command>,
+    "abi": …, "writable": […]}`` — the host must run ``command`` instead of the original — or
+    ``{"enabled": False, "reason": …}`` when it runs unsandboxed (the approval channel decided instead).
     """
 
-    __slots__ = ("decision", "error")
+    __slots__ = ("decision", "error", "sandbox")
     decision: str
     error: dict[str, Any] | None
+    sandbox: dict[str, Any] | None
 
-    def __init__(self, decision: str, error: dict[str, Any] | None = None) -> None:
+    def __init__(self, decision: str, error: dict[str, Any] | None = None,
+                 sandbox: dict[str, Any] | None = None) -> None:
         object.__setattr__(self, "decision", decision)
         object.__setattr__(self, "error", error)
+        object.__setattr__(self, "sandbox", sandbox)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Verdict is immutable")
 
     def __repr__(self) -> str:
-        return f"Verdict(decision={self.decision!r}, error={self.error!r})"
+        extra = f", sandbox={self.sandbox!r}" if self.sandbox is not None else ""
+        return f"Verdict(decision={self.decision!r}, error={self.error!r}{extra})"
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Verdict):
             return NotImplemented
-        return self.decision == other.decision and self.error == other.error
+        return self.decision == other.decision and self.error == other.error and self.sandbox == other.sandbox
 
     def __hash__(self) -> int:
         return hash((self.decision, repr(self.error)))
@@ -143,7 +154,15 @@ class Verdict:
         data: dict[str, Any] = {"decision": self.decision}
         if self.error is not None:
             data["error"] = self.error
+        if self.sandbox is not None:
+            data["sandbox"] = self.sandbox
         return data
+
+    @property
+    def command(self) -> str | None:
+        """The command the host must run instead of the original (a sandboxed shell command), or None."""
+        sb = self.sandbox
+        return sb.get("command") if sb is not None and sb.get("enabled") else None
 
     @property
     def reason(self) -> str:

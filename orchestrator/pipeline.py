@@ -212,8 +212,13 @@ class Governor:
         return _prep.is_mutating(call, policy)
 
     # ------------------------------------------------------------------ pre
-    def pre(self, call: ToolCall, *, approved: bool = False) -> Verdict:
+    def pre(self, call: ToolCall, *, approved: bool = False, sandbox: bool = False) -> Verdict:
         """Run the pre-hooks. Never raises: any failure is a structured ``deny`` (fail-closed).
+
+        ``sandbox=True`` is for a host that runs the command the verdict carries (``Verdict.command``) instead of
+        the original: a shell command the analyzer cannot vouch for is then wrapped in the kernel sandbox
+        (:mod:`orchestrator.sandbox`) and, if its only risk is running code, needs no person. A host that cannot
+        replace the command must leave it False (the approval channel decides, as without a sandbox).
 
         ``approved=True`` is for a host that already put an ``ask`` verdict to a person and got a
         yes (e.g. the reference loop's approver): the approval hook is skipped, every other hook
@@ -221,14 +226,14 @@ class Governor:
         Never let an agent set it. A refusal (deny or ask) is logged to ``run/refusals.jsonl`` unless
         ``record_refusals`` is off (dry runs: ``orch check``, ``orch explain``).
         """
-        verdict = self._pre(call, approved)
+        verdict = self._pre(call, approved, sandbox)
         if not verdict.allowed and self.record_refusals and call.session_id != PROBE_SESSION:
             from orchestrator.refusals import record
 
             record(self.workspace.run_dir, call, verdict)
         return verdict
 
-    def _pre(self, call: ToolCall, approved: bool) -> Verdict:
+    def _pre(self, call: ToolCall, approved: bool, sandbox: bool = False) -> Verdict:
         hook_name = "config"
         try:
             live = self.live_cache() if self.live_mode is not False else None
@@ -255,7 +260,7 @@ class Governor:
                                     tool=call.tool, hint="use a known tool, or ask a person to declare it in policy.yaml")
             hook_name = "config"
             ctx = Context(call, self.workspace, self._cached(live, "intents", self.intents), pol,
-                          self._session(live, call.session_id), lstats=lstats,
+                          self._session(live, call.session_id), lstats=lstats, sandbox_requested=sandbox,
                           ignore_rules=lambda: self._cached(live, "ignore", self.ignore_rules))
             for hook in HOOKS:
                 if approved and hook is approval:
@@ -275,8 +280,17 @@ class Governor:
             hook_name = "trace"
             from orchestrator.post import trace
 
+            plan = ctx.sandbox_plan()
+            # before the capture: a sandboxed command's change scan is bounded by what the kernel lets it write
+            call.sandboxed = plan is not None and plan.enabled
             trace.capture(self, call, lstats, intent=ctx.intent, policy=pol)
-            return Verdict.allow()
+            if plan is None:
+                return Verdict.allow()
+            hook_name = "sandbox"
+            if not plan.enabled:
+                return Verdict("allow", sandbox=plan.to_dict())
+            plan.prepare()
+            return Verdict("allow", sandbox={**plan.to_dict(), "command": plan.wrap(call.command or "")})
         except ConfigError as exc:
             hint = "; ".join(h for h in (exc.hint, "governance files are fixed by a person (agents cannot "
                                                    "edit them)") if h)

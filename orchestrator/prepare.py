@@ -69,10 +69,13 @@ def prepare(call: ToolCall, pol: Policy, root: str, *, ignore_case: bool = False
     for raw in call.paths:
         try:
             rel, st = resolve(raw, root, cwd, ignore_case=ignore_case, live=live)
-        except PathError:
+        except PathError as exc:
             # reading outside the workspace is not governed; only mutations must stay inside
             if call.kind in (Kind.READ, Kind.META):
                 continue
+            if call.kind is Kind.EXEC and exc.type == "path-outside-workspace" and \
+                    _outside_writable(raw, cwd, pol, root):
+                continue  # /tmp/x: outside the workspace, in a path the policy declares writable (sandbox)
             raise
         lstats.setdefault(rel, st)
     call.resolved = list(lstats)
@@ -190,6 +193,28 @@ def _holds_links(path: str) -> bool:
                     elif entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_nlink > 1:
                         return True
         except OSError:
+            return True
+    return False
+
+
+def _outside_writable(raw: str, cwd: str, pol: Any, root_dir: str | None = None) -> bool:
+    """True if ``raw`` (a shell write target outside the workspace) lies beneath an absolute ``sandbox.writable``
+    entry of the policy (``/tmp``): such writes are not the workspace's business, the policy declared them fine."""
+    sb = getattr(pol, "sandbox", None)
+    if sb is None or not sb.enabled:
+        return False
+    if not isinstance(raw, str) or "\x00" in raw:
+        return False
+    path = os.path.expanduser(raw)
+    path = os.path.realpath(os.path.join(cwd, path))
+    for entry in sb.writable:
+        base = os.path.expanduser(entry)
+        if not os.path.isabs(base):
+            continue
+        base = os.path.realpath(base)
+        if root_dir is not None and (root_dir == base or root_dir.startswith(base.rstrip("/") + "/")):
+            continue  # the workspace lies beneath it (a checkout in /tmp): `../x` would escape the workspace
+        if path == base or path.startswith(base.rstrip("/") + "/"):
             return True
     return False
 

@@ -102,6 +102,37 @@ class ApprovalPolicy(BaseModel):
     # grants a reviewer may remember ("for this session/intent"); these classes are always asked again
     forbid_remember: list[str] = Field(default_factory=lambda: ["force-push", "recursive-delete", "history-rewrite"])
     grant_ttl_seconds: float = Field(default=3600, gt=0)
+    # shell commands that never ask (in the spirit of Claude Code's `Bash(pytest:*)`): "pytest:*" matches a single
+    # simple command whose words start with `pytest`, "make test" exactly `make test` (see docs/configuration.md).
+    # They still run sandboxed where available and still pass scope/protection checks; destructive ones still ask.
+    allow_commands: list[str] = Field(default_factory=list)
+
+    @field_validator("allow_commands")
+    @classmethod
+    def _allow_entries(cls, v: list[str]) -> list[str]:
+        import shlex
+
+        for entry in v:
+            words = entry[:-2] if entry.endswith(":*") else entry
+            try:
+                split = shlex.split(words)
+            except ValueError as exc:
+                raise ValueError(f"allow_commands entry {entry!r}: {exc}") from None
+            if not split:
+                raise ValueError(f"allow_commands entry {entry!r} names no command")
+        return v
+
+
+class SandboxPolicy(BaseModel):
+    """The kernel sandbox for shell commands the analyzer cannot vouch for (orchestrator.sandbox)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # false: never sandbox; such commands go to the approval channel as before
+    enabled: bool = True
+    # written besides the intent's scope: "{tmp}" (a private TMPDIR), absolute paths, workspace-relative caches
+    writable: list[str] = Field(default_factory=lambda: ["{tmp}", "/tmp", "/dev/shm", ".pytest_cache",
+                                                         "node_modules/.cache"])
 
 
 class SecretsPolicy(BaseModel):
@@ -134,6 +165,7 @@ class Policy(BaseModel):
     delete_is_destructive: bool = True
     stale_check: bool = True
     approval: ApprovalPolicy = Field(default_factory=ApprovalPolicy)
+    sandbox: SandboxPolicy = Field(default_factory=SandboxPolicy)
     ledger_fsync: bool = True
     secrets: SecretsPolicy = Field(default_factory=SecretsPolicy)
     # cloud/cluster/registry/forge commands that change remote state (terraform apply, kubectl delete, npm publish,

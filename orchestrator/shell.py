@@ -150,10 +150,10 @@ def _analyze_cached(command: str, secrets: Any = None) -> ShellAnalysis:
 def _analyze_into(source: str, acc: "_Acc", ctx: "_Ctx", depth: int) -> None:
     """Parse ``source`` and fold its effects into ``acc`` (used for the top level and for bash -c/eval)."""
     if depth > _MAX_DEPTH:
-        acc.flag("unknown", "command nesting too deep")
+        acc.flag("unknown", "command nesting too deep", risk="unparseable")
         return
     if "\x00" in source:
-        acc.flag("unknown", "NUL byte in command")
+        acc.flag("unknown", "NUL byte in command", risk="unparseable")
         return
     parser = _parser()
     raw = source.encode("utf-8", "surrogatepass")
@@ -167,7 +167,7 @@ def _analyze_into(source: str, acc: "_Acc", ctx: "_Ctx", depth: int) -> None:
         tree = parser.parse(shadow)
     root = tree.root_node
     if root.has_error:
-        acc.flag("unknown", "command does not parse cleanly")
+        acc.flag("unknown", "command does not parse cleanly", risk="unparseable")
     prev = getattr(_TLS, "src", None)
     _TLS.src = raw
     try:
@@ -196,6 +196,7 @@ RISKS: dict[str, str] = {
     "hijack": "environment, options or configuration make a program run other code",
     "unparseable": "the command could not be parsed or analyzed",
     "unresolved-target": "a target path depends on a variable, glob or substitution",
+    "unclassified": "an unknown or destructive reason no category above names (the approval policy always asks)",
 }
 
 
@@ -219,6 +220,10 @@ class _Acc:
         """Raise the command's kind to at least ``kind``, with a reason and (optionally) a :data:`RISKS` key."""
         if risk is not None:
             self.risks.add(risk)
+        elif kind == "unknown":
+            self.risks.add("unclassified")  # a reason nobody categorised: never waved through by a risk policy
+        if kind == "destructive":
+            self.risks.add("destructive")
         r = _RANK[kind]
         if r > self.rank:
             self.rank = r
@@ -238,7 +243,7 @@ class _Acc:
             entries=tuple(self.entries),
             dotdot=self.dotdot,
             write_log=tuple(self.writes),
-            risks=frozenset(self.risks),
+            risks=frozenset(self.risks | {"unresolved-target"} if self.unresolved else self.risks),
             secrets=tuple(dict.fromkeys(self.secret_hits)),
         )
 
@@ -344,7 +349,7 @@ class _Walker:
             if t == "heredoc_body":
                 self.subs(node, ctx)
         elif t == "ERROR":
-            self.acc.flag("unknown", "unparsable fragment")
+            self.acc.flag("unknown", "unparsable fragment", risk="unparseable")
             for c in node.named_children:
                 self.walk(c, ctx)
         elif t in ("word", "string", "raw_string", "concatenation", "number", "simple_expansion",
@@ -388,7 +393,7 @@ class _Walker:
             return None
         end = next((j for j in range(k + 1, len(kids)) if kids[j].type == "command" and _t(kids[j]) == "}"), None)
         if end is None:
-            self.acc.flag("unknown", "coproc body not parsed")
+            self.acc.flag("unknown", "coproc body not parsed", risk="unparseable")
             return k
         body = _TLS.src[words[b].end_byte:kids[end].start_byte].decode("utf-8", "replace")
         _analyze_into(body, self.acc, ctx.copy(), self.depth + 1)
@@ -436,7 +441,7 @@ class _Walker:
                 self._walk_command(body, bctx, extra)
             else:
                 if extra:
-                    self.acc.flag("unknown", "arguments after a redirection of a compound command")
+                    self.acc.flag("unknown", "arguments after a redirection of a compound command", risk="unparseable")
                 self.walk(body, bctx)
         if late:
             self._redirects(redirects, ctx)
@@ -459,7 +464,7 @@ class _Walker:
                     elif c.type not in ("pipeline", "list", "command", "redirected_statement", "heredoc_start",
                                         "heredoc_end", "herestring_redirect"):
                         # e.g. `<<-EOF` followed by `\t...`: tree-sitter puts the body in stray words.
-                        self.acc.flag("unknown", "heredoc not parsed cleanly")
+                        self.acc.flag("unknown", "heredoc not parsed cleanly", risk="unparseable")
                     else:
                         if c.type in ("heredoc_start", "heredoc_end", "herestring_redirect"):
                             continue
@@ -518,7 +523,7 @@ class _Walker:
                     all(_SYSTEM_BIN_DIR.match(d) for d in val.split(":")):
                 return  # only system binary directories: cannot point at workspace programs
         if name in _EXEC_ENV or name.startswith(("GIT_CONFIG", "DYLD_", "LD_")):
-            self.acc.flag("unknown", f"assignment to {name} changes what later programs execute")
+            self.acc.flag("unknown", f"assignment to {name} changes what later programs execute", risk="hijack")
 
     # -- words -------------------------------------------------------------------------------------------
     def subs(self, node: Any, ctx: _Ctx) -> None:
@@ -537,7 +542,7 @@ class _Walker:
             if n.type == "expansion" and re.search(r"@[PE]\}?$", _t(n).rstrip("}")
                                                    + "}"):
                 # ${x@P} expands prompt escapes, including $(...) inside the variable's value.
-                self.acc.flag("unknown", "prompt expansion ${...@P} can run commands")
+                self.acc.flag("unknown", "prompt expansion ${...@P} can run commands", risk="hijack")
             if n.type == "word" and n.parent is not None and n.parent.type == "expansion":
                 # tree-sitter-bash leaves `cmd` inside ${x:-`cmd`} as a plain word: analyze it ourselves.
                 txt = _t(n)
@@ -856,8 +861,8 @@ class _Run:
     def acc(self) -> _Acc:
         return self.wk.acc
 
-    def flag(self, kind: str, reason: str) -> None:
-        self.wk.acc.flag(kind, reason)
+    def flag(self, kind: str, reason: str, risk: str | None = None) -> None:
+        self.wk.acc.flag(kind, reason, risk)
 
     def write(self, w: W, why: str | None = None, kind: str = "mutating") -> None:
         self.wk.write_target(w, self.ctx, why or self.name, kind)
@@ -890,7 +895,7 @@ def _run_argv(wk: _Walker, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = F
         return
     head = argv[0]
     if head.dyn or head.glob:
-        wk.acc.flag("unknown", f"program name is not literal: {head.text[:60]}")
+        wk.acc.flag("unknown", f"program name is not literal: {head.text[:60]}", risk="unresolved-target")
         wk.acc.unresolved = True
         return
     name = _prog_name(head)
@@ -898,7 +903,7 @@ def _run_argv(wk: _Walker, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = F
     if "/" in head.text and not _SYSTEM_BIN.match(head.text):
         # `./ls` or `tools/cat` is whatever file sits there (the agent may have just written it): never
         # read-only. The name is still analyzed so `./rm -rf /` stays destructive.
-        wk.acc.flag("unknown", f"program {head.text[:60]!r} is not a system binary")
+        wk.acc.flag("unknown", f"program {head.text[:60]!r} is not a system binary", risk="runs-code")
     run = _Run(wk, ctx, depth, name, args, xargs)
     if wk.acc.secrets is not None:
         _shell_secrets.check_argv(run)
@@ -963,7 +968,7 @@ def _run_argv(wk: _Walker, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = F
     if svc is not None:
         _service_cli(run, svc)
         return
-    wk.acc.flag("unknown", f"unknown program {name!r}")
+    wk.acc.flag("unknown", f"unknown program {name!r}", risk="runs-code")
 
 
 _UNICODE_DASHES = frozenset("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d")
@@ -1107,7 +1112,7 @@ def _shell(run: _Run) -> None:
             continue
         break
     if code is not None and run.xargs and (not code or "{}" in code or code.strip() in (":::", "::::")):
-        run.flag("unknown", f"{name} -c runs code taken from its input")
+        run.flag("unknown", f"{name} -c runs code taken from its input", risk="runs-code")
         run.acc.unresolved = True
         return
     if code is not None:
@@ -1115,7 +1120,7 @@ def _shell(run: _Run) -> None:
             if _contains_download(code_w):
                 run.flag("destructive", f"{name} -c runs code fetched from the network")
                 return
-            run.flag("unknown", f"{name} -c with a non-literal script")
+            run.flag("unknown", f"{name} -c with a non-literal script", risk="runs-code")
             run.acc.unresolved = True
             return
         run.code(code, f"{name} -c")
@@ -1126,7 +1131,7 @@ def _shell(run: _Run) -> None:
                for w in rest[:1]):
             run.flag("destructive", f"{name} runs code fetched from the network")
             return
-        run.flag("unknown", f"{name} runs a script file ({rest[0].text[:60]})")
+        run.flag("unknown", f"{name} runs a script file ({rest[0].text[:60]})", risk="runs-code")
         return
     # A shell reading commands from stdin.
     if run.ctx.download:
@@ -1135,7 +1140,7 @@ def _shell(run: _Run) -> None:
     if run.ctx.stdin is not None and name != "fish":
         run.code(run.ctx.stdin, f"{name} <<heredoc")  # the heredoc / here-string is the script
         return
-    run.flag("unknown", f"{name} executes commands from stdin")
+    run.flag("unknown", f"{name} executes commands from stdin", risk="runs-code")
 
 
 def _contains_download(w: W) -> bool:
@@ -1224,7 +1229,7 @@ def _interpreter(run: _Run) -> None:
             if mod in ("pip", "pip3"):
                 _pip(_Run(run.wk, run.ctx, run.depth, "pip", args[i + 2:], run.xargs))
                 return
-            run.flag("unknown", f"{name} -m {mod} runs a module")
+            run.flag("unknown", f"{name} -m {mod} runs a module", risk="runs-code")
             return
         if s.startswith("-") and s != "-":
             if s in ("-W", "-X", "--require", "-r", "-I", "--import") and i + 1 < len(args):
@@ -1236,13 +1241,13 @@ def _interpreter(run: _Run) -> None:
     if code is None:
         rest = args[i:]
         if rest and rest[0].text != "-":
-            run.flag("unknown", f"{name} runs a script ({rest[0].text[:60]})")
+            run.flag("unknown", f"{name} runs a script ({rest[0].text[:60]})", risk="runs-code")
             return
         if run.ctx.download:
             run.flag("destructive", f"download piped into {name}")
             return
         if run.ctx.stdin is None:
-            run.flag("unknown", f"{name} executes code from stdin")
+            run.flag("unknown", f"{name} executes code from stdin", risk="runs-code")
             return
         code = run.ctx.stdin  # a heredoc / here-string is the program: judge it like inline code
     if name in ("perl", "ruby") and not code_dyn:
@@ -1258,7 +1263,7 @@ def _interpreter(run: _Run) -> None:
                 "`" not in code and "system" not in code:
             return  # a pure substitution / print filter (-p / -n / -i)
     if code_dyn:
-        run.flag("unknown", f"{name} inline code is not literal")
+        run.flag("unknown", f"{name} inline code is not literal", risk="runs-code")
         run.acc.unresolved = True
         return
     if _INLINE_DESTRUCTIVE.search(code) or (_INLINE_EXEC.search(code) and _INLINE_SHELL_DESTRUCTIVE.search(code)):
@@ -1274,7 +1279,7 @@ def _interpreter(run: _Run) -> None:
                 return
     if is_py and _py_read_only(code):
         return
-    run.flag("unknown", f"{name} runs inline code")
+    run.flag("unknown", f"{name} runs inline code", risk="runs-code")
 
 
 def _py_read_only(code: str) -> bool:
@@ -1627,7 +1632,7 @@ def _sed(run: _Run) -> None:
         i += 1
     for sc in scripts:
         if sc == "\x00file":
-            run.flag("unknown", "sed -f runs a script file")
+            run.flag("unknown", "sed -f runs a script file", risk="runs-code")
         elif _sed_script_writes(sc):
             run.flag("unknown", "sed script writes files or runs commands (w/W/e)")
     if inplace:
@@ -1655,7 +1660,7 @@ def _awk(run: _Run) -> None:
     if _has(opts, "--version", "--help", "-V") and not pos:
         return
     if _has(opts, "-f", "--file"):
-        run.flag("unknown", f"{run.name} -f runs a program file")
+        run.flag("unknown", f"{run.name} -f runs a program file", risk="runs-code")
         return
     if "inplace" in opts.get("-i", []) + opts.get("--include", []):
         for p in pos[1:]:
@@ -1665,7 +1670,7 @@ def _awk(run: _Run) -> None:
         return
     prog = pos[0].text
     if pos[0].dyn:
-        run.flag("unknown", f"{run.name} program is not literal")
+        run.flag("unknown", f"{run.name} program is not literal", risk="runs-code")
         return
     flat = prog
     for _ in range(4):  # `print ($1 > 0 ? ...)`: a comparison inside parentheses is not a redirection
@@ -2121,7 +2126,7 @@ def _eval(run: _Run) -> None:
         if any(_contains_download(a) for a in run.args):
             run.flag("destructive", "eval of code fetched from the network")
             return
-        run.flag("unknown", "eval of non-literal code")
+        run.flag("unknown", "eval of non-literal code", risk="runs-code")
         run.acc.unresolved = True
         return
     run.code(" ".join(a.text for a in run.args), "eval")
@@ -2137,7 +2142,7 @@ def _source(run: _Run) -> None:
     if run.ctx.stdin is not None and run.args and run.args[0].text in ("/dev/stdin", "/dev/fd/0", "-"):
         run.code(run.ctx.stdin, f"{run.name} /dev/stdin")
         return
-    run.flag("unknown", f"{run.name} runs a script file")
+    run.flag("unknown", f"{run.name} runs a script file", risk="runs-code")
 
 
 def _timeout(run: _Run) -> None:
@@ -2255,10 +2260,10 @@ def _git(run: _Run) -> None:
                 pass  # the pager command is itself read-only (less, cat, delta...)
             elif args[i + 1].dyn or not key.startswith(_GIT_SAFE_CONFIG):
                 # core.pager, alias.*, diff.external, filter.*, core.sshCommand ... run commands
-                run.acc.flag("unknown", f"git -c {key}: configuration that may run commands", "hijack")
+                run.flag("unknown", f"git -c {key}: configuration that may run commands", risk="hijack")
                 return
         if s.startswith("--exec-path="):
-            run.flag("unknown", "git --exec-path changes which programs git runs")
+            run.flag("unknown", "git --exec-path changes which programs git runs", risk="hijack")
             return
         if s in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env",
                  "--super-prefix", "--list-cmds", "--attr-source"):
@@ -2286,7 +2291,7 @@ def _git(run: _Run) -> None:
     if "--help" in r or sub == "help":
         return
     if editor_cfg and sub not in _GIT_READ:
-        run.flag("unknown", "git -c core.editor: the editor command may run")
+        run.flag("unknown", "git -c core.editor: the editor command may run", risk="hijack")
         return
     from orchestrator import shellgit
 
@@ -2758,7 +2763,7 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
         if all(a.text.startswith("-") and a.text != "--" for a in args[k + 1:]):
             return  # `npm run` without a script name lists the scripts
     if low and low[0] in svc.runs:
-        run.flag("unknown", f"{run.name} {low[0]} runs project code")
+        run.flag("unknown", f"{run.name} {low[0]} runs project code", risk="runs-code")
         return
     for p in low:
         if p in svc.destroy or p in _DESTROY_VERBS or p.startswith(_DESTROY_PREFIXES) or \
@@ -3878,7 +3883,7 @@ _RULES.update({
                                if any(a.text == "--fix" for a in r.args) else None),
     "make": lambda r: (None if any(a.text in ("-n", "--dry-run", "--just-print", "--recon", "-q", "--question",
                                               "-v", "--version", "--help", "-h") for a in r.args)
-                       else r.flag("unknown", "make runs recipes (arbitrary commands)")),
+                       else r.flag("unknown", "make runs recipes (arbitrary commands)", risk="runs-code")),
 })
 
 

@@ -23,7 +23,10 @@ from typing import Any
 _NOT_READING = frozenset("""ls stat test [ [[ touch rm unlink shred mkdir rmdir chmod chown chgrp chattr lsattr echo
 printf which type command hash realpath readlink dirname basename export unset cd pushd popd source . declare local
 readonly set true false exit return alias unalias trap wait jobs kill umask getfacl setfacl truncate direnv
-dotenv git-crypt sops ansible-vault du df tree file wc""".split())
+dotenv git-crypt sops ansible-vault du df tree file wc tee""".split())
+#: programs whose last positional argument (or ``-t DIR``) is where they copy *to*: writing a secret's name is not
+#: reading one (`cp .env.example .env`), and a copy that stays under a secret name (`mv .env .env.bak`) leaks nothing
+_DEST_LAST = frozenset("cp mv ln install".split())
 #: programs that send their input or named files to another host
 _SENDERS = frozenset("""curl wget nc ncat netcat socat scp sftp rsync ssh telnet ftp lftp http https xh httpie
 aws gsutil gcloud az gh glab mail mailx sendmail mutt rclone s3cmd azcopy openssl""".split())
@@ -152,13 +155,23 @@ def check_argv(run: Any) -> None:
         if sub in _GIT_NAMES_ONLY:
             return
     loading = _LOADING_OPTS | _LOADING_BY_PROG.get(name, frozenset())
+    skip: set[int] = set()
+    if name in _DEST_LAST or (name == "rsync" and how == "copy"):
+        dest = _destination(args)
+        if dest is not None:
+            skip.add(dest)
+            dest_text = _word_text(args[dest])
+            if dest_text is not None and acc.secrets.match(dest_text, _ROOT, _ROOT) is not None:
+                return  # the copy keeps a secret's name: it stays protected
     seen_pos = False
     prev = ""
-    for a in args:
+    for k, a in enumerate(args):
         text = _word_text(a)
         cur_prev, prev = prev, a.text
-        if text is None:
+        if text is None or k in skip:
             continue
+        if name == "dd" and text.startswith("of="):
+            continue  # dd writes there
         if cur_prev in loading or text.split("=", 1)[0] in loading:
             continue
         if not text.startswith("-"):
@@ -173,6 +186,26 @@ def check_argv(run: Any) -> None:
         if _hit(acc, text, how):
             if how != "send":
                 return
+
+
+def _destination(args: list[Any]) -> int | None:
+    """Index of the copy destination of cp/mv/ln/install/rsync: ``-t DIR`` / ``--target-directory=DIR``, else the
+    last positional argument when there are at least two."""
+    pos: list[int] = []
+    k = 0
+    while k < len(args):
+        t = args[k].text
+        if t in ("-t", "--target-directory") and k + 1 < len(args):
+            return k + 1
+        if t.startswith("--target-directory="):
+            return None  # the value is inside the word: nothing positional to skip
+        if t == "--":
+            pos.extend(range(k + 1, len(args)))
+            break
+        if not t.startswith("-") or t == "-":
+            pos.append(k)
+        k += 1
+    return pos[-1] if len(pos) >= 2 else None
 
 
 def redirect_in(acc: Any, w: Any) -> None:

@@ -74,7 +74,7 @@ class Repo:
                 fh.write(data)
         trace.record(self.gov, call, {})
 
-    def bash(self, argv: list[str], writes: list[str] = (), deletes: list[str] = ()) -> None:  # type: ignore[assignment]
+    def bash(self, argv: list[str], writes: tuple[str, ...] = (), deletes: tuple[str, ...] = ()) -> None:
         """A governed shell command (the shell analysis' writes/deletes given here, the command really run)."""
         call = self._call(tool="Bash", kind="exec", shell=NS(writes=list(writes), deletes=list(deletes)))
         trace.capture(self.gov, call)
@@ -423,7 +423,22 @@ def test_suite_size() -> None:
 
 def test_one_filter_decides_what_is_audited() -> None:
     assert not audited(".orchestration/agent_trace.jsonl") and not audited("AGENTS.md")
+    assert not audited(".gitattributes") and not audited(".claude/settings.json")
     assert audited("src/app.py") and audited("docs/AGENTS.md")
+
+
+def test_cli_prints_odd_names_on_one_line(repo: Repo, capsys: pytest.CaptureFixture[str],
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from orchestrator.commands import trace as cmd
+    for n in ODD:
+        repo.hand(n, "a\nB\nc\n")
+    monkeypatch.chdir(repo.root)
+    assert cmd.main(["trace", "audit"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == len(ODD) and any(x.startswith("new\\nline.txt: ungoverned line(s) 2") for x in out), out
+    assert cmd.main(["trace", "audit", "--json"]) == 1
+    import json
+    assert {f["path"] for f in json.loads(capsys.readouterr().out)["ungoverned"]} == set(ODD)
 
 
 def test_workspace_in_a_subdirectory_of_the_repository(tmp_path: Path) -> None:

@@ -8,7 +8,12 @@ Events (payloads as captured from Claude Code 2.1.328, see tests/adapters/fixtur
   so Claude Code's own permission rules still apply (orchestrator restricts, it never grants).
   ``mcp__orchestrator__select_active_intent`` is the intent handshake: validated and recorded here for the event's
   ``session_id`` (the MCP server cannot know it), refused with a structured error when invalid.
-- ``PostToolUse`` → :meth:`Governor.post`: read-stamps for ``Read`` (optimistic locking between sessions),
+  A shell command the analyzer cannot vouch for (tests, builds, scripts) is allowed *sandboxed*: the answer is
+  ``permissionDecision: "allow"`` with ``updatedInput`` = the tool input with ``command`` replaced by the Landlock
+  launcher running the original (:mod:`orchestrator.sandbox`); the kernel keeps its writes inside the intent's scope,
+  so no person is asked. Claude Code's own deny/ask permission rules still apply to it.
+- ``PostToolUse`` → :meth:`Governor.post` (a sandboxed command is unwrapped first: the ledger and read-stamps see
+  the original): read-stamps for ``Read`` (optimistic locking between sessions),
   a ledger record for mutations (``tool_response`` carries Edit's ``originalFile``/``structuredPatch``).
 - ``SessionStart`` / ``UserPromptSubmit`` → ``additionalContext``: the mandate to select an intent before any
   mutation, and the IN_PROGRESS intents.
@@ -39,15 +44,18 @@ MANDATE = (
 )
 
 
-def handle(event: dict[str, Any], governor: Any, *, agent: str = AGENT, ask: bool = True) -> HookResult:
+def handle(event: dict[str, Any], governor: Any, *, agent: str = AGENT, ask: bool = True,
+           sandbox: bool | None = None) -> HookResult:
     """Answer one Claude Code hook event.
 
     Codex CLI speaks the same protocol (:mod:`orchestrator.adapters.codex` calls this with ``agent="codex"`` and
-    ``ask=False``: where the agent cannot ask a person, an "ask" verdict is answered as a deny).
+    ``ask=False``: where the agent cannot ask a person, an "ask" verdict is answered as a deny). ``sandbox``: the
+    agent runs an ``updatedInput`` command (default: only Claude Code is known to).
     """
     name = event.get("hook_event_name")
     if name == "PreToolUse":
-        return pre_tool_use(event, governor, agent=agent, ask=ask)
+        return pre_tool_use(event, governor, agent=agent, ask=ask,
+                            sandbox=agent == AGENT if sandbox is None else sandbox)
     if name == "PostToolUse":
         return post_tool_use(event, governor, agent=agent)
     if name in ("SessionStart", "UserPromptSubmit"):
@@ -76,9 +84,19 @@ def call_from(event: dict[str, Any], *, agent: str = AGENT) -> ToolCall:
                    model_id=event.get("model") if isinstance(event.get("model"), str) else None)
 
 
-def decision(verdict: Verdict, *, ask: bool = True) -> HookResult:
-    """A verdict in Claude Code's PreToolUse answer format (nothing at all for allow)."""
+def decision(verdict: Verdict, *, ask: bool = True, tool_input: dict[str, Any] | None = None) -> HookResult:
+    """A verdict in Claude Code's PreToolUse answer format (nothing at all for a plain allow; for a sandboxed
+    command, allow with ``updatedInput``: ``tool_input`` with the wrapped command, every other field kept)."""
     if verdict.allowed:
+        wrapped = verdict.command
+        if wrapped is not None and tool_input is not None:
+            return HookResult.json({"hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "allow",
+                "permissionDecisionReason": "orchestrator: runs in the Landlock sandbox of the selected intent "
+                                            "(writes only inside its scope)",
+                "updatedInput": {**tool_input, "command": wrapped},
+            }})
         return HookResult()
     answer = verdict.decision if ask or verdict.decision == "deny" else "deny"
     return HookResult.json({"hookSpecificOutput": {
@@ -111,10 +129,14 @@ def select_intent(event: dict[str, Any], governor: Any, *, agent: str = AGENT) -
     return Verdict.allow()
 
 
-def pre_tool_use(event: dict[str, Any], governor: Any, *, agent: str = AGENT, ask: bool = True) -> HookResult:
+def pre_tool_use(event: dict[str, Any], governor: Any, *, agent: str = AGENT, ask: bool = True,
+                 sandbox: bool = False) -> HookResult:
     if event.get("tool_name") == SELECT_TOOL:
         return decision(select_intent(event, governor, agent=agent), ask=ask)
-    return decision(governor.pre(call_from(event, agent=agent)), ask=ask)
+    call = call_from(event, agent=agent)
+    if sandbox and isinstance(event.get("tool_input"), dict) and isinstance(event["tool_input"].get("command"), str):
+        return decision(governor.pre(call, sandbox=True), ask=ask, tool_input=event["tool_input"])
+    return decision(governor.pre(call), ask=ask)
 
 
 def post_tool_use(event: dict[str, Any], governor: Any, *, agent: str = AGENT) -> HookResult:
@@ -122,7 +144,17 @@ def post_tool_use(event: dict[str, Any], governor: Any, *, agent: str = AGENT) -
         return HookResult()
     response = event.get("tool_response")
     result = response if isinstance(response, dict) else {"output": response}
+    tool_input = event.get("tool_input")
+    if isinstance(tool_input, dict) and isinstance(tool_input.get("command"), str):
+        from orchestrator.sandbox import unwrap
+
+        original = unwrap(tool_input["command"])
+        if original is not None:  # the command ran sandboxed: record what the agent asked for
+            event = {**event, "tool_input": {**tool_input, "command": original}}
+    else:
+        original = None
     call = call_from(event, agent=agent)
+    call.sandboxed = original is not None
     if call.model_id is None and call.kind.mutating:
         # Claude Code's hook payload names no model; its transcript does, per assistant message.
         call.model_id = model_from_transcript(event.get("transcript_path"), call.tool_use_id)

@@ -48,17 +48,23 @@ class OrchestratorMiddleware(AgentMiddleware):
     :class:`~orchestrator.agent.loop.ApprovalQuestion` when a call needs a person; without one, an
     ``ask`` verdict is returned to the model as an error. ``handshake_tools``: register the
     ``select_active_intent`` and ``record_lesson`` tools with the agent (turn off if you define your own).
+    ``sandbox_shell``: your shell tools run their ``command`` argument with a shell (``bash -c`` or the like); a
+    command the analyzer cannot vouch for is then replaced by its Landlock-sandboxed form (orchestrator.sandbox)
+    and needs no person when its only risk is running code. Off by default: a tool that does not hand the
+    argument to a shell would break on the wrapped form.
     """
 
     def __init__(self, workspace: str | os.PathLike[str] | Governor, *, session_id: str | None = None,
                  tools: dict[str, Kind | str] | None = None, approver: Approver | None = None,
-                 approval_channel: str | None = None, handshake_tools: bool = True) -> None:
+                 approval_channel: str | None = None, handshake_tools: bool = True,
+                 sandbox_shell: bool = False) -> None:
         super().__init__()
         self.gov = workspace if isinstance(workspace, Governor) else Governor(workspace,
                                                                              approval_channel=approval_channel)
         self.session_id = session_id
         self.overrides = {name: Kind(kind).value for name, kind in (tools or {}).items()}
         self.approver = approver
+        self.sandbox_shell = sandbox_shell
         # AgentMiddleware.tools: extra tools create_agent registers alongside the user's
         self.tools = self._handshake_tools() if handshake_tools else []
 
@@ -114,7 +120,7 @@ class OrchestratorMiddleware(AgentMiddleware):
                            artifact={"orchestrator": verdict.to_dict()})
 
     def _decide(self, call: ToolCall) -> Verdict:
-        verdict = self.gov.pre(call)
+        verdict = self.gov.pre(call, sandbox=self.sandbox_shell)
         if verdict.decision != "ask" or self.approver is None:
             return verdict
         from orchestrator.agent.loop import ApprovalDecision, ApprovalQuestion
@@ -124,11 +130,26 @@ class OrchestratorMiddleware(AgentMiddleware):
         except Exception as exc:  # noqa: BLE001 — a failing approver has not approved (fail closed)
             answer = ApprovalDecision(False, f"the approver failed: {exc!r}", by="orchestrator")
         if getattr(answer, "approved", False):
-            return self.gov.pre(call, approved=True)
+            return self.gov.pre(call, approved=True, sandbox=self.sandbox_shell)
         return Verdict.deny("approval-rejected", "approval", f"{getattr(answer, 'by', 'approver')} rejected the call",
                             reason=getattr(answer, "reason", None) or None,
                             reasons=(verdict.error or {}).get("reasons"),
                             hint="do not retry the same call; find a narrower, non-destructive way")
+
+    @staticmethod
+    def _runnable(request: Any, verdict: Verdict) -> Any:
+        """``request`` with the sandboxed command in place of the original, when the verdict carries one."""
+        wrapped = verdict.command
+        if wrapped is None:
+            return request
+        tc = dict(request.tool_call)
+        args = dict(tc.get("args") or {})
+        key = next((k for k in ("command", "cmd") if isinstance(args.get(k), str)), None)
+        if key is None:
+            return request
+        args[key] = wrapped
+        tc["args"] = args
+        return request.override(tool_call=tc)
 
     def _after(self, call: ToolCall, result: Any) -> None:
         failed = isinstance(result, ToolMessage) and result.status == "error"
@@ -142,7 +163,7 @@ class OrchestratorMiddleware(AgentMiddleware):
         if not verdict.allowed:
             return self._refusal(request, verdict)
         try:
-            result = handler(request)
+            result = handler(self._runnable(request, verdict))
         except Exception:
             self.gov.post(call, {"is_error": True})
             raise
@@ -156,7 +177,7 @@ class OrchestratorMiddleware(AgentMiddleware):
         if not verdict.allowed:
             return self._refusal(request, verdict)
         try:
-            result = await handler(request)
+            result = await handler(self._runnable(request, verdict))
         except Exception:
             await asyncio.to_thread(self.gov.post, call, {"is_error": True})
             raise

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.agent.providers import Provider, Reply, ToolUse
-from orchestrator.agent.tools import DEFAULT_TOOLS, CommandFailed, LoopTool, ToolContext, ToolFailure
+from orchestrator.agent.tools import DEFAULT_TOOLS, CommandFailed, LoopTool, ToolContext, ToolFailure, run_command
 from orchestrator.models import ToolCall, Verdict
 from orchestrator.pipeline import Governor
 from orchestrator.tools import to_call
@@ -175,11 +175,13 @@ class AgentLoop:
             self._emit(LoopEvent("result", self.session_id, self._turn, tool=use.name, call=call,
                                  content=msg, is_error=True))
             return CallOutcome(use.name, use.input, "deny", True, msg)
-        verdict = self.gov.pre(call)
+        # run_command is ours: it runs whatever command the verdict says, so shell commands can be sandboxed
+        sandbox = tool.run is run_command
+        verdict = self.gov.pre(call, sandbox=sandbox)
         self._emit(LoopEvent("verdict", self.session_id, self._turn, tool=use.name, call=call, verdict=verdict))
         decision = verdict.decision
         if verdict.decision == "ask" and self.approver is not None:
-            verdict, decision = self._ask(call, verdict)
+            verdict, decision = self._ask(call, verdict, sandbox)
         if not verdict.allowed:
             content = verdict.reason
             if verdict.decision == "ask":
@@ -189,7 +191,7 @@ class AgentLoop:
             return CallOutcome(use.name, use.input, decision, True, content, error=verdict.error)
         failed = False
         try:
-            content = tool.run(self.ctx, call)
+            content = tool.run(self.ctx, _sandboxed(call, verdict))
             result: dict[str, Any] = {"ok": True}
         except CommandFailed as exc:
             # it ran and may have changed files: trace it, but tell the model it failed
@@ -207,7 +209,7 @@ class AgentLoop:
                              is_error=failed, record=record))
         return CallOutcome(use.name, use.input, "allow", failed, content, record=record)
 
-    def _ask(self, call: ToolCall, verdict: Verdict) -> tuple[Verdict, str]:
+    def _ask(self, call: ToolCall, verdict: Verdict, sandbox: bool = False) -> tuple[Verdict, str]:
         assert self.approver is not None
         request = ApprovalQuestion(call, verdict, self.session_id)
         try:
@@ -218,7 +220,7 @@ class AgentLoop:
                              approval=answer))
         if answer.approved:
             # the person said yes: re-check everything but the approval (scope, protection, staleness)
-            again = self.gov.pre(call, approved=True)
+            again = self.gov.pre(call, approved=True, sandbox=sandbox)
             return again, "allow" if again.allowed else again.decision
         err = verdict.error or {}
         rejected = Verdict.deny(
@@ -231,6 +233,18 @@ class AgentLoop:
     def _emit(self, event: LoopEvent) -> None:
         if self.on_event is not None:
             self.on_event(event)
+
+
+def _sandboxed(call: ToolCall, verdict: Verdict) -> ToolCall:
+    """The call to run: a copy carrying the sandboxed command when the verdict has one (the ledger keeps ``call``)."""
+    wrapped = verdict.command
+    if wrapped is None:
+        return call
+    import copy
+
+    runnable = copy.copy(call)
+    runnable.command = wrapped
+    return runnable
 
 
 __all__ = ["AgentLoop", "ApprovalDecision", "ApprovalQuestion", "Approver", "CallOutcome", "LoopEvent",

@@ -34,6 +34,7 @@ class Finding:
 #: the checks, in the order they are reported ("module:function"; see the module docstring)
 CHECKS: list[str] = [
     "orchestrator.commands.doctor:check_config",
+    "orchestrator.sandbox:check_sandbox",
     "orchestrator.adapters.checks:check_launcher",
     "orchestrator.adapters.checks:check_hooks",
     "orchestrator.adapters.checks:check_mcp",

@@ -519,6 +519,13 @@ def audit(root: Path, path: Path) -> dict:
         raise TraceError(str(e)) from None
 
 
+def _shown(path: str) -> str:
+    """A path for one line of text output: control characters (a newline, a tab) escaped; --json keeps it verbatim."""
+    if path.isprintable():
+        return path
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in path)
+
+
 def _spans_text(spans: list) -> str:
     return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in spans)
 
@@ -535,15 +542,16 @@ def cmd_audit(args: argparse.Namespace) -> int:
             removed = f" (removed without a record: HEAD line(s) {_spans_text(f['removed'])})" \
                 if f.get("removed") else ""
             if f["kind"] == "lines":
-                _out(f"{f['path']}: ungoverned line(s) {_spans_text(f['ranges'])}{removed}")
+                _out(f"{_shown(f['path'])}: ungoverned line(s) {_spans_text(f['ranges'])}{removed}")
             elif f["kind"] == "lines-removed":
-                _out(f"{f['path']}: HEAD line(s) {_spans_text(f.get('removed') or [])} removed without a record")
+                gone = _spans_text(f.get("removed") or [])
+                _out(f"{_shown(f['path'])}: HEAD line(s) {gone} removed without a record")
             elif f["kind"] == "deleted":
-                _out(f"{f['path']}: deleted without a record")
+                _out(f"{_shown(f['path'])}: deleted without a record")
             elif f["kind"] == "binary":
-                _out(f"{f['path']}: binary content changed without a record")
+                _out(f"{_shown(f['path'])}: binary content changed without a record")
             else:
-                _out(f"{f['path']}: created or emptied without a record")
+                _out(f"{_shown(f['path'])}: created or emptied without a record")
     return 1 if res["ungoverned"] else 0
 
 

@@ -4,6 +4,16 @@ Channels (policy ``approval.channel``, overridden by ``ORCH_APPROVAL_CHANNEL``):
 ``allow`` (trust; for sandboxes), ``deny`` (CI and scripts), ``agent-ask`` (hand the question to the
 agent's own prompt — Claude Code shows its permission dialog), ``tui`` (a person in ``orch tui``,
 through the broker in :mod:`orchestrator.approvals`).
+
+Two ways around a person (docs/configuration.md, docs/security.md):
+
+- **the sandbox**: a shell command whose only risks (``ShellAnalysis.risks``) are ``runs-code`` and
+  ``unresolved-target`` does not ask when it will run in the kernel sandbox (the host asked for it and Landlock is
+  available): the kernel holds its writes to the intent's scope. A rename inside the scope (``mv a b``: "deletes"
+  ``a``) does not count as destructive there either. Destructive, outside-world, hijack, unparseable and
+  unclassified risks still ask.
+- **the allowlist** ``approval.allow_commands`` (``"pytest:*"``, ``"make test"``): a matching command does not
+  ask unless it is destructive. It still runs sandboxed where available and still passes every other hook.
 """
 
 from __future__ import annotations
@@ -55,6 +65,83 @@ def channel(ctx: Context) -> str:
     return ctx.policy.approval.channel
 
 
+def allowlisted(command: str | None, entries: list[str] | tuple[str, ...]) -> str | None:
+    """The ``approval.allow_commands`` entry that ``command`` matches, or None.
+
+    Matching (like Claude Code's ``Bash(pytest:*)``, but on words, not characters): the command must be ONE simple
+    command of literal words — no ``;`` ``&&`` ``|`` redirections, substitutions, variables, globs or leading
+    ``VAR=value`` — split like the shell splits it. ``"X:*"`` matches when the command's words start with the words
+    of ``X`` (``pytest:*`` matches ``pytest``, ``pytest -x tests/``, not ``pytest-foo``); ``"X"`` matches when the
+    words are exactly those of ``X``.
+    """
+    if not command or not entries:
+        return None
+    words = _literal_words(command)
+    if words is None:
+        return None
+    import shlex
+
+    for entry in entries:
+        prefix = entry.endswith(":*")
+        try:
+            want = shlex.split(entry[:-2] if prefix else entry)
+        except ValueError:
+            continue
+        if want and (words[:len(want)] == want if prefix else words == want):
+            return entry
+    return None
+
+
+#: characters that make a command line more than one simple command of literal words (outside single quotes)
+_SHELL_META = frozenset(";&|<>()$`*?[]{}~!#\\\n\"")
+
+
+def _literal_words(command: str) -> list[str] | None:
+    """The words of ``command`` if it is one simple command of literal words, else None."""
+    import re
+    import shlex
+
+    # single-quoted text is literal to the shell (`pytest -k 'a or b'`); anything else must hold no metacharacter
+    if any(c in _SHELL_META for c in re.sub(r"'[^']*'", "", command)):
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if not words or "=" in words[0]:
+        return None
+    return words
+
+
+def _rename_only(ctx: Context) -> bool:
+    """True when every path the command "deletes" is the source of an ``mv`` (a rename; scope checked both ends)."""
+    sh = ctx.call.shell
+    if sh is None or sh.kind == "destructive" or not sh.deletes:
+        return False
+    moved = {src for _i, op, sources, _named in sh.entries if op == "mv" for src in sources}
+    return set(sh.deletes) <= moved
+
+
+def _contained(ctx: Context) -> bool:
+    """True when the kernel sandbox holds everything this call still needs a person for."""
+    call = ctx.call
+    sh = call.shell
+    if sh is None or call.kind is not Kind.EXEC:
+        return False
+    from orchestrator.sandbox import CONTAINED
+
+    if not sh.risks <= CONTAINED or (call.destructive and not _rename_only(ctx)):
+        return False
+    if sh.kind == "mutating" and not sh.unresolved and not sh.risks:
+        # fully analysed (an in-scope `mv`): nothing for the kernel to hold. Only where the sandbox model is in
+        # force, so that the fallback (no sandbox) asks exactly as before
+        from orchestrator.sandbox import unavailable_reason
+
+        return ctx.sandbox_requested and unavailable_reason(ctx.policy) is None
+    plan = ctx.sandbox_plan()
+    return plan is not None and plan.enabled
+
+
 def check(ctx: Context) -> Verdict | None:
     call = ctx.call
     if not call.destructive and call.shell is None and call.kind is not Kind.UNKNOWN:
@@ -62,6 +149,13 @@ def check(ctx: Context) -> Verdict | None:
     why = reasons(ctx)
     if not why:
         return None
+    if call.shell is not None:
+        if _contained(ctx):
+            return None  # runs in the kernel sandbox: its writes cannot leave the scope
+        entries = getattr(ctx.policy.approval, "allow_commands", None) or ()
+        if entries and "destructive" not in call.shell.risks and not (call.destructive and not _rename_only(ctx)) \
+                and allowlisted(call.command, entries):
+            return None
     chosen = channel(ctx)
     summary = call.command if call.command else f"{call.tool} {' '.join(call.resolved)}".strip()
     if call.shell is not None and "outside-world" in call.shell.risks and _outside_mode(ctx) == "deny":
@@ -70,6 +164,10 @@ def check(ctx: Context) -> Verdict | None:
                                               "publishes and cloud/cluster changes; ask a person to run it")
     if chosen == "allow":
         return None
+    plan = ctx.sandbox_plan() if call.shell is not None else None
+    if plan is not None and not plan.enabled:
+        # say why the kernel could not hold it instead (fallback: the analyzer and a person decide, as before)
+        why = [*why, f"not sandboxed: {plan.reason}"]
     if chosen == "agent-ask":
         return Verdict.ask(
             "approval-required", NAME, f"needs a person's approval: {summary}",

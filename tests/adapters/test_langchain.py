@@ -147,3 +147,22 @@ def test_async_path_is_governed_too(ws: Path) -> None:
     msg = next(m for m in state["messages"] if isinstance(m, ToolMessage))
     assert msg.status == "error" and "intent-required" in msg.content
     assert not (ws / "notes" / "c.md").exists()
+
+
+def test_sandbox_shell_wraps_commands_it_cannot_vouch_for(ws: Path) -> None:
+    from orchestrator.sandbox import landlock
+
+    if landlock.abi() < 1:
+        pytest.skip("this kernel has no Landlock")
+    (ws / ".orchestration" / "policy.yaml").write_text("version: 1\nsandbox:\n  writable: ['{tmp}']\n")
+    (ws / "notes" / "gen.py").write_text("open('notes/a.md', 'w').write('a')\nopen('README.md', 'w').write('x')\n")
+    gov = Governor(ws, approval_channel="deny")
+    model = ToolCallingFake(responses=[_call("select_active_intent", {"intent_id": "INT-7"}, "s"),
+                                       _call("run_command", {"command": "python3 notes/gen.py; echo rc=$?"}, "r"),
+                                       AIMessage(content="done")])
+    agent = create_agent(model, tools=_tools(gov), middleware=[OrchestratorMiddleware(gov, sandbox_shell=True)])
+    out = agent.invoke({"messages": [{"role": "user", "content": "go"}]}, {"configurable": {"thread_id": "t"}})
+    results = [m for m in out["messages"] if isinstance(m, ToolMessage)]
+    assert "rc=1" in results[-1].content  # ran unasked (channel deny), and the write outside the scope failed
+    assert (ws / "notes" / "a.md").read_text() == "a"
+    assert (ws / "README.md").read_text() == "# readme\n"

@@ -57,12 +57,14 @@ def test_a_script_run_through_bash_is_traced_and_its_out_of_scope_change_reporte
         [ToolUse("Bash", {"command": "sh src/gen.sh", "description": "generate"}, id="run_script")],
         "done",
     ])
-    env = {"PYTHONPATH": str(REPO_ROOT), "ORCH_APPROVAL_CHANNEL": "allow", "ORCH_NO_DAEMON": "1"}
+    # the fallback (ORCH_SANDBOX=off): the script runs unsandboxed; with the sandbox its README write fails on disk
+    # (tests/e2e/test_claude_code_sandbox.py)
+    env = {"PYTHONPATH": str(REPO_ROOT), "ORCH_APPROVAL_CHANNEL": "allow", "ORCH_NO_DAEMON": "1", "ORCH_SANDBOX": "off"}
     with api:
         run = make_runner(claude_bin, tmp_path / "home")(root, api.base_url, "--mcp-config", ".mcp.json", env=env,
                                                           tools="Bash Write Edit Read mcp__orchestrator")
     assert run.returncode == 0, run.stderr
-    assert "hijacked" in (root / "README.md").read_text()  # no sandbox here: the script did run (#12a's job)
+    assert "hijacked" in (root / "README.md").read_text()  # no sandbox here: the script did run
     records = [json.loads(line) for line in (root / ".orchestration/agent_trace.jsonl").read_text().splitlines()]
     bash = [r for r in records if r["metadata"]["dev.orchestrator"]["tool_name"] == "Bash"]
     assert len(bash) == 1, records

@@ -259,7 +259,9 @@ def test_claude_code_post_hook_process_warns_about_out_of_scope_changes(tmp_path
     root = _repo(tmp_path).resolve()
     (root / "src" / "run.sh").write_text(SCRIPT)
     Governor(root).select_intent("INT-001", "sess")
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "ORCH_APPROVAL_CHANNEL": "allow"}
+    # the fallback (no sandbox): the command runs as given and really writes outside the scope, which the post-hook
+    # reports (with the sandbox the PreToolUse answer would wrap it and the kernel refuse that write)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "ORCH_APPROVAL_CHANNEL": "allow", "ORCH_SANDBOX": "off"}
     base = {"session_id": "sess", "cwd": str(root), "tool_name": "Bash", "tool_use_id": "toolu_1",
             "tool_input": {"command": "sh src/run.sh", "description": "run"}, "transcript_path": "/nonexistent"}
     hook = [sys.executable, "-m", "orchestrator", "hook", "claude-code"]

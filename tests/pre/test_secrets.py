@@ -73,6 +73,11 @@ def test_corpus(case: dict[str, Any], env: dict[str, str], monkeypatch: pytest.M
         assert verdict.error["type"] == "secret-read", verdict.error
         assert verdict.error["hook"] == "secrets"
         assert verdict.error["path"] and verdict.error["pattern"] and verdict.error["hint"]
+    elif call.shell is not None and call.shell.kind != "read_only":
+        # a command that writes (`cp .env.example .env`) needs an intent like any write: only the secrets hook
+        # must not be what refuses it
+        assert verdict.allowed or verdict.error["hook"] != "secrets", verdict.error
+        assert not call.shell.secrets
     else:
         assert verdict.allowed, verdict.error
 

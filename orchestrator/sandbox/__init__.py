@@ -1,0 +1,394 @@
+"""The intent-scoped sandbox for shell commands: which paths a command may write, and how it is wrapped.
+
+The engine decides (:func:`plan`), the kernel enforces (:mod:`orchestrator.sandbox.landlock`, Linux Landlock), the
+adapter runs the wrapped command (Claude Code: ``updatedInput``; the reference loop and LangChain run it
+themselves). Only commands the analyzer cannot vouch for are wrapped (:func:`needs_sandbox`): code it cannot see
+into (tests, builds, scripts), unresolved targets, unparseable text. Commands it fully understands (``mv a b``,
+``git commit``) run as before, so git, which writes ``.git/`` (never writable in the sandbox), keeps working.
+
+What the writable set is (docs/security.md has the full model and its residual gaps):
+
+- the selected intent's ``owned_scope`` reduced to literal roots (:func:`orchestrator.globs.static_roots`); the
+  exact glob is checked after the run by the post-hook. A root that does not exist yet is created empty first when
+  it is surely a directory (``build/**``, ``out/``), so the kernel has an inode to attach the rule to; a literal
+  root that does not exist (``NOTES.md``: a file or a directory?) grants nothing.
+- governance paths are never granted, even inside a scope root: Landlock only allows, and a right granted on a
+  directory holds for everything beneath it, so a root that *contains* a governance path (the workspace root,
+  ``.claude/``, ``.cursor/``) is not granted itself; its other children are, one rule each. The cost: a command
+  cannot create a NEW entry directly in such a directory (e.g. a new top-level file when the scope is ``**``).
+- policy ``sandbox.writable``: ``{tmp}`` (a private temp dir, exported as ``TMPDIR``), absolute paths (``/tmp``,
+  ``~/.npm``; ignored when the workspace lies beneath one), and workspace-relative tool caches (``.pytest_cache``, created when their parent exists).
+- a few devices every program writes (``/dev/null``, ``/dev/tty``...).
+
+Reads stay allowed everywhere except the secrets of :func:`secret_paths` (denied where Landlock can express it).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from orchestrator.context import Context
+
+#: devices any program may write (terminal output, /dev/null redirections); granted as files
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts", "/dev/random", "/dev/urandom")
+#: directories inside which a governance file may be *created* (see selfguard.GOVERNANCE): never granted whole
+_GOVERNANCE_PARENTS = frozenset({".claude", ".cursor"})
+#: risk categories the sandbox contains: a command whose risks are only these runs unasked when sandboxed
+CONTAINED = frozenset({"runs-code", "unresolved-target"})
+#: risks that mean "the analyzer could not see what this does": such a command is wrapped when sandboxed
+_OPAQUE = frozenset({"runs-code", "unparseable", "hijack", "unresolved-target", "unclassified"})
+
+_LAUNCHER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "landlock.py")
+_abi_cache: int | None = None
+
+
+def abi() -> int:
+    """The kernel's Landlock ABI (0: none); cached per process. ``ORCH_SANDBOX=off`` forces 0 (tests, debugging)."""
+    global _abi_cache
+    if os.environ.get("ORCH_SANDBOX", "").lower() in ("off", "0", "false", "no"):
+        return 0
+    if _abi_cache is None:
+        from orchestrator.sandbox import landlock
+
+        _abi_cache = landlock.abi()
+    return _abi_cache
+
+
+def unavailable_reason(policy: Any) -> str | None:
+    """Why no command can be sandboxed here, or None when the sandbox is available."""
+    sb = getattr(policy, "sandbox", None)
+    if sb is not None and not sb.enabled:
+        return "disabled by policy (sandbox.enabled: false)"
+    if os.environ.get("ORCH_SANDBOX", "").lower() in ("off", "0", "false", "no"):
+        return "disabled by ORCH_SANDBOX=off"
+    if not sys.platform.startswith("linux"):
+        return f"no Landlock on {sys.platform} (Linux only)"
+    if abi() < 1:
+        return "this kernel has no Landlock (Linux >= 5.13 with CONFIG_SECURITY_LANDLOCK and lsm=landlock)"
+    return None
+
+
+def needs_sandbox(sh: Any) -> bool:
+    """Whether the analysis of a shell command leaves something only the kernel can hold (see module doc)."""
+    if sh is None:
+        return False
+    return sh.kind == "unknown" or bool(sh.unresolved) or bool(_OPAQUE & sh.risks)
+
+
+class Plan:
+    """How one shell command runs: sandboxed (``enabled``) with this writable set, or not, and why.
+
+    ``to_dict`` is what verdicts and the ledger show.
+    """
+
+    __slots__ = ("enabled", "reason", "abi", "writable", "create", "tmp", "deny_read", "readable", "spec_dir")
+
+    def __init__(self, enabled: bool, reason: str = "", abi: int = 0, writable: list[str] | None = None,
+                 create: list[str] | None = None, tmp: str | None = None, deny_read: list[str] | None = None,
+                 readable: list[str] | None = None, spec_dir: str | None = None) -> None:
+        self.enabled = enabled
+        self.reason = reason
+        self.abi = abi
+        self.writable = writable or []
+        #: directories to create (empty) before the run so that rules can attach to them
+        self.create = create or []
+        self.tmp = tmp
+        self.deny_read = deny_read or []
+        self.readable = readable or []
+        #: where the launcher's options are written when they are too many for a readable command line
+        self.spec_dir = spec_dir
+
+    def to_dict(self) -> dict[str, Any]:
+        if not self.enabled:
+            return {"enabled": False, "reason": self.reason}
+        out: dict[str, Any] = {"enabled": True, "abi": self.abi, "writable": self.writable}
+        if self.deny_read:
+            out["deny_read"] = self.deny_read
+        return out
+
+    def prepare(self) -> None:
+        """Create the missing scope roots (empty directories) the rules attach to. Called once the call is allowed."""
+        for path in self.create:
+            try:
+                os.makedirs(path, exist_ok=True)
+            except OSError:
+                pass  # the rule is skipped; writes there fail closed
+
+    def options(self) -> list[str]:
+        """The launcher's options for this plan (``-w``/``-r``/``--tmp``)."""
+        opts: list[str] = []
+        for path in self.writable:
+            # a writable directory holding a secret is granted without the read right ("-W"); its other entries
+            # come back readable through ``readable`` (new files made directly in it stay unreadable: the price)
+            holds = any(d.startswith(path.rstrip("/") + "/") for d in self.deny_read)
+            opts += ["-W" if holds else "-w", path]
+        for path in self.readable:
+            opts += ["-r", path]
+        if self.tmp:
+            opts += ["--tmp", self.tmp]
+        return opts
+
+    def wrap(self, command: str) -> str:
+        """``command`` as a launcher invocation (a shell command line for the agent's own shell).
+
+        More than :data:`INLINE_OPTIONS` options go to a content-addressed spec file under ``spec_dir``
+        (``.orchestration/run/sandbox/``: governance, so no agent can rewrite it), keeping the command the agent and
+        its transcript see short."""
+        opts = self.options()
+        if len(opts) > INLINE_OPTIONS and self.spec_dir:
+            opts = ["--spec", _write_spec(self.spec_dir, opts)]
+        args = [sys.executable, "-I", "-S", _LAUNCHER, "--orch-sandbox", *opts, "--", command]
+        return " ".join(shlex.quote(a) for a in args)
+
+
+#: at most this many launcher options are written on the command line itself (else a spec file)
+INLINE_OPTIONS = 24
+
+
+def _write_spec(directory: str, opts: list[str]) -> str:
+    import hashlib
+
+    data = b"\0".join(o.encode("utf-8", "surrogateescape") for o in opts) + b"\0"
+    path = os.path.join(directory, hashlib.sha256(data).hexdigest()[:24] + ".spec")
+    if not os.path.exists(path):
+        os.makedirs(directory, exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)  # atomic: a concurrent launcher never reads half a spec
+    return path
+
+
+def unwrap(command: Any) -> str | None:
+    """The original command of a :meth:`Plan.wrap` result, or None if ``command`` is not one of ours.
+
+    Only a command that starts with an interpreter running *this* launcher with its marker counts, so a command
+    an agent typed to look like a wrapper is not mistaken for one unless it really is one.
+    """
+    if not isinstance(command, str) or "--orch-sandbox" not in command or _LAUNCHER not in command:
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if len(words) < 6 or words[1:5] != ["-I", "-S", _LAUNCHER, "--orch-sandbox"] or words[-2] != "--":
+        return None
+    return words[-1]
+
+
+def plan(ctx: Context) -> Plan:
+    """The sandbox plan of the call in ``ctx`` (its intent is selected: run after the gatekeeper)."""
+    reason = unavailable_reason(ctx.policy)
+    if reason is not None:
+        return Plan(False, reason)
+    intent = ctx.intent
+    if intent is None:
+        return Plan(False, "no intent selected")
+    root = ctx.root
+    writable, create = scope_grants(root, intent.owned_scope)
+    sb = ctx.policy.sandbox
+    tmp = None
+    for entry in sb.writable:
+        if entry == "{tmp}":
+            tmp = private_tmp(root, ctx.call.session_id)
+            continue
+        path = os.path.expanduser(entry)
+        if os.path.isabs(path):
+            if not os.path.exists(path):
+                continue
+            real = os.path.realpath(path)
+            if _inside(root, real):
+                path = os.path.relpath(real, root)  # a path in the workspace: the workspace rules apply
+            elif _inside(real, root):
+                # the workspace lies beneath it (a checkout in /tmp): granting it would grant the workspace's
+                # siblings too (`../x` escapes the workspace) and, minus the workspace, still cost a rule per entry;
+                # such an entry is ignored (the private {tmp} remains)
+                continue
+            else:
+                writable.append(real)
+                continue
+        grant = _workspace_entry(root, path)
+        if grant is not None:
+            full, missing = grant
+            writable.append(full)
+            if missing:
+                create.append(full)
+    writable.extend(d for d in DEVICES if os.path.exists(d))
+    deny = [p for p in secret_paths(ctx) if os.path.exists(p)]
+    readable = readable_except(root, deny) if deny else []
+    return Plan(True, abi=abi(), writable=list(dict.fromkeys(writable)), create=create, tmp=tmp,
+                deny_read=deny, readable=readable, spec_dir=os.path.join(ctx.workspace.run_dir, "sandbox"))
+
+
+def private_tmp(root: str, session_id: str) -> str:
+    """A temp dir private to this workspace and session (created by the launcher, mode 0700)."""
+    import hashlib
+
+    base = os.environ.get("TMPDIR") or "/tmp"
+    tag = hashlib.sha256(f"{root}\0{session_id}".encode()).hexdigest()[:16]
+    return os.path.join(base, f"orch-sandbox-{os.getuid() if hasattr(os, 'getuid') else 0}-{tag}")
+
+
+def _workspace_entry(root: str, rel: str) -> tuple[str, bool] | None:
+    """A workspace-relative ``sandbox.writable`` entry: (absolute path, must be created), or None to skip."""
+    from orchestrator.pre.selfguard import protected_by
+
+    rel = os.path.normpath(rel).replace(os.sep, "/")
+    if rel.startswith("..") or rel in (".", "") or protected_by(rel) or rel.split("/")[0].lower() in _GOVERNANCE_PARENTS:
+        return None
+    full = os.path.join(root, rel)
+    real = os.path.realpath(full)
+    if not (real == root or real.startswith(root + os.sep)):
+        return None  # a link out of the workspace
+    if os.path.lexists(full):
+        return real, False
+    return (full, True) if os.path.isdir(os.path.dirname(full)) else None
+
+
+def scope_grants(root: str, patterns: Any) -> tuple[list[str], list[str]]:
+    """The directories/files Landlock grants for ``owned_scope`` ``patterns``, and the missing roots to create.
+
+    Each glob is reduced to its literal root; governance paths are excluded by granting the children of any
+    directory that holds (or may hold) one instead of the directory itself.
+    """
+    from orchestrator.globs import static_root, static_roots
+    from orchestrator.pre.selfguard import protected_by
+
+    grants: list[str] = []
+    create: list[str] = []
+    surely_dir = {static_root(p) for p in patterns if _root_is_dir(p)}
+    for rel in static_roots(patterns):
+        if rel and (protected_by(rel) or protected_by(rel.split("/")[0])):
+            continue  # inside a governance path: selfguard refuses it anyway
+        full = os.path.join(root, rel) if rel else root
+        if not os.path.lexists(full):
+            if rel in surely_dir and _inside(root, os.path.dirname(full)):
+                create.append(full)
+                grants.append(full)
+            continue
+        real = os.path.realpath(full)
+        if not _inside(root, real):
+            continue  # a scope root that is a link out of the workspace grants nothing
+        rel_real = os.path.relpath(real, root).replace(os.sep, "/") if real != root else ""
+        _grant_tree(root, rel_real, grants, protected_by)
+    return grants, create
+
+
+def _root_is_dir(pattern: str) -> bool:
+    """True when ``pattern``'s literal root is surely a directory (a glob or a '/' follows it)."""
+    pat = pattern.strip()
+    while pat.startswith("./"):
+        pat = pat[2:]
+    if pat.endswith("/"):
+        return True
+    return any(ch in pat for ch in "*?[")
+
+
+def _inside(root: str, path: str) -> bool:
+    return path == root or path.startswith(root + os.sep)
+
+
+def _grant_tree(root: str, rel: str, out: list[str], protected_by: Any) -> None:
+    """Grant ``rel`` whole, or, if it is (or may hold) a governance path, its non-governance children."""
+    full = os.path.join(root, rel) if rel else root
+    holds_governance = rel == "" or rel.lower() in _GOVERNANCE_PARENTS
+    if not holds_governance:
+        out.append(full)
+        return
+    try:
+        names = sorted(os.listdir(full))
+    except OSError:
+        return
+    for name in names:
+        child = f"{rel}/{name}" if rel else name
+        if protected_by(child):
+            continue
+        if os.path.islink(os.path.join(root, child)):
+            continue  # a link's rule would attach to its target, wherever that is
+        _grant_tree(root, child, out, protected_by)
+
+
+def secret_paths(ctx: Context) -> list[str]:
+    """Absolute paths of the existing secret files whose reads the sandbox denies (:func:`orchestrator.secrets.
+    secret_spec`: the policy's secret patterns, matched against the workspace and the home's credential dirs).
+
+    A concrete list, because a Landlock rule needs an inode: a secret created later, or beyond the scan's limit,
+    is left to the analyzer and the read hooks.
+    """
+    try:
+        from orchestrator.secrets import secret_spec
+    except ImportError:
+        return []
+    return [os.path.realpath(p) for p in secret_spec(ctx.root, ctx.policy)["files"]]
+
+
+def readable_except(root: str, deny: list[str]) -> list[str]:
+    """Grants covering the whole file system except the files in ``deny`` (one rule per sibling on each path)."""
+    out: list[str] = []
+    deny_set = {os.path.realpath(d) for d in deny}
+    ancestors: set[str] = set()
+    for d in deny_set:
+        p = d
+        while True:
+            parent = os.path.dirname(p)
+            if parent == p:
+                break
+            ancestors.add(parent)
+            p = parent
+
+    def walk(directory: str) -> None:
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            return
+        for name in names:
+            child = os.path.join(directory, name)
+            if child in deny_set or os.path.islink(child):
+                continue  # a link's rule would attach to its target (maybe an ancestor of a secret)
+            if child in ancestors:
+                walk(child)
+            else:
+                out.append(child)
+
+    walk("/")
+    return out
+
+
+def check_sandbox(ws: Any) -> Any:
+    """``orch doctor``: is the shell sandbox available here, and does the policy use it?"""
+    from orchestrator import policy as _policy
+    from orchestrator.commands.doctor import Finding
+
+    try:
+        pol = _policy.load(ws.policy_path)
+    except Exception as exc:  # noqa: BLE001 — reported by config checks; here only what we can say
+        yield Finding("sandbox", "warn", f"policy does not load ({exc}); the sandbox state is unknown",
+                      "fix .orchestration/policy.yaml")
+        return
+    reason = unavailable_reason(pol)
+    if reason is not None:
+        yield Finding("sandbox", "warn",
+                      f"shell commands are NOT sandboxed: {reason}. Commands the analyzer cannot vouch for (tests, "
+                      "builds, scripts) fall back to the approval channel",
+                      "enable Landlock (Linux >= 5.13, lsm=...,landlock) and set sandbox.enabled: true"
+                      if "policy" not in reason else "set sandbox.enabled: true in .orchestration/policy.yaml")
+        return
+    version = abi()
+    gaps = []
+    if version < 2:
+        gaps.append("ABI 1: renames across directories are refused inside the sandbox too")
+    if version < 3:
+        gaps.append("ABI < 3: truncate(2) outside the scope is not blocked")
+    status = "ok" if not gaps else "warn"
+    yield Finding("sandbox", status,
+                  f"Landlock ABI {version}: commands the analyzer cannot vouch for run sandboxed to the intent's scope"
+                  + (" (" + "; ".join(gaps) + ")" if gaps else ""),
+                  "" if not gaps else "upgrade the kernel (Landlock ABI >= 3)")
+
+
+__all__ = ["Plan", "plan", "abi", "needs_sandbox", "unavailable_reason", "unwrap", "scope_grants",
+           "check_sandbox", "CONTAINED"]

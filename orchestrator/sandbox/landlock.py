@@ -1,0 +1,264 @@
+"""Linux Landlock through ctypes, and the sandbox launcher that runs ONE shell command under it.
+
+This file is both a module (the engine imports :func:`abi` and :func:`restrict`) and the launcher script::
+
+    python -I -S .../orchestrator/sandbox/landlock.py --orch-sandbox [-w PATH]... [-W PATH]... [-r PATH]... [--tmp DIR] \\
+        -- 'the original command'
+
+It restricts itself (``landlock_create_ruleset`` / ``landlock_add_rule`` / ``landlock_restrict_self``), then
+``exec``s ``/bin/bash -c 'the original command'``: the command and everything it starts can write only beneath
+the ``-w`` paths. The launcher is started once per sandboxed shell command, so it imports nothing but the
+standard library's ``os``, ``sys`` and ``ctypes`` (``-I -S``: no site, no ``sys.path`` from the environment;
+that also means no import of the ``orchestrator`` package, so this file must stay self-contained).
+
+Fail-closed: if the kernel refuses any step the command is NOT run (exit 126 and a message on stderr). The
+engine decides whether a command is sandboxed; a launcher that silently ran it unrestricted would turn a
+"no person needed, the kernel holds it" decision into an ungoverned run.
+
+Landlock ABI (detected at run time, ``landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)``):
+1 filesystem rights; 2 ``REFER`` (rename/link across directories); 3 ``TRUNCATE``; 4 TCP bind/connect;
+5 ``IOCTL_DEV``; 6 signal/abstract-socket scoping; 7 audit flags. We handle the write rights of the running
+ABI (and read rights only where a read must be denied); see docs/security.md for what older ABIs leave open.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # keep `typing` off the launcher's import path
+    from collections.abc import Iterable
+
+# syscall numbers are the same on every architecture since the syscall table was unified (5.13)
+SYS_CREATE_RULESET = 444
+SYS_ADD_RULE = 445
+SYS_RESTRICT_SELF = 446
+CREATE_RULESET_VERSION = 1 << 0
+RULE_PATH_BENEATH = 1
+PR_SET_NO_NEW_PRIVS = 38
+
+EXECUTE = 1 << 0
+WRITE_FILE = 1 << 1
+READ_FILE = 1 << 2
+READ_DIR = 1 << 3
+REMOVE_DIR = 1 << 4
+REMOVE_FILE = 1 << 5
+MAKE_CHAR = 1 << 6
+MAKE_DIR = 1 << 7
+MAKE_REG = 1 << 8
+MAKE_SOCK = 1 << 9
+MAKE_FIFO = 1 << 10
+MAKE_BLOCK = 1 << 11
+MAKE_SYM = 1 << 12
+REFER = 1 << 13  # ABI 2
+TRUNCATE = 1 << 14  # ABI 3
+IOCTL_DEV = 1 << 15  # ABI 5
+
+#: rights a rule on a regular file (not a directory) may carry
+FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV
+READ_RIGHTS = READ_FILE | READ_DIR
+
+#: launcher exit code when the sandbox cannot be set up (the command did not run); 126 = "cannot execute"
+EXIT_SETUP = 126
+MARKER = "--orch-sandbox"
+
+
+def write_rights(abi_version: int) -> int:
+    """Every right that changes the file system, for ``abi_version``."""
+    rights = (WRITE_FILE | REMOVE_DIR | REMOVE_FILE | MAKE_CHAR | MAKE_DIR | MAKE_REG | MAKE_SOCK | MAKE_FIFO
+              | MAKE_BLOCK | MAKE_SYM)
+    if abi_version >= 2:
+        rights |= REFER
+    if abi_version >= 3:
+        rights |= TRUNCATE
+    return rights
+
+
+_libc = None
+
+
+def _lib():  # -> ctypes.CDLL
+    global _libc
+    if _libc is None:
+        import ctypes
+
+        _libc = ctypes.CDLL(None, use_errno=True)
+    return _libc
+
+
+def abi() -> int:
+    """The kernel's Landlock ABI version; 0 when there is none (not Linux, too old, disabled at boot)."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    try:
+        lib = _lib()
+        lib.syscall.restype = __import__("ctypes").c_long
+        version = lib.syscall(SYS_CREATE_RULESET, None, 0, CREATE_RULESET_VERSION)
+    except (OSError, AttributeError):
+        return 0
+    return version if version > 0 else 0
+
+
+class LandlockError(OSError):
+    """A Landlock step failed; the command must not run."""
+
+
+def _check(result: int, what: str) -> int:
+    if result < 0:
+        import ctypes
+
+        err = ctypes.get_errno()
+        raise LandlockError(err, f"{what}: {os.strerror(err)}")
+    return result
+
+
+def restrict(writable: Iterable[str], *, deny_read: Iterable[str] = (), readable: Iterable[str] = (),
+             write_only: Iterable[str] = (), abi_version: int | None = None) -> int:
+    """Restrict this process (and every child) to writing beneath ``writable``. Returns the ABI used.
+
+    ``writable`` paths that do not exist are skipped (a rule needs an open file). When ``readable`` is given,
+    file reads are handled too: only files beneath ``readable`` (and ``writable``) may be read — the engine passes
+    the tree minus the secrets (Landlock can only allow, so a denied read is a missing grant). Listing directories
+    stays allowed everywhere (``READ_DIR`` on ``/``): tools that walk the tree must not break on a parent of a secret.
+    ``write_only`` paths are writable without the read right (they hold a secret; ``readable`` lists their other
+    entries).
+    Raises :class:`LandlockError` (nothing restricted, or the process is left partly restricted: either way the
+    caller must not run the command).
+    """
+    import ctypes
+
+    version = abi() if abi_version is None else abi_version
+    if version < 1:
+        raise LandlockError(95, "Landlock is not available on this kernel")
+    lib = _lib()
+    lib.syscall.restype = ctypes.c_long
+    wr = write_rights(version)
+    readable = list(readable)
+    handled = wr | (READ_RIGHTS if readable else 0)
+    if readable:
+        readable = ["/", *readable]
+    # struct landlock_ruleset_attr {u64 handled_access_fs; u64 handled_access_net; u64 scoped;}: pass only the
+    # first field (size 8), which every ABI accepts, so no network or scoping rule is handled
+    attr = ctypes.c_uint64(handled)
+    ruleset = _check(lib.syscall(SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(8), 0),
+                     "landlock_create_ruleset")
+    try:
+        # struct landlock_path_beneath_attr {u64 allowed_access; s32 parent_fd;} __attribute__((packed))
+        class PathBeneath(ctypes.Structure):
+            _pack_ = 1
+            _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+        grants: dict[str, int] = {}
+        for path in readable:
+            grants[path] = grants.get(path, 0) | (READ_DIR if path == "/" else READ_FILE)
+        for path in writable:
+            grants[path] = grants.get(path, 0) | wr | (READ_FILE if readable else 0)
+        for path in write_only:
+            grants[path] = grants.get(path, 0) | wr
+        o_path = getattr(os, "O_PATH", 0o10000000)
+        for path, rights in grants.items():
+            try:
+                # O_NOFOLLOW: a rule on a symlink's *target* would grant whatever it points to (the engine passes
+                # real paths; a link swapped in since then grants nothing)
+                fd = os.open(path, o_path | os.O_CLOEXEC | os.O_NOFOLLOW)
+            except OSError:
+                continue  # a path that does not exist (any more) grants nothing
+            try:
+                st = os.fstat(fd)
+                if (st.st_mode & 0o170000) == 0o120000:
+                    continue
+                if (st.st_mode & 0o170000) != 0o040000:  # not a directory: only file rights may be granted
+                    rights &= FILE_RIGHTS
+                if not rights:
+                    continue
+                rule = PathBeneath(rights, fd)
+                _check(lib.syscall(SYS_ADD_RULE, ruleset, RULE_PATH_BENEATH, ctypes.byref(rule), 0),
+                       f"landlock_add_rule({path})")
+            finally:
+                os.close(fd)
+        _check(lib.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)")
+        _check(lib.syscall(SYS_RESTRICT_SELF, ruleset, 0), "landlock_restrict_self")
+    finally:
+        os.close(ruleset)
+    return version
+
+
+def _parse(argv: list[str]) -> tuple[list[str], list[str], list[str], str | None, str]:
+    writable: list[str] = []
+    write_only: list[str] = []
+    readable: list[str] = []
+    tmp = None
+    i = 0
+    if not argv or argv[0] != MARKER:
+        raise ValueError(f"usage: landlock.py {MARKER} [--spec FILE] [-w PATH]... [-r PATH]... [--tmp DIR] -- COMMAND")
+    if len(argv) > 2 and argv[1] == "--spec":
+        # the engine's options, NUL-separated in a file under .orchestration/run/ (no agent can write there):
+        # keeps the command the agent sees short when the writable/readable sets are long
+        try:
+            with open(argv[2], "rb") as fh:
+                spec = [a.decode("utf-8", "surrogateescape") for a in fh.read().split(b"\0") if a]
+        except OSError as exc:
+            raise ValueError(f"cannot read the sandbox spec {argv[2]}: {exc}") from None
+        if "--spec" in spec or "--" in spec:
+            raise ValueError("malformed sandbox spec")
+        argv = [MARKER, *spec, *argv[3:]]
+    i = 1
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            if i + 2 != len(argv):
+                raise ValueError("expected exactly one command after --")
+            return writable, readable, write_only, tmp, argv[i + 1]
+        if i + 1 >= len(argv):
+            raise ValueError(f"{a} needs a value")
+        if a == "-w":
+            writable.append(argv[i + 1])
+        elif a == "-r":
+            readable.append(argv[i + 1])
+        elif a == "-W":
+            write_only.append(argv[i + 1])
+        elif a == "--tmp":
+            tmp = argv[i + 1]
+        else:
+            raise ValueError(f"unknown option {a!r}")
+        i += 2
+    raise ValueError("missing -- COMMAND")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The launcher: restrict, then exec bash with the command. Returns only on failure."""
+    try:
+        writable, readable, write_only, tmp, command = _parse(sys.argv[1:] if argv is None else argv)
+    except ValueError as exc:
+        sys.stderr.write(f"orchestrator sandbox: {exc}\n")
+        return EXIT_SETUP
+    env = os.environ
+    if tmp:
+        try:
+            os.makedirs(tmp, mode=0o700, exist_ok=True)
+        except OSError as exc:
+            sys.stderr.write(f"orchestrator sandbox: cannot create the private tmp dir {tmp}: {exc}\n")
+            return EXIT_SETUP
+        writable.append(tmp)
+        env["TMPDIR"] = tmp
+        # bytecode caches go to the private tmp's sibling, not into __pycache__ dirs outside the scope
+        if "PYTHONPYCACHEPREFIX" not in env:
+            env["PYTHONPYCACHEPREFIX"] = os.path.join(tmp, "pycache")
+    try:
+        restrict(writable, readable=readable, write_only=write_only)
+    except OSError as exc:
+        sys.stderr.write(f"orchestrator sandbox: cannot restrict the command ({exc}); it was NOT run. "
+                         "Set policy sandbox.enabled: false to fall back to approvals.\n")
+        return EXIT_SETUP
+    env["ORCH_SANDBOXED"] = "1"
+    shell = "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
+    try:
+        os.execve(shell, [shell, "-c", command], env)
+    except OSError as exc:
+        sys.stderr.write(f"orchestrator sandbox: cannot run {shell}: {exc}\n")
+    return EXIT_SETUP
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""End to end with the REAL Claude Code CLI: Bash commands the analyzer cannot vouch for run in the Landlock sandbox.
+
+One print-mode session against the scripted fake Anthropic API, hooks installed by ``orch install claude-code``. The
+agent selects its intent, writes a script inside its scope that also writes README.md (outside it), and runs it;
+then it runs the project's tests with pytest. The approval channel is ``deny``: a command that asked a person would
+be refused, so pytest running at all shows that nobody was asked. The PreToolUse answer wrapped both commands
+(``updatedInput``), Claude Code ran the wrapped form, the kernel refused the README write **on disk**, and the
+ledger records the original command, not the launcher.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from orchestrator.sandbox import landlock
+from tests.e2e.claude_cli import make_runner
+from tests.e2e.fake_anthropic import FakeAnthropic, ToolUse
+
+pytestmark = pytest.mark.skipif(landlock.abi() < 1, reason="this kernel has no Landlock")
+REPO_ROOT = Path(__file__).resolve().parents[2]
+INTENTS = """\
+active_intents:
+  - id: INT-1
+    name: app work
+    status: IN_PROGRESS
+    owned_scope: ["src/**"]
+"""
+SCRIPT = "#!/bin/sh\nprintf 'x = 2\\n' > src/app.py\nprintf 'hijacked\\n' > README.md\necho script-done\n"
+TEST = ("import pathlib\n\n\ndef test_app():\n    pathlib.Path(__file__).with_name('ran.txt').write_text('yes')\n"
+        "    assert 1 + 1 == 2\n")
+
+
+def _orch(root: Path, *args: str) -> None:
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
+    proc = subprocess.run([sys.executable, "-m", "orchestrator", *args], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_script_cannot_write_outside_the_scope_and_pytest_runs_unasked(claude_bin: Path, tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "src").mkdir()
+    (root / "src" / "app.py").write_text("x = 1\n")
+    (root / "src" / "test_app.py").write_text(TEST)
+    (root / "README.md").write_text("# Project\n")
+    _orch(root, "init")
+    (root / ".orchestration" / "active_intents.yaml").write_text(INTENTS)
+    _orch(root, "install", "claude-code")
+    pytest_cmd = f"{sys.executable} -m pytest -q -p no:cacheprovider src"
+    api = FakeAnthropic([
+        [ToolUse("mcp__orchestrator__select_active_intent", {"intent_id": "INT-1"}, id="select")],
+        [ToolUse("Write", {"file_path": str(root / "src/gen.sh"), "content": SCRIPT}, id="write_script")],
+        [ToolUse("Bash", {"command": "sh src/gen.sh", "description": "generate"}, id="run_script")],
+        [ToolUse("Bash", {"command": pytest_cmd, "description": "tests"}, id="run_tests")],
+        "done",
+    ])
+    env = {"PYTHONPATH": str(REPO_ROOT), "ORCH_APPROVAL_CHANNEL": "deny", "ORCH_NO_DAEMON": "1"}
+    with api:
+        run = make_runner(claude_bin, tmp_path / "home")(root, api.base_url, "--mcp-config", ".mcp.json", env=env,
+                                                          tools="Bash Write Edit Read mcp__orchestrator")
+    assert run.returncode == 0, run.stderr
+    # the kernel refused the write outside the scope; the one inside went through
+    assert (root / "README.md").read_text() == "# Project\n"
+    assert (root / "src" / "app.py").read_text() == "x = 2\n"
+    # pytest ran (channel deny: had anyone been asked, it would have been refused) and passed
+    assert (root / "src" / "ran.txt").read_text() == "yes"
+    seen = json.dumps(api.requests)
+    assert "1 passed" in seen
+    assert "Permission denied" in seen  # the script's README write, as the model saw it
+    assert "approval-denied" not in seen
+    # the ledger names the original commands, never the launcher
+    ledger = (root / ".orchestration" / "agent_trace.jsonl").read_text()
+    assert "--orch-sandbox" not in ledger
+    records = [json.loads(line) for line in ledger.splitlines() if line.strip()]
+    bash = [r for r in records if r["metadata"]["dev.orchestrator"]["tool_name"] == "Bash"]
+    assert bash and all(r["metadata"]["dev.orchestrator"].get("out_of_scope") in (None, []) for r in bash)
+    assert any(f["path"] == "src/app.py" for r in bash for f in r["files"])
