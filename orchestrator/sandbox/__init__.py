@@ -46,10 +46,22 @@ _LAUNCHER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "landlock.p
 _abi_cache: int | None = None
 
 
+def _env_off() -> bool:
+    """``ORCH_SANDBOX=off`` in the calling hook's environment (the daemon answers with each call's own ``ORCH_*``
+    variables: ``orchestrator.approvals.CALL_ENV``, consulted only where the daemon already imported it)."""
+    env: Any = os.environ
+    approvals = sys.modules.get("orchestrator.approvals")
+    if approvals is not None:
+        call_env = approvals.CALL_ENV.get()
+        if call_env is not None:
+            env = call_env
+    return str(env.get("ORCH_SANDBOX", "")).lower() in ("off", "0", "false", "no")
+
+
 def abi() -> int:
     """The kernel's Landlock ABI (0: none); cached per process. ``ORCH_SANDBOX=off`` forces 0 (tests, debugging)."""
     global _abi_cache
-    if os.environ.get("ORCH_SANDBOX", "").lower() in ("off", "0", "false", "no"):
+    if _env_off():
         return 0
     if _abi_cache is None:
         from orchestrator.sandbox import landlock
@@ -63,7 +75,7 @@ def unavailable_reason(policy: Any) -> str | None:
     sb = getattr(policy, "sandbox", None)
     if sb is not None and not sb.enabled:
         return "disabled by policy (sandbox.enabled: false)"
-    if os.environ.get("ORCH_SANDBOX", "").lower() in ("off", "0", "false", "no"):
+    if _env_off():
         return "disabled by ORCH_SANDBOX=off"
     if not sys.platform.startswith("linux"):
         return f"no Landlock on {sys.platform} (Linux only)"
