@@ -26,8 +26,7 @@ from orchestrator.shell.rules import secrets as _shell_secrets
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
     from orchestrator.shell.words import W
-    from orchestrator.shell.run import _Ctx
-    from orchestrator.shell.walker import _Walker
+    from orchestrator.shell.run import _Ctx, _Walker
 
 
 def _run_argv(wk: _Walker, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = False) -> None:

@@ -7,8 +7,22 @@ from orchestrator.shell.words import W
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
-    from typing import Any
-    from orchestrator.shell.walker import _Walker
+    from typing import Any, Protocol
+
+    class _Walker(Protocol):
+        """What rules and the dispatcher use of :class:`orchestrator.shell.walker._Walker` (which imports
+        this module: naming the class here would be an import cycle)."""
+
+        acc: _Acc
+        functions: dict[str, Any]
+        assigned: set[str]
+        stage_downloads: bool
+        stage_output: str | None
+
+        def assignment(self, text: str) -> None: ...
+        def write_target(self, w: W, ctx: _Ctx, why: str, kind: str = "mutating") -> None: ...
+        def delete_target(self, w: W, ctx: _Ctx, why: str, kind: str = "mutating") -> None: ...
+        def _path(self, w: W, ctx: _Ctx) -> str: ...
 
 
 class _Acc:
