@@ -31,7 +31,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from orchestrator.pipeline import Context
+    from orchestrator.context import Context
 
 #: devices any program may write (terminal output, /dev/null redirections); granted as files
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts", "/dev/random", "/dev/urandom")
@@ -200,7 +200,7 @@ def plan(ctx: Context) -> Plan:
     intent = ctx.intent
     if intent is None:
         return Plan(False, "no intent selected")
-    root = ctx.gov.root
+    root = ctx.root
     writable, create = scope_grants(root, intent.owned_scope)
     sb = ctx.policy.sandbox
     tmp = None
@@ -233,7 +233,7 @@ def plan(ctx: Context) -> Plan:
     deny = [p for p in secret_paths(ctx) if os.path.exists(p)]
     readable = readable_except(root, deny) if deny else []
     return Plan(True, abi=abi(), writable=list(dict.fromkeys(writable)), create=create, tmp=tmp,
-                deny_read=deny, readable=readable, spec_dir=os.path.join(ctx.gov.workspace.run_dir, "sandbox"))
+                deny_read=deny, readable=readable, spec_dir=os.path.join(ctx.workspace.run_dir, "sandbox"))
 
 
 def private_tmp(root: str, session_id: str) -> str:
@@ -335,7 +335,7 @@ def secret_paths(ctx: Context) -> list[str]:
         from orchestrator.secrets import secret_spec
     except ImportError:
         return []
-    return [os.path.realpath(p) for p in secret_spec(ctx.gov.root, ctx.policy)["files"]]
+    return [os.path.realpath(p) for p in secret_spec(ctx.root, ctx.policy)["files"]]
 
 
 def readable_except(root: str, deny: list[str]) -> list[str]:
