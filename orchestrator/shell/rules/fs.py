@@ -11,7 +11,7 @@ from orchestrator.shell.programs import _DEV_BLOCK, _DEV_NULLISH
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
-    from typing import Iterable
+    from typing import Callable, Iterable
     from orchestrator.shell.run import _Ctx, _Run
 
 
@@ -379,3 +379,19 @@ def _fd(run: _Run) -> None:
                 return
             _dispatch._run_argv(run.wk, inner[:j], run.ctx, run.depth + 1, xargs=True)
             return
+
+
+def _xattr(run: _Run) -> None:
+    if any(re.fullmatch(r"-[a-z]*[wdc][a-z]*", a.text) for a in run.args):
+        run.flag("mutating", "xattr modifies attributes")
+
+
+RULES: dict[str, Callable[[_Run], None]] = {
+    "rm": _rm, "rmdir": _rmdir, "unlink": _unlink, "shred": _shred, "srm": _shred, "wipe": _shred,
+    "touch": _touch, "mkdir": _mkdir, "mkfifo": _mkdir, "mknod": _mkdir,
+    "chmod": _chmod_like, "chown": _chmod_like, "chgrp": _chmod_like, "chattr": _chmod_like, "setfacl": _chmod_like,
+    "xattr": _xattr,
+    "cp": _cp_like, "mv": _cp_like, "install": _cp_like, "link": _cp_like, "ditto": _cp_like, "ln": _ln,
+    "tee": _tee, "dd": _dd, "truncate": _truncate, "find": _find, "gfind": _find, "fd": _fd, "fdfind": _fd,
+    "mktemp": _mktemp,
+}

@@ -7,6 +7,7 @@ from orchestrator.shell.rules.fs import _sources
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
+    from typing import Callable
     from orchestrator.shell.run import _Run
 
 
@@ -370,3 +371,6 @@ def _git(run: _Run) -> None:
         run.flag("mutating", name)
         return
     run.flag("unknown", f"unknown git subcommand {sub!r}")
+
+
+RULES: dict[str, Callable[[_Run], None]] = {"git": _git}

@@ -9,6 +9,10 @@ from orchestrator.shell.programs import _DOWNLOADERS
 from orchestrator.shell.run import _Run
 from orchestrator.shell.rules.services import _pip
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
+    from typing import Callable
+
 
 def _shell(run: _Run) -> None:
     name, args = run.name, run.args
@@ -246,3 +250,23 @@ def _source(run: _Run) -> None:
         run.code(run.ctx.stdin, f"{run.name} /dev/stdin")
         return
     run.flag("unknown", f"{run.name} runs a script file", risk="runs-code")
+
+
+def _java(run: _Run) -> None:
+    if len(run.args) == 1 and run.args[0].text in ("-version", "--version", "-help", "--help"):
+        return
+    if any(a.text.lower().startswith(("delete", "remove", "drop", "purge")) for a in run.args):
+        run.flag("destructive", "java runs a destructive CLI command")
+    else:
+        run.flag("unknown", "java runs a program")
+
+
+def _make(run: _Run) -> None:
+    if not any(a.text in ("-n", "--dry-run", "--just-print", "--recon", "-q", "--question", "-v", "--version",
+                          "--help", "-h") for a in run.args):
+        run.flag("unknown", "make runs recipes (arbitrary commands)", risk="runs-code")
+
+
+RULES: dict[str, Callable[[_Run], None]] = {
+    "eval": _eval, "source": _source, ".": _source, "java": _java, "make": _make,
+}
