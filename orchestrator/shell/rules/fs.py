@@ -300,7 +300,6 @@ _FIND_VALUED = frozenset("""-name -iname -path -ipath -regex -iregex -type -xtyp
 
 
 def _find(run: _Run) -> None:
-    from orchestrator.shell import dispatch as _dispatch  # imported at call time: a cycle
     args = run.args
     i = 0
     while i < len(args):
@@ -326,9 +325,9 @@ def _find(run: _Run) -> None:
                 base = roots[0].text.rstrip("/") or "."
                 inner = [W(w.text.replace("{}", base), w.dyn, w.glob, w.node) for w in inner]
                 run.acc.unresolved = True
-                _dispatch._run_argv(run.wk, inner, run.ctx, run.depth + 1, xargs=False)
+                run.sub(inner, xargs=False, nested=True)
             else:
-                _dispatch._run_argv(run.wk, inner, run.ctx, run.depth + 1, xargs=True)
+                run.sub(inner, xargs=True, nested=True)
             if any("{}" in w.text for w in inner):
                 run.acc.unresolved = run.acc.unresolved or run.acc.rank > 0
             i = j
@@ -360,7 +359,6 @@ def _mktemp(run: _Run) -> None:
 
 
 def _fd(run: _Run) -> None:
-    from orchestrator.shell import dispatch as _dispatch  # imported at call time: a cycle
     opts, pos = _split_opts(run.args, ("-x", "--exec", "-X", "--exec-batch", "-e", "--extension", "-t",
                                       "--type", "-E", "--exclude", "-d", "--max-depth", "-j", "--threads",
                                       "-S", "--size", "--changed-within", "--changed-before", "-o", "--owner",
@@ -377,7 +375,7 @@ def _fd(run: _Run) -> None:
             if not j:
                 run.flag("unknown", f"fd {a.text} without a command")
                 return
-            _dispatch._run_argv(run.wk, inner[:j], run.ctx, run.depth + 1, xargs=True)
+            run.sub(inner[:j], xargs=True, nested=True)
             return
 
 

@@ -34,7 +34,6 @@ checkout-index restore""".split())
 
 
 def _git(run: _Run) -> None:
-    from orchestrator.shell import api as _api  # imported at call time: a cycle
     args = run.args
     i = 0
     editor_cfg = False  # -c core.editor/sequence.editor: only matters for subcommands that open an editor
@@ -46,7 +45,7 @@ def _git(run: _Run) -> None:
             if not args[i + 1].dyn and s == "-c" and key in ("core.editor", "sequence.editor"):
                 editor_cfg = True
             elif not args[i + 1].dyn and s == "-c" and (key == "core.pager" or key.startswith("pager.")) \
-                    and val and _api.analyze(val).kind == "read_only":
+                    and val and run.verdict(val).kind == "read_only":
                 pass  # the pager command is itself read-only (less, cat, delta...)
             elif args[i + 1].dyn or not key.startswith(_GIT_SAFE_CONFIG):
                 # core.pager, alias.*, diff.external, filter.*, core.sshCommand ... run commands

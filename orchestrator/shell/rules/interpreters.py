@@ -107,7 +107,6 @@ _INLINE_EXEC = _LazyRe(r"system|exec|spawn|popen|subprocess|child_process|Proces
 
 
 def _interpreter(run: _Run) -> None:
-    from orchestrator.shell import api as _api  # imported at call time: a cycle
     name, args = run.name, run.args
     is_py = name.startswith("python") or name.startswith("pypy")
     code: str | None = None
@@ -202,7 +201,7 @@ def _interpreter(run: _Run) -> None:
         # Look at string literals that look like shell commands.
         for lit in re.findall(r"\"([^\"]{2,})\"|'([^']{2,})'", code):
             s = lit[0] or lit[1]
-            sub = _api.analyze(s) if len(s) < 2000 else None
+            sub = run.verdict(s) if len(s) < 2000 else None
             if sub is not None and sub.kind == "destructive":
                 run.flag("destructive", f"{name} inline code runs a destructive command")
                 return

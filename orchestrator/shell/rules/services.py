@@ -5,7 +5,6 @@ import re
 
 from orchestrator.shell.analysis import _KINDS
 from orchestrator.shell.words import W, _has, _split_opts
-from orchestrator.shell.run import _Acc, _Ctx
 from orchestrator.shell.rules.databases import _SQL_DESTROY, _sql_read_only
 from orchestrator.shell.rules.editors import _formatter
 from orchestrator.shell.rules.system import _mac_tool
@@ -237,8 +236,6 @@ _DOCKER_EXEC_VALUED = frozenset("-e --env --env-file -u --user -w --workdir --de
 
 def _container_exec(run: _Run, args: list[W], svc: _Svc) -> None:
     """docker/kubectl exec: judge the command run inside the container (its paths are not ours)."""
-    from orchestrator.shell import dispatch as _dispatch  # imported at call time: a cycle
-    from orchestrator.shell import walker as _walker  # imported at call time: a cycle
     texts = [a.text for a in args]
     if "--" in texts:
         inner = args[texts.index("--") + 1:]
@@ -250,8 +247,7 @@ def _container_exec(run: _Run, args: list[W], svc: _Svc) -> None:
     if not inner:
         run.flag("unknown", f"{run.name} exec opens a shell")
         return
-    sub = _Acc()
-    _dispatch._run_argv(_walker._Walker(sub, run.depth + 1), inner, _Ctx(), run.depth + 1)
+    sub = run.isolated(inner)
     if sub.rank > 0:
         kind = _KINDS[sub.rank]
         run.flag(kind, f"{run.name} exec runs a {kind} command in a container")

@@ -154,9 +154,8 @@ def _fzf(run: _Run) -> None:
 
 
 def _fzf_code(run: _Run, body: str) -> None:
-    from orchestrator.shell import api as _api  # imported at call time: a cycle
     body = body.replace("\\ ", " ")
-    res = _api.analyze(re.sub(r"\{[+nqs0-9.,-]*\}", "x", body))
+    res = run.verdict(re.sub(r"\{[+nqs0-9.,-]*\}", "x", body))
     if res.kind != "read_only":
         run.flag("unknown" if res.kind != "destructive" else "destructive",
                  f"fzf binds a command that is not read-only: {body[:40]}")
