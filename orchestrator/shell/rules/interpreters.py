@@ -7,7 +7,6 @@ from orchestrator.shell.parse import _LazyRe, _t
 from orchestrator.shell.words import W, _prog_name
 from orchestrator.shell.programs import _DOWNLOADERS
 from orchestrator.shell.run import _Run
-from orchestrator.shell.rules.services import _pip
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
@@ -155,6 +154,8 @@ def _interpreter(run: _Run) -> None:
                         run.write(outs[1], "python -m json.tool")
                 return
             if mod in ("pip", "pip3"):
+                from orchestrator.shell.rules.services import _pip  # the service CLIs load on demand
+
                 _pip(_Run(run.wk, run.ctx, run.depth, "pip", args[i + 2:], run.xargs))
                 return
             run.flag("unknown", f"{name} -m {mod} runs a module", risk="runs-code")
