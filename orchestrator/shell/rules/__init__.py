@@ -30,13 +30,13 @@ _PROGRAMS: dict[str, str] = {
     "archive": "7z 7za 7zr 7zz bsdtar bunzip2 bzip2 compression_tool gtar gunzip gzip lz4 lzma patch tar unxz unzip "
              "unzstd xz zip zstd",
     "net": "curl gpg gpg2 ip iptables openssl rsync scp ssh wget",
-    "system": "applesingle binhex codesign crontab csrutil date defaults diskutil dmesg dpkg dscl hdiutil hostname "
-             "hostnamectl ifconfig journalctl kill killall lipo macbinary mdimport mdutil mkswap networksetup "
+    "system": "ansible-test applesingle binhex codesign crontab csrutil date defaults diskutil dmesg dpkg dscl hdiutil "
+             "hostname hostnamectl ifconfig journalctl kill killall lipo macbinary mdimport mdutil mkswap networksetup "
              "nvram open ping pkgutil pkill plutil pmset pre-commit prometheus qlmanage rpm sample say scutil "
              "security sips sleep softwareupdate spctl symbols sysctl tmutil",
     "databases": "duckdb mariadb mysql psql redis-cli sqlcmd sqlite3",
     "services": "ansible ansible-console ansible-doc ansible-galaxy ansible-inventory ansible-lint ansible-playbook "
-             "ansible-pull ansible-test bd cargo docker-compose packer pip pip3 podman-compose poetry profiles "
+             "ansible-pull bd cargo docker-compose packer pip pip3 podman-compose poetry profiles "
              "terraform tofu uv",
     "interpreters": ". eval java make source",
     "wrappers": "busybox chroot env exec gtimeout parallel rtk script sem su systemd-run timeout toybox watch xargs",

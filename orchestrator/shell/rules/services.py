@@ -5,9 +5,6 @@ import re
 
 from orchestrator.shell.analysis import _KINDS
 from orchestrator.shell.words import W, _has, _split_opts
-from orchestrator.shell.rules.databases import _SQL_DESTROY, _sql_read_only
-from orchestrator.shell.rules.editors import _formatter
-from orchestrator.shell.rules.system import _mac_tool
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
@@ -108,6 +105,8 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
         return  # e.g. `brew --prefix python`
     qs = [a.text.split("=", 1)[1] if "=" in a.text else (args[k + 1].text if k + 1 < len(args) else "")
           for k, a in enumerate(args) if a.text.split("=", 1)[0] in ("--query-string",)]
+    if qs:  # the database rules load only when a command carries a query (athena/redshift-data)
+        from orchestrator.shell.rules.databases import _SQL_DESTROY, _sql_read_only
     if qs and any(_SQL_DESTROY.search(q) for q in qs):
         run.flag("destructive", f"{run.name} {' '.join(path)} runs destructive SQL")
         return
@@ -466,6 +465,8 @@ def _fmt_or(name: str) -> Callable[[_Run], None]:
     """``NAME fmt`` formats files (like the formatters); every other verb is NAME's service CLI entry."""
     def rule(run: _Run) -> None:
         if run.args[:1] and run.args[0].text == "fmt":
+            from orchestrator.shell.rules.editors import _formatter
+
             _formatter(run)
         else:
             _service_cli(run, _SERVICE_CLIS[name])
@@ -538,7 +539,7 @@ RULES: dict[str, Callable[[_Run], None]] = {
     "terraform": _fmt_or("terraform"), "tofu": _fmt_or("tofu"), "packer": _fmt_or("packer"),
     "cargo": _fmt_or("cargo"),
     "docker-compose": _compose, "podman-compose": _compose, "bd": _bd, "profiles": _profiles,
-    "ansible": _ansible, "ansible-test": _mac_tool(("sanity", "units", "--version", "env")),
+    "ansible": _ansible,
     "ansible-pull": _ansible_pull, "ansible-console": _ansible_console, "ansible-doc": _no_effect,
     "ansible-inventory": _ansible_inventory, "ansible-lint": _ansible_lint, "ansible-playbook": _ansible_playbook,
     "ansible-galaxy": _ansible_galaxy,

@@ -276,5 +276,5 @@ RULES: dict[str, Callable[[_Run], None]] = {
     "binhex": _APPLE_ARCHIVERS, "applesingle": _APPLE_ARCHIVERS, "macbinary": _APPLE_ARCHIVERS,
     "open": _open, "symbols": _symbols, "sample": _sample,
     "pre-commit": _mac_tool((), ("--version", "help", "validate-config", "validate-manifest", "sample-config")),
-    "prometheus": _prometheus,
+    "prometheus": _prometheus, "ansible-test": _mac_tool(("sanity", "units", "--version", "env")),
 }
