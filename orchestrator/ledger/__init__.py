@@ -3,9 +3,9 @@
 Modules (everything below is re-exported here, so ``from orchestrator import ledger`` keeps working):
     :mod:`.format` constants, record layout, chain tail, line hashes; :mod:`.write` :func:`append` (lock + chain,
     torn-tail quarantine, heads cache); :mod:`.read` streamed lines/records; :mod:`.schema` structural check, the
-    fast canonical-line regex, jsonschema; :mod:`.verify` :func:`verify` and :func:`repair`. Not imported here
-    (they would cost the post-hook, which imports this package for :func:`append`): :mod:`.query` (filters, stats,
-    export), :mod:`.blame` and :mod:`.audit`.
+    fast canonical-line regex, jsonschema; :mod:`.verifier` :func:`verify` and :func:`repair` (both imported on
+    first use of their names: the post-hook imports this package for :func:`append` only). Not re-exported here:
+    :mod:`.query` (filters, stats, export), :mod:`.blame` and :mod:`.audit` (import them from their modules).
 
 Each line is one Agent Trace 0.1.0 record (see ``orchestrator/data/agent-trace.schema.json``); orchestrator's own
 fields live under ``metadata["dev.orchestrator"]`` and the chain under ``metadata["dev.orchestrator"]["chain"]``.
@@ -61,10 +61,14 @@ from __future__ import annotations
 
 from .format import (GENESIS, GITATTRIBUTES_LINE, NS, SPEC_VERSION, TAIL_LEN, LedgerError, line_hash, make_line,
                      quarantine_path, schema_path)
+from typing import TYPE_CHECKING, Any
+
 from .read import iter_lines, iter_records
-from .schema import check_record
-from .verify import PARALLEL_MIN_BYTES, RepairResult, VerifyResult, repair, verify
 from .write import append, scan_tips, tips_path
+
+if TYPE_CHECKING:  # imported lazily below: the writer's path needs neither the schema regex nor the verifier
+    from .schema import check_record
+    from .verifier import PARALLEL_MIN_BYTES, RepairResult, VerifyResult, repair, verify
 
 __all__ = [
     "NS",
@@ -89,3 +93,18 @@ __all__ = [
     "tips_path",
     "schema_path",
 ]
+
+#: names served on first use (PEP 562), so that ``import orchestrator.ledger`` in the post-hook stays the writer
+_LAZY = {"check_record": "schema", "verify": "verifier", "repair": "verifier", "VerifyResult": "verifier",
+         "RepairResult": "verifier", "PARALLEL_MIN_BYTES": "verifier"}
+
+
+def __getattr__(name: str) -> Any:
+    mod = _LAZY.get(name)
+    if mod is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{mod}"), name)
+    globals()[name] = value  # later lookups skip this function
+    return value

@@ -378,3 +378,16 @@ def test_fast_path_never_accepts_what_the_full_check_rejects(tmp_path: Path) -> 
         else:
             rejected += 1
     assert accepted > 50 and rejected > 50
+
+
+def test_the_writers_import_stays_the_writer() -> None:
+    # the post-hook imports the package for append(): the verifier, query, blame, audit and rich stay unloaded
+    import subprocess
+    import sys
+
+    code = ("import sys, orchestrator.ledger as l; print(sorted(m for m in sys.modules if m.startswith("
+            "('orchestrator.ledger.', 'rich', 'jsonschema'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[2]).stdout
+    assert out.split() == ["['orchestrator.ledger.format',", "'orchestrator.ledger.read',",
+                           "'orchestrator.ledger.write']"]
