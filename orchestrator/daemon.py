@@ -309,7 +309,14 @@ def serve(root: str | os.PathLike[str], *, idle_timeout: float | None = None, wa
             analyze("true")  # sets up the shell parser (and its lock) once, before concurrent calls may race to
         except Exception:  # noqa: BLE001 - a broken workspace is reported per call, fail-closed, by run_hook
             pass
-    daemon.bind()
+    try:
+        daemon.bind()
+    except FileNotFoundError:
+        # the workspace was removed while we started (the socket was up, its run/ files could not be
+        # written): nothing is left to govern, which is the watchdog's clean exit, not a crash
+        if not (daemon.root / ".orchestration").is_dir():
+            return 0
+        raise
     daemon.serve_forever()
     return 0
 

@@ -400,7 +400,26 @@ def uninstall(agent: str, root: str | os.PathLike[str]) -> list[Path]:
         for removed in (codex_setup.uninstall_mcp(root), codex_setup.remove_trust(root)):
             if removed is not None:
                 changed.append(removed)
+    launcher = root / LAUNCHER
+    if changed and launcher.exists() and not _launcher_in_use(root):
+        launcher.unlink()  # the last agent that named it is gone
+        if not any(launcher.parent.iterdir()):
+            launcher.parent.rmdir()
+        changed.append(launcher)
     return changed
+
+
+def _launcher_in_use(root: Path) -> bool:
+    """Whether any agent's hook settings still name the launcher."""
+    for agent, spec in SPECS.items():
+        for rel in dict.fromkeys(f for f in (spec.hooks_file, LOCAL_SETTINGS.get(agent)) if f):
+            try:
+                text = (root / rel).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            if LAUNCHER in text:
+                return True
+    return False
 
 
 def notes(agent: str, root: str | os.PathLike[str]) -> list[str]:

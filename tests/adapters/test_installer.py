@@ -85,7 +85,7 @@ def test_install_merges_with_user_settings_and_is_idempotent(tmp_path: Path) -> 
     assert set(_read(tmp_path / ".mcp.json")["mcpServers"]) == {"other", "orchestrator"}
 
     changed = installer.uninstall("claude-code", tmp_path)
-    assert set(changed) == {tmp_path / ".claude/settings.json", tmp_path / ".mcp.json"}
+    assert set(changed) == {tmp_path / ".claude/settings.json", tmp_path / ".mcp.json", tmp_path / installer.LAUNCHER}
     assert _read(tmp_path / ".claude/settings.json") == {"permissions": {"allow": ["Bash(ls:*)"]},
                                                          "hooks": {"PreToolUse": [user_hook]}}
     assert _read(tmp_path / ".mcp.json") == {"mcpServers": {"other": {"command": "x"}}}
@@ -144,3 +144,13 @@ def test_no_daemon_variant_uses_the_same_fail_closed_client(tmp_path: Path) -> N
     assert command.startswith("ORCH_NO_DAEMON=1 ") and "hookclient.py codex" in command
     proc = subprocess.run(command, shell=True, input="{", capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert proc.returncode == 2
+
+
+def test_uninstall_removes_the_launcher_with_the_last_agent_that_names_it(tmp_path: Path) -> None:
+    installer.install("claude-code", tmp_path)
+    installer.install("gemini", tmp_path)
+    launcher = tmp_path / installer.LAUNCHER
+    installer.uninstall("claude-code", tmp_path)
+    assert launcher.exists()  # gemini still uses it
+    assert launcher in installer.uninstall("gemini", tmp_path)
+    assert not launcher.exists() and not launcher.parent.exists()
