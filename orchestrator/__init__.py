@@ -6,12 +6,11 @@ The public API: a :class:`Governor` per workspace, the canonical :class:`ToolCal
 
 from __future__ import annotations
 
+from orchestrator._version import __version__
 from orchestrator.errors import ConfigError, IntentError, OrchestratorError, WorkspaceError
 from orchestrator.models import Kind, ToolCall, Verdict
 from orchestrator.pipeline import Denied, Governor
 from orchestrator.tools import to_call
-
-__version__ = "0.1.0"
 
 __all__ = [
     "ConfigError",

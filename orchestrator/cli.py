@@ -74,7 +74,7 @@ def _available() -> dict[str, str]:
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser; with ``only``, import just that subcommand's module (fast path for hooks)."""
-    from orchestrator import __version__
+    from orchestrator._version import __version__
 
     parser = argparse.ArgumentParser(prog="orch", description="Governance middleware for AI coding agents.")
     parser.add_argument("--version", action="version", version=f"orch {__version__}")

@@ -72,7 +72,7 @@ def _cache_file(cache_dir: str, kind: str) -> str:
 
 
 def _version() -> str:
-    from orchestrator import __version__
+    from orchestrator._version import __version__
 
     return __version__
 

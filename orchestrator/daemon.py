@@ -241,7 +241,7 @@ class Daemon:
         finally:
             os.umask(old_umask)
         (self.run_dir / PID_NAME).write_text(f"{os.getpid()}\n")
-        from orchestrator import __version__
+        from orchestrator._version import __version__
         from orchestrator.fsutil import atomic_write_json
 
         atomic_write_json(self.run_dir / INFO_NAME, {

@@ -45,7 +45,7 @@ class OrchestratorMiddleware(AgentMiddleware):
     the LangGraph ``thread_id`` when there is one, else ``"langchain"``). ``tools``: kinds for tool
     names the registry does not know (e.g. ``{"save_note": "write"}``); unknown tools are treated as
     possibly mutating. ``approver``: called with an
-    :class:`~orchestrator.agent.loop.ApprovalRequest` when a call needs a person; without one, an
+    :class:`~orchestrator.agent.loop.ApprovalQuestion` when a call needs a person; without one, an
     ``ask`` verdict is returned to the model as an error. ``handshake_tools``: register the
     ``select_active_intent`` and ``record_lesson`` tools with the agent (turn off if you define your own).
     ``sandbox_shell``: your shell tools run their ``command`` argument with a shell (``bash -c`` or the like); a
@@ -123,10 +123,10 @@ class OrchestratorMiddleware(AgentMiddleware):
         verdict = self.gov.pre(call, sandbox=self.sandbox_shell)
         if verdict.decision != "ask" or self.approver is None:
             return verdict
-        from orchestrator.agent.loop import ApprovalDecision, ApprovalRequest
+        from orchestrator.agent.loop import ApprovalDecision, ApprovalQuestion
 
         try:
-            answer = self.approver(ApprovalRequest(call, verdict, call.session_id))
+            answer = self.approver(ApprovalQuestion(call, verdict, call.session_id))
         except Exception as exc:  # noqa: BLE001 — a failing approver has not approved (fail closed)
             answer = ApprovalDecision(False, f"the approver failed: {exc!r}", by="orchestrator")
         if getattr(answer, "approved", False):

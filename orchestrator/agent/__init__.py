@@ -12,12 +12,12 @@ from __future__ import annotations
 from orchestrator.agent.loop import (
     AgentLoop,
     ApprovalDecision,
-    ApprovalRequest,
+    ApprovalQuestion,
     CallOutcome,
     LoopEvent,
     LoopResult,
 )
 from orchestrator.agent.tools import DEFAULT_TOOLS, LoopTool, ToolContext, ToolFailure
 
-__all__ = ["AgentLoop", "ApprovalDecision", "ApprovalRequest", "CallOutcome", "DEFAULT_TOOLS", "LoopEvent",
+__all__ = ["AgentLoop", "ApprovalDecision", "ApprovalQuestion", "CallOutcome", "DEFAULT_TOOLS", "LoopEvent",
            "LoopResult", "LoopTool", "ToolContext", "ToolFailure"]

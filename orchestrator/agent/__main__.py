@@ -10,12 +10,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from orchestrator.agent.loop import AgentLoop, ApprovalDecision, ApprovalRequest, LoopEvent
+from orchestrator.agent.loop import AgentLoop, ApprovalDecision, ApprovalQuestion, LoopEvent
 from orchestrator.agent.providers import from_env
 from orchestrator.workspace import find_workspace
 
 
-def _ask_on_terminal(request: ApprovalRequest) -> ApprovalDecision:
+def _ask_on_terminal(request: ApprovalQuestion) -> ApprovalDecision:
     reasons = "; ".join(request.reasons)
     answer = input(f"approve `{request.summary}` ({reasons})? [y/N] ").strip().lower()
     return ApprovalDecision(answer in ("y", "yes"), "approved on the terminal" if answer in ("y", "yes")

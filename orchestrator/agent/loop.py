@@ -36,8 +36,9 @@ When the task is done, answer with a short summary and no tool calls."""
 
 
 @dataclass(frozen=True)
-class ApprovalRequest:
-    """An ``ask`` verdict put to the loop's approver."""
+class ApprovalQuestion:
+    """An ``ask`` verdict put to the loop's approver (in-process; the broker's file-backed request a person answers
+    in ``orch tui`` is :class:`orchestrator.approvals.ApprovalRequest`)."""
 
     call: ToolCall
     verdict: Verdict
@@ -61,7 +62,7 @@ class ApprovalDecision:
     by: str = "approver"
 
 
-Approver = Callable[[ApprovalRequest], ApprovalDecision]
+Approver = Callable[[ApprovalQuestion], ApprovalDecision]
 
 
 @dataclass
@@ -210,7 +211,7 @@ class AgentLoop:
 
     def _ask(self, call: ToolCall, verdict: Verdict, sandbox: bool = False) -> tuple[Verdict, str]:
         assert self.approver is not None
-        request = ApprovalRequest(call, verdict, self.session_id)
+        request = ApprovalQuestion(call, verdict, self.session_id)
         try:
             answer = self.approver(request)
         except Exception as exc:  # noqa: BLE001 — an approver that fails has not approved (fail closed)
@@ -246,5 +247,5 @@ def _sandboxed(call: ToolCall, verdict: Verdict) -> ToolCall:
     return runnable
 
 
-__all__ = ["AgentLoop", "ApprovalDecision", "ApprovalRequest", "Approver", "CallOutcome", "LoopEvent",
+__all__ = ["AgentLoop", "ApprovalDecision", "ApprovalQuestion", "Approver", "CallOutcome", "LoopEvent",
            "LoopResult", "SYSTEM_PROMPT"]

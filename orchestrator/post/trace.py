@@ -79,11 +79,9 @@ os.register_at_fork(after_in_child=_new_key_prefix)  # id(call) -> key, for call
 
 
 def _version() -> str:
-    try:
-        from .. import __version__  # type: ignore[attr-defined]
-        return str(__version__)
-    except Exception:
-        return "0.1.0"
+    from orchestrator._version import __version__
+
+    return __version__
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from orchestrator.models import Kind, Verdict
 
 if TYPE_CHECKING:
-    from orchestrator.pipeline import Context
+    from orchestrator.context import Context
 
 NAME = "approval"
 CHANNELS = ("tui", "agent-ask", "deny", "allow")
@@ -52,7 +52,7 @@ def _outside_mode(ctx: Context) -> str:
 
 
 def outside_reason(sh: object) -> str:
-    """The approval reason of a command tagged ``outside-world`` (see :mod:`orchestrator.outside`)."""
+    """The approval reason of a command tagged ``outside-world`` (see :mod:`orchestrator.shell.rules.outside`)."""
     what = [r for r in getattr(sh, "reasons", ()) if "outside this machine" in r]
     return what[0] if what else "changes state outside this machine (cloud, cluster, registry or forge)"
 
@@ -175,12 +175,70 @@ def check(ctx: Context) -> Verdict | None:
             hint="a person must approve this call; if refused, find a non-destructive way",
         )
     if chosen == "tui":
-        from orchestrator.approvals import request_decision
-
         return request_decision(ctx, why, summary)
     return Verdict.deny(
         "approval-denied", NAME, f"not approved (channel {chosen!r}): {summary}",
         reasons=why, channel=chosen,
         hint="destructive or unanalysable commands are refused here; use the file tools, or ask a person "
              "to run it",
+    )
+
+
+def request_decision(ctx: Context, reasons: list[str], summary: str) -> Verdict:
+    """Ask a person (``orch tui`` / ``orch approve``) about the call in ``ctx``; block until decided.
+
+    A live matching grant allows at once. Otherwise a request is written and this waits; a
+    rejection comes back as ``approval-rejected`` carrying the person's reason, silence as
+    ``approval-timeout``. Anything unexpected denies.
+    """
+    # the broker and its files load only when a person is asked: never on the path of an allowed call
+    from orchestrator.approvals import ApprovalRequest, broker_for, new_id, preview, risk_class, signature, timeout_of
+    from orchestrator.approvals.broker import branch_of
+
+    call = ctx.call
+    pol = ctx.policy.approval
+    broker = broker_for(ctx)
+    risk = risk_class(call, reasons)
+    sig = signature(call, risk)
+    intent_id = ctx.intent.id if ctx.intent is not None else (call.intent_id or ctx.session.get("intent_id"))
+    forbidden = list(pol.forbid_remember)
+    worktree = ctx.root
+    grant = broker.find_grant(session_id=call.session_id, intent_id=intent_id, risk=risk, signature=sig,
+                              forbid_remember=forbidden, worktree=worktree)
+    if grant is not None:
+        broker.audit("grant-used", grant=grant.get("id"), session_id=call.session_id, intent_id=intent_id,
+                     risk=risk, summary=summary)
+        return Verdict.allow()
+    timeout = timeout_of(pol.timeout_seconds)
+    now = broker.clock()
+    req = ApprovalRequest(
+        id=new_id(now), session_id=call.session_id, tool=call.tool, summary=summary, reasons=list(reasons),
+        risk=risk, created=now, expires=now + timeout, agent=call.agent, agent_id=call.agent_id,
+        intent_id=intent_id, kind=call.kind.value, command=call.command,
+        diff=None if call.command else preview(ctx.root, call), paths=list(call.resolved),
+        signature=sig, cwd=call.cwd, pid=os.getpid(), worktree=worktree, branch=branch_of(ctx.root),
+    )
+    broker.submit(req)
+    got = broker.wait(req.id, timeout)
+    decision = broker.resolve(req, timed_out=got is None)
+    verdict = decision.get("decision")
+    common = {"request": req.id, "risk": risk, "reasons": list(reasons)}
+    if verdict == "approve":
+        return Verdict.allow()
+    if verdict == "reject":
+        why = decision.get("reason") or "no reason given"
+        return Verdict.deny(
+            "approval-rejected", NAME, f"a person rejected this call: {summary}", reason=why, **common,
+            hint=f"the reviewer said: {why!r}. Do not retry the same call; change your approach accordingly "
+                 "or ask the person",
+        )
+    if verdict == "timeout":
+        return Verdict.deny(
+            "approval-timeout", NAME, f"no decision within {timeout:g} s: {summary}", timeout=timeout, **common,
+            hint="nobody approved this in time (is `orch tui` running?); the call was refused. Retry later "
+                 "or find a non-destructive way",
+        )
+    return Verdict.deny(
+        "approval-invalid", NAME, f"the approval decision could not be used: {decision.get('error')}",
+        **common, hint="a person must decide again; retry the call to ask again",
     )

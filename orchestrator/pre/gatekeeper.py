@@ -8,7 +8,7 @@ from orchestrator.intents import IN_PROGRESS
 from orchestrator.models import Verdict
 
 if TYPE_CHECKING:
-    from orchestrator.pipeline import Context
+    from orchestrator.context import Context
 
 NAME = "gatekeeper"
 

@@ -18,7 +18,7 @@ from orchestrator.errors import ConfigError
 from orchestrator.models import Verdict
 
 if TYPE_CHECKING:
-    from orchestrator.pipeline import Context
+    from orchestrator.context import Context
 
 NAME = "intentignore"
 _DIR_MARK = "ps_d"  # pathspec's named group for "matched as a directory"

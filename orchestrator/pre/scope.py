@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from orchestrator.models import Verdict
 
 if TYPE_CHECKING:
-    from orchestrator.pipeline import Context
+    from orchestrator.context import Context
 
 NAME = "scope"
 

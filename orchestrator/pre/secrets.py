@@ -155,4 +155,4 @@ def _short(command: str, limit: int = 80) -> str:
 
 def check(ctx: Any) -> Verdict | None:
     """The pre-hook interface (``Context`` in, verdict out), for hosts that run it through ``HOOKS``."""
-    return check_call(ctx.call, ctx.policy, ctx.gov.root)
+    return check_call(ctx.call, ctx.policy, ctx.root)

@@ -16,7 +16,7 @@ from orchestrator import githooks
 from orchestrator.models import Kind, Verdict
 
 if TYPE_CHECKING:
-    from orchestrator.pipeline import Context
+    from orchestrator.context import Context
 
 NAME = "selfguard"
 
@@ -75,7 +75,7 @@ def _may_touch_hooks(call: Any) -> bool:
 
 def check(ctx: Context) -> Verdict | None:
     call = ctx.call
-    hook_dirs = githooks.hook_dirs(ctx.gov.root) if call.resolved and _may_touch_hooks(call) else ()
+    hook_dirs = githooks.hook_dirs(ctx.root) if call.resolved and _may_touch_hooks(call) else ()
     for path in call.resolved:
         pattern = protected_by(path) or (hooks_pattern(path, hook_dirs) if hook_dirs else None)
         if pattern is not None:

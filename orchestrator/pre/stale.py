@@ -14,7 +14,7 @@ from orchestrator.fsutil import file_hash
 from orchestrator.models import Verdict
 
 if TYPE_CHECKING:
-    from orchestrator.pipeline import Context
+    from orchestrator.context import Context
 
 NAME = "stale"
 
@@ -28,7 +28,7 @@ def check(ctx: Context) -> Verdict | None:
     declared = call.expected_hash if len(call.resolved) == 1 else None
     if not reads and not declared:
         return None  # nothing was read in this session and nothing is claimed: nothing can be stale
-    root = ctx.gov.root
+    root = ctx.root
     for path in call.resolved:
         claims = [h for h in (declared, reads.get(path)) if h]
         if not claims:

@@ -31,7 +31,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from orchestrator.pipeline import Context
+    from orchestrator.context import Context
 
 #: devices any program may write (terminal output, /dev/null redirections); granted as files
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts", "/dev/random", "/dev/urandom")
@@ -46,10 +46,22 @@ _LAUNCHER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "landlock.p
 _abi_cache: int | None = None
 
 
+def _env_off() -> bool:
+    """``ORCH_SANDBOX=off`` in the calling hook's environment (the daemon answers with each call's own ``ORCH_*``
+    variables: ``orchestrator.approvals.CALL_ENV``, consulted only where the daemon already imported it)."""
+    env: Any = os.environ
+    approvals = sys.modules.get("orchestrator.approvals")
+    if approvals is not None:
+        call_env = approvals.CALL_ENV.get()
+        if call_env is not None:
+            env = call_env
+    return str(env.get("ORCH_SANDBOX", "")).lower() in ("off", "0", "false", "no")
+
+
 def abi() -> int:
     """The kernel's Landlock ABI (0: none); cached per process. ``ORCH_SANDBOX=off`` forces 0 (tests, debugging)."""
     global _abi_cache
-    if os.environ.get("ORCH_SANDBOX", "").lower() in ("off", "0", "false", "no"):
+    if _env_off():
         return 0
     if _abi_cache is None:
         from orchestrator.sandbox import landlock
@@ -63,7 +75,7 @@ def unavailable_reason(policy: Any) -> str | None:
     sb = getattr(policy, "sandbox", None)
     if sb is not None and not sb.enabled:
         return "disabled by policy (sandbox.enabled: false)"
-    if os.environ.get("ORCH_SANDBOX", "").lower() in ("off", "0", "false", "no"):
+    if _env_off():
         return "disabled by ORCH_SANDBOX=off"
     if not sys.platform.startswith("linux"):
         return f"no Landlock on {sys.platform} (Linux only)"
@@ -188,7 +200,7 @@ def plan(ctx: Context) -> Plan:
     intent = ctx.intent
     if intent is None:
         return Plan(False, "no intent selected")
-    root = ctx.gov.root
+    root = ctx.root
     writable, create = scope_grants(root, intent.owned_scope)
     sb = ctx.policy.sandbox
     tmp = None
@@ -221,7 +233,7 @@ def plan(ctx: Context) -> Plan:
     deny = [p for p in secret_paths(ctx) if os.path.exists(p)]
     readable = readable_except(root, deny) if deny else []
     return Plan(True, abi=abi(), writable=list(dict.fromkeys(writable)), create=create, tmp=tmp,
-                deny_read=deny, readable=readable, spec_dir=os.path.join(ctx.gov.workspace.run_dir, "sandbox"))
+                deny_read=deny, readable=readable, spec_dir=os.path.join(ctx.workspace.run_dir, "sandbox"))
 
 
 def private_tmp(root: str, session_id: str) -> str:
@@ -323,7 +335,7 @@ def secret_paths(ctx: Context) -> list[str]:
         from orchestrator.secrets import secret_spec
     except ImportError:
         return []
-    return [os.path.realpath(p) for p in secret_spec(ctx.gov.root, ctx.policy)["files"]]
+    return [os.path.realpath(p) for p in secret_spec(ctx.root, ctx.policy)["files"]]
 
 
 def readable_except(root: str, deny: list[str]) -> list[str]:

@@ -177,3 +177,16 @@ def test_launcher_imports_stay_tiny() -> None:
               "('typing', 'orchestrator', 'json', 'pydantic', 'yaml', 're', 'subprocess')))")
     out = subprocess.run([sys.executable, "-I", "-S", "-c", script], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_orch_sandbox_off_from_the_calling_hook_reaches_the_daemon(sws: Path) -> None:
+    from orchestrator.approvals import CALL_ENV
+
+    token = CALL_ENV.set({"ORCH_SANDBOX": "off"})  # what the daemon sets per call from the hook's ORCH_* variables
+    try:
+        assert sandbox.unavailable_reason(None) == "disabled by ORCH_SANDBOX=off"
+        verdict = Host(sws, channel="deny").pre("pytest", sandbox=True)
+        assert verdict.error["type"] == "approval-denied"
+    finally:
+        CALL_ENV.reset(token)
+    assert Host(sws, channel="deny").pre("pytest", sandbox=True).allowed == (sandbox.landlock.abi() >= 1)

@@ -1,26 +1,6 @@
-"""The approval broker: a destructive call waits for a person's decision in ``orch tui`` or the CLI.
+"""The broker: request files, waiting for a decision, deciding, resolving, and remembered grants.
 
-Files under the workspace's :attr:`~orchestrator.workspace.Workspace.approvals_dir` — ``<git common
-dir>/orchestration/approvals/`` in a git worktree, shared by every worktree of the repository so one
-``orch tui`` / ``orch approvals`` serves them all; ``.orchestration/run/approvals/`` otherwise
-(runtime state, never committed). Each request names the worktree and branch that asked:
-
-``<id>.request.json``   a pending request, written by the waiting hook process
-``<id>.decision.json``  the person's decision (TUI/CLI), written atomically
-``resolved/<id>.json``  request + decision + outcome, once the waiting side has picked it up (audit)
-``grants.json``         remembered approvals ("for this session", "for this intent"), each expiring
-``audit.jsonl``         one line per event (requested, decided, resolved, granted, grant-used)
-``.lock``               serialises decide / resolve / grant updates between processes
-
-The waiting side blocks until the decision file appears — a watchdog observer wakes it at once,
-with a polling fallback when watchdog is missing or cannot start — or the timeout passes, which
-denies (fail-closed). watchdog is imported lazily inside :meth:`Broker.wait`, never on the hot path.
-
-Grants. A remembered grant matches a later call when **all** of these hold: the same scope key
-(the same session for a session grant, the same effective intent for an intent grant), the same
-risk class, the same *signature* (see :func:`signature`), and it has not expired. Risk classes
-listed in policy ``approval.forbid_remember`` are never remembered: :meth:`Broker.decide` refuses
-to create such grants and :func:`request_decision` ignores any that exist.
+See :mod:`orchestrator.approvals` for the file layout and the grant rules.
 """
 
 from __future__ import annotations
@@ -29,330 +9,28 @@ import contextlib
 import contextvars
 import json
 import os
-import re
-import shlex
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from orchestrator.errors import OrchestratorError
+from orchestrator.approvals.request import (
+    ApprovalError,
+    ApprovalRequest,
+    BrokenRequest,
+    CorruptRequest,
+    GrantRefused,
+    valid_id,
+)
 from orchestrator.fsutil import atomic_write, atomic_write_json, locked
-from orchestrator.models import Kind, Verdict
 
-if TYPE_CHECKING:
-    from orchestrator.models import ToolCall
-    from orchestrator.pipeline import Context
-
-NAME = "approval"
 SCOPES = ("once", "session", "intent")
 DECISIONS = ("approve", "reject")
-#: risk classes from most to least severe; a call gets the first one that applies
-RISK_CLASSES = (
-    "force-push", "history-rewrite", "recursive-delete", "file-delete", "unresolved-target",
-    "unknown-tool", "unknown-command", "destructive",
-)
-#: bounds of a diff preview: a person reads it in a terminal, and the request file stays small
-PREVIEW_MAX_LINES = 120
-PREVIEW_MAX_CHARS = 12_000
-PREVIEW_MAX_FILE = 512 * 1024
 #: requests whose waiter vanished are archived as abandoned this long after they expired
 SWEEP_GRACE_SECONDS = 5.0
 
-_ID_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-# programs that run arbitrary code given as arguments: a grant for "python" would grant anything
-# (including writing a decision file), so their grants bind to the exact command
-_INTERPRETERS = frozenset({"python", "python3", "node", "bash", "sh", "zsh", "dash", "fish", "perl", "ruby", "php",
-                           "deno", "bun", "npx", "uvx", "pipx", "eval", "exec", "xargs", "ssh", "docker", "kubectl",
-                           "osascript", "powershell", "pwsh", "lua", "Rscript", "java", "env"})
-_COMPOUND = re.compile(r"[;&|`$<>()\n]")
-# programs whose first non-option argument is a subcommand worth keeping in a signature
-_MULTI = frozenset({"git", "npm", "pnpm", "yarn", "cargo", "go", "docker", "kubectl", "pip", "pip3", "uv",
-                    "poetry", "make", "terraform", "helm", "gh", "bun", "deno", "dotnet", "mvn", "gradle"})
 
-
-# ====================================================================== errors
-class ApprovalError(OrchestratorError):
-    """An approval request cannot be decided (unknown id, already decided, corrupt file...)."""
-
-    type = "approval-error"
-
-
-class GrantRefused(ApprovalError):
-    """Policy forbids remembering a grant for this risk class."""
-
-    type = "grant-refused"
-
-
-class CorruptRequest(ApprovalError):
-    """A request file is not a valid request."""
-
-    type = "approval-corrupt"
-
-
-# ====================================================================== the request
-@dataclass
-class ApprovalRequest:
-    """One pending question for a person. Serialised as ``<id>.request.json``."""
-
-    id: str
-    session_id: str
-    tool: str
-    summary: str
-    reasons: list[str]
-    risk: str
-    created: float
-    expires: float
-    agent: str = "python"
-    agent_id: str | None = None
-    intent_id: str | None = None
-    kind: str = "unknown"
-    command: str | None = None
-    diff: str | None = None
-    paths: list[str] = field(default_factory=list)
-    signature: str = ""
-    cwd: str | None = None
-    pid: int | None = None
-    #: the worktree (workspace root) and branch the call came from: requests of every worktree share one broker
-    worktree: str | None = None
-    branch: str | None = None
-    version: int = 1
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: Any, *, source: str = "request") -> ApprovalRequest:
-        """Validate and build; raises :class:`CorruptRequest` naming what is wrong."""
-        if not isinstance(data, dict):
-            raise CorruptRequest(f"{source}: not a JSON object", file=source)
-        need = {"id": str, "session_id": str, "tool": str, "summary": str, "risk": str}
-        for key, typ in need.items():
-            if not isinstance(data.get(key), typ) or not data.get(key):
-                raise CorruptRequest(f"{source}: missing or invalid {key!r}", file=source)
-        if not _ID_RE.match(data["id"]):
-            raise CorruptRequest(f"{source}: invalid id {data['id']!r}", file=source)
-        for key in ("created", "expires"):
-            if not isinstance(data.get(key), (int, float)) or isinstance(data.get(key), bool):
-                raise CorruptRequest(f"{source}: missing or invalid {key!r}", file=source)
-        reasons = data.get("reasons", [])
-        if not isinstance(reasons, list) or not all(isinstance(r, str) for r in reasons):
-            raise CorruptRequest(f"{source}: 'reasons' must be a list of strings", file=source)
-        known = {f for f in cls.__dataclass_fields__}
-        kwargs = {k: v for k, v in data.items() if k in known}
-        for key in ("command", "diff", "agent_id", "intent_id", "cwd", "worktree", "branch"):
-            if kwargs.get(key) is not None and not isinstance(kwargs[key], str):
-                raise CorruptRequest(f"{source}: {key!r} must be a string", file=source)
-        paths = kwargs.get("paths", [])
-        if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
-            raise CorruptRequest(f"{source}: 'paths' must be a list of strings", file=source)
-        return cls(**kwargs)
-
-    def expired(self, now: float) -> bool:
-        return now >= self.expires
-
-    def where(self) -> str:
-        """``worktree-name (branch)`` of the asking worktree, ``-`` when unknown (a request from before worktrees)."""
-        if not self.worktree:
-            return "-"
-        name = os.path.basename(self.worktree.rstrip("/")) or self.worktree
-        return f"{name} ({self.branch})" if self.branch else name
-
-
-@dataclass(frozen=True)
-class BrokenRequest:
-    """A request file that could not be read: shown to the person as an error, never decided."""
-
-    id: str
-    path: str
-    error: str
-
-
-def new_id(now: float | None = None) -> str:
-    """A short, time-sortable, unguessable id: ``<ms since epoch, hex>-<6 hex>``."""
-    ms = int((time.time() if now is None else now) * 1000)
-    return f"{ms:x}-{os.urandom(3).hex()}"
-
-
-def valid_id(request_id: str) -> bool:
-    """Ids come from the command line: they must never become a path traversal."""
-    return bool(_ID_RE.match(request_id))
-
-
-# ====================================================================== risk and signature
-def _argv(command: str) -> list[str] | None:
-    try:
-        argv = shlex.split(command)
-    except ValueError:
-        return None
-    # skip leading VAR=value assignments, and wrappers that do not change what runs
-    while argv and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", argv[0]):
-        argv = argv[1:]
-    while argv and os.path.basename(argv[0]) in ("sudo", "env", "command", "nohup", "time", "nice"):
-        argv = argv[1:]
-    return argv
-
-
-def _segments(command: str) -> list[list[str]]:
-    """Simple commands of a (possibly compound) command line, split on ; && || | and newlines."""
-    out = []
-    for part in re.split(r"\|\||&&|[;|\n&]", command):
-        argv = _argv(part.strip())
-        if argv:
-            out.append(argv)
-    return out
-
-
-def _command_risks(command: str) -> set[str]:
-    risks: set[str] = set()
-    for argv in _segments(command):
-        prog = os.path.basename(argv[0])
-        args = argv[1:]
-        if prog == "git" and args:
-            # git -C dir push ...: find the subcommand
-            i = 0
-            while i < len(args) and args[i].startswith("-"):
-                i += 2 if args[i] in ("-C", "-c") else 1
-            sub, rest = (args[i], args[i + 1:]) if i < len(args) else ("", [])
-            if sub == "push" and (any(a in ("-f", "--force", "--mirror") or a.startswith("--force")
-                                      for a in rest) or any(a.startswith("+") for a in rest)):
-                risks.add("force-push")
-            if sub == "push" and any(a in ("-d", "--delete") or a.startswith(":") for a in rest):
-                risks.add("history-rewrite")
-            if sub in ("rebase", "filter-branch", "filter-repo", "replace") or \
-                    (sub == "reset" and "--hard" in rest) or (sub == "commit" and "--amend" in rest) or \
-                    (sub == "branch" and any(a in ("-D", "-f", "--force") for a in rest)) or \
-                    (sub in ("clean",) and any("f" in a for a in rest if a.startswith("-"))) or \
-                    (sub in ("checkout", "restore") and ("--" in rest or "." in rest or "-f" in rest)):
-                risks.add("history-rewrite")
-        elif prog in ("rm", "rmdir", "unlink", "shred"):
-            if any(a in ("-r", "-R", "--recursive") or (a.startswith("-") and not a.startswith("--")
-                                                        and ("r" in a or "R" in a)) for a in args):
-                risks.add("recursive-delete")
-            else:
-                risks.add("file-delete")
-        elif prog == "find" and "-delete" in args:
-            risks.add("recursive-delete")
-    return risks
-
-
-def risk_class(call: ToolCall, reasons: Iterable[str] = ()) -> str:
-    """The single risk class of a call: the most severe that applies (see :data:`RISK_CLASSES`)."""
-    found: set[str] = set()
-    text = " ".join(reasons).lower()
-    if call.command:
-        found |= _command_risks(call.command)
-    if "recursive delete" in text:
-        found.add("recursive-delete")
-    if "force" in text and "push" in text:
-        found.add("force-push")
-    if "history" in text or "rewrite" in text:
-        found.add("history-rewrite")
-    if call.kind is Kind.DELETE:
-        found.add("file-delete")
-    if call.kind is Kind.UNKNOWN:
-        found.add("unknown-tool")
-    sh = call.shell
-    if sh is not None:
-        if getattr(sh, "unresolved", False):
-            found.add("unresolved-target")
-        if getattr(sh, "kind", None) == "unknown":
-            found.add("unknown-command")
-    for cls in RISK_CLASSES:
-        if cls in found:
-            return cls
-    return "destructive"
-
-
-def signature(call: ToolCall, risk: str) -> str:
-    """What a remembered grant is bound to, besides its scope key and risk class.
-
-    - ``unknown-command``: the program and, for multi-command tools (git, npm, cargo...), its
-      subcommand — ``exec:pytest``, ``exec:npm run`` — so "approve for session" stops the same
-      question about ``pytest tests/a`` and ``pytest tests/b``. A compound command (pipes,
-      ``&&``, redirections, substitutions) binds to its exact text: its parts cannot be vouched for;
-      so does an interpreter or launcher (python, node, bash -c, docker, ssh...): "python" for the
-      session would mean "any code", including code that forges approvals.
-    - ``unknown-tool``: the tool name.
-    - every other class (deletes, unresolved targets, force-push, history rewrites): the exact
-      command (whitespace-normalised) or the tool and its resolved targets — a grant never
-      extends a destructive action to other targets.
-    """
-    if call.command is not None:
-        cmd = " ".join(call.command.split())
-        if risk == "unknown-command" and not _COMPOUND.search(cmd):
-            argv = _argv(cmd) or []
-            prog = os.path.basename(argv[0]) if argv else ""
-            if argv and not re.match(r"^(python|pypy)[0-9.]*$", prog) and prog not in _INTERPRETERS:
-                sub = next((a for a in argv[1:] if not a.startswith("-")), None) if prog in _MULTI else None
-                # `uv run X`, `npm exec X`, `go run .`: the launcher runs whatever follows
-                if sub not in ("run", "exec", "x", "dlx", "tool", "shell"):
-                    return f"exec:{prog}" + (f" {sub}" if sub else "")
-        return f"cmd:{cmd}"
-    if risk == "unknown-tool":
-        return f"tool:{call.tool}"
-    return f"tool:{call.tool}:" + ",".join(sorted(call.resolved))
-
-
-# ====================================================================== previews
-def preview(root: str | os.PathLike[str], call: ToolCall) -> str | None:
-    """A bounded unified diff of what a Write/Edit/Delete would do, or None if not applicable."""
-    inp = call.input or {}
-    if not call.resolved:
-        return None
-    rel = call.resolved[0]
-    full = os.path.join(os.fspath(root), rel)
-    content = inp.get("content")
-    has_edit = isinstance(inp.get("old_string"), str) and isinstance(inp.get("new_string"), str)
-    edits = inp.get("edits") if isinstance(inp.get("edits"), list) else None
-    if not (isinstance(content, str) or has_edit or edits or call.kind is Kind.DELETE):
-        return None
-    try:
-        size = os.path.getsize(full)
-    except OSError:
-        size = -1
-    if size > PREVIEW_MAX_FILE:
-        return f"(no preview: {rel} is {size} bytes)"
-    try:
-        with open(full, encoding="utf-8", errors="replace") as fh:
-            old = fh.read()
-    except OSError:
-        old = ""
-    if isinstance(content, str):
-        new = content
-    elif call.kind is Kind.DELETE and not (has_edit or edits):
-        new = ""
-    else:
-        new = old
-        steps = edits if edits else [inp]
-        for step in steps:
-            if not isinstance(step, dict):
-                continue
-            a, b = step.get("old_string"), step.get("new_string")
-            if isinstance(a, str) and isinstance(b, str):
-                new = new.replace(a, b) if step.get("replace_all") else new.replace(a, b, 1)
-    import difflib  # only for previews: keep it off the import of this module
-
-    lines = list(difflib.unified_diff(old.splitlines(), new.splitlines(), f"a/{rel}", f"b/{rel}", lineterm=""))
-    return bound(lines) if lines else "(no change)"
-
-
-def bound(lines: list[str]) -> str:
-    """Join at most :data:`PREVIEW_MAX_LINES` lines / :data:`PREVIEW_MAX_CHARS` characters."""
-    kept: list[str] = []
-    size = 0
-    for line in lines:
-        if len(kept) >= PREVIEW_MAX_LINES or size + len(line) > PREVIEW_MAX_CHARS:
-            kept.append(f"... ({len(lines) - len(kept)} more lines)")
-            break
-        kept.append(line[:400])
-        size += len(line) + 1
-    return "\n".join(kept)
-
-
-# ====================================================================== the broker
 class Broker:
     """The approval files of one workspace's ``run/approvals/`` directory."""
 
@@ -697,11 +375,11 @@ def broker_for(ctx_or_run_dir: Any, *, clock: Callable[[], float] = time.time) -
     if isinstance(ctx_or_run_dir, (str, os.PathLike)):
         return Broker(ctx_or_run_dir, clock=clock)
     ctx = ctx_or_run_dir
-    return Broker(ctx.gov.workspace.shared_run_dir, clock=clock,
+    return Broker(ctx.workspace.shared_run_dir, clock=clock,
                   grant_ttl=float(ctx.policy.approval.grant_ttl_seconds))
 
 
-def _branch(root: str) -> str | None:
+def branch_of(root: str) -> str | None:
     """The branch checked out in worktree ``root`` (shown to the reviewer), read from ``.git`` with the stdlib."""
     from orchestrator.worktrees import worktree_of
 
@@ -731,65 +409,4 @@ def timeout_of(policy_seconds: float) -> float:
     return float(policy_seconds)
 
 
-# ====================================================================== the pre-hook's entry point
-def request_decision(ctx: Context, reasons: list[str], summary: str) -> Verdict:
-    """Ask a person (``orch tui`` / ``orch approve``) about the call in ``ctx``; block until decided.
-
-    A live matching grant allows at once. Otherwise a request is written and this waits; a
-    rejection comes back as ``approval-rejected`` carrying the person's reason, silence as
-    ``approval-timeout``. Anything unexpected denies.
-    """
-    call = ctx.call
-    pol = ctx.policy.approval
-    broker = broker_for(ctx)
-    risk = risk_class(call, reasons)
-    sig = signature(call, risk)
-    intent_id = ctx.intent.id if ctx.intent is not None else (call.intent_id or ctx.session.get("intent_id"))
-    forbidden = list(pol.forbid_remember)
-    worktree = ctx.gov.root
-    grant = broker.find_grant(session_id=call.session_id, intent_id=intent_id, risk=risk, signature=sig,
-                              forbid_remember=forbidden, worktree=worktree)
-    if grant is not None:
-        broker.audit("grant-used", grant=grant.get("id"), session_id=call.session_id, intent_id=intent_id,
-                     risk=risk, summary=summary)
-        return Verdict.allow()
-    timeout = timeout_of(pol.timeout_seconds)
-    now = broker.clock()
-    req = ApprovalRequest(
-        id=new_id(now), session_id=call.session_id, tool=call.tool, summary=summary, reasons=list(reasons),
-        risk=risk, created=now, expires=now + timeout, agent=call.agent, agent_id=call.agent_id,
-        intent_id=intent_id, kind=call.kind.value, command=call.command,
-        diff=None if call.command else preview(ctx.gov.root, call), paths=list(call.resolved),
-        signature=sig, cwd=call.cwd, pid=os.getpid(), worktree=worktree, branch=_branch(ctx.gov.root),
-    )
-    broker.submit(req)
-    got = broker.wait(req.id, timeout)
-    decision = broker.resolve(req, timed_out=got is None)
-    verdict = decision.get("decision")
-    common = {"request": req.id, "risk": risk, "reasons": list(reasons)}
-    if verdict == "approve":
-        return Verdict.allow()
-    if verdict == "reject":
-        why = decision.get("reason") or "no reason given"
-        return Verdict.deny(
-            "approval-rejected", NAME, f"a person rejected this call: {summary}", reason=why, **common,
-            hint=f"the reviewer said: {why!r}. Do not retry the same call; change your approach accordingly "
-                 "or ask the person",
-        )
-    if verdict == "timeout":
-        return Verdict.deny(
-            "approval-timeout", NAME, f"no decision within {timeout:g} s: {summary}", timeout=timeout, **common,
-            hint="nobody approved this in time (is `orch tui` running?); the call was refused. Retry later "
-                 "or find a non-destructive way",
-        )
-    return Verdict.deny(
-        "approval-invalid", NAME, f"the approval decision could not be used: {decision.get('error')}",
-        **common, hint="a person must decide again; retry the call to ask again",
-    )
-
-
-__all__ = [
-    "ApprovalError", "ApprovalRequest", "BrokenRequest", "Broker", "CorruptRequest", "GrantRefused",
-    "RISK_CLASSES", "SCOPES", "broker_for", "new_id", "preview", "request_decision", "risk_class",
-    "signature", "timeout_of",
-]
+__all__ = ["CALL_ENV", "DECISIONS", "SCOPES", "Broker", "broker_for", "timeout_of"]

@@ -1,0 +1,92 @@
+"""The hook contract: what a pre-hook sees (:class:`Context`).
+
+A pre-hook is a module with ``NAME`` and ``check(ctx: Context) -> Verdict | None`` (None: no objection). The
+context carries the prepared call (:mod:`orchestrator.prepare`), the loaded configuration, the session's state and
+the workspace — not the :class:`~orchestrator.pipeline.Governor`: hooks and the approval broker import this module,
+the Governor imports the hooks, and nothing imports back (no cycle). What a hook needs from the Governor's caches
+is handed in as data or as a loader (``ignore_rules``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from orchestrator.models import Kind
+from orchestrator.paths import UNKNOWN
+
+if TYPE_CHECKING:
+    from orchestrator.intents import CompiledIntent, IntentSet
+    from orchestrator.models import ToolCall
+    from orchestrator.policy import PolicyView as Policy
+    from orchestrator.workspace import Workspace
+
+
+class Context:
+    """What a pre-hook sees: the prepared call, the workspace, loaded config and the session's state.
+
+    ``root`` is the workspace root (a canonical absolute path, the base of every ``call.resolved`` path);
+    ``intent`` is filled in by the gatekeeper; ``sandbox_requested``: the host runs the command the verdict carries
+    (``Governor.pre(call, sandbox=True)``), see :meth:`sandbox_plan`; ``lstats`` maps each resolved target to its ``lstat`` taken while
+    resolving it in this call (None: absent; :data:`orchestrator.paths.UNKNOWN`: not taken).
+    """
+
+    __slots__ = ("call", "workspace", "root", "intents", "policy", "session", "intent", "lstats", "sandbox_requested",
+                 "_ignore_rules", "_plan")
+
+    def __init__(self, call: ToolCall, workspace: Workspace, intents: IntentSet, policy: Policy,
+                 session: dict[str, Any], *, intent: CompiledIntent | None = None,
+                 lstats: dict[str, Any] | None = None, sandbox_requested: bool = False,
+                 ignore_rules: Callable[[], Any] | None = None) -> None:
+        self.call = call
+        self.workspace = workspace
+        self.root = str(workspace.root)
+        self.intents = intents
+        self.policy = policy
+        self.session = session
+        self.intent = intent
+        self.lstats = lstats
+        #: the host will run a wrapped command (``Governor.pre(call, sandbox=True)``)
+        self.sandbox_requested = sandbox_requested
+        self._ignore_rules = ignore_rules
+        self._plan: Any = None
+
+    def sandbox_plan(self) -> Any:
+        """The :class:`orchestrator.sandbox.Plan` of this call, or None when it is not sandboxed at all: the host
+        did not ask, it is not a shell command, or the analyzer vouches for it. Computed once (after the
+        gatekeeper: it needs the selected intent)."""
+        if self._plan is None:
+            call = self.call
+            if not self.sandbox_requested or call.kind is not Kind.EXEC or self.intent is None:
+                return None
+            from orchestrator import sandbox
+
+            if not sandbox.needs_sandbox(call.shell):
+                return None
+            self._plan = sandbox.plan(self)
+        return self._plan
+
+    def target_stat(self, path: str) -> Any:
+        """The ``lstat`` of resolved target ``path`` (None if it does not exist), from this call's resolution
+        when it took one."""
+        st = self.lstats.get(path, UNKNOWN) if self.lstats is not None else UNKNOWN
+        if st is UNKNOWN:
+            try:
+                st = os.lstat(os.path.join(self.root, path))
+            except (FileNotFoundError, NotADirectoryError):
+                st = None
+        return st
+
+    def ignore_rules(self) -> Any:
+        """The compiled ``.intentignore`` (:class:`orchestrator.pre.intentignore.IgnoreRules`; not imported for the
+        annotation: the hook imports this module). The Governor hands in a loader that uses its live cache."""
+        if self._ignore_rules is not None:
+            return self._ignore_rules()
+        from orchestrator.pre import intentignore
+
+        return intentignore.load(self.workspace.intentignore_path,
+                                 cache_dir=os.path.join(self.workspace.run_dir, "cache"))
+
+
+__all__ = ["Context"]

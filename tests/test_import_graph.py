@@ -1,0 +1,145 @@
+"""The engine's module graph has no import cycle, and every engine module imports first in a fresh interpreter.
+
+The graph is the static one: module-level imports, including those under ``if TYPE_CHECKING:`` (a cycle there is
+still a design cycle: ``pre/*`` needing ``pipeline`` for a type while ``pipeline`` imports ``pre/*``). Imports inside
+functions are deferred on purpose (the hot path loads heavy modules only when needed) and are not counted.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orchestrator
+
+PACKAGE = Path(orchestrator.__file__).parent
+
+
+def _modules() -> dict[str, Path]:
+    mods: dict[str, Path] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        if parts[-1] == "__main__":
+            continue
+        mods[".".join(parts)] = path
+    return mods
+
+
+def _imports(path: Path, mods: dict[str, Path]) -> set[str]:
+    """The orchestrator modules ``path`` imports at module level (TYPE_CHECKING blocks included)."""
+    out: set[str] = set()
+    package = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1])
+
+    def visit(body: list[ast.stmt]) -> None:
+        for node in body:
+            if isinstance(node, ast.Import):
+                out.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                    base = ".".join([*up, base] if base else up)
+                subs = [f"{base}.{a.name}" for a in node.names]
+                out.update(s for s in subs if s in mods)
+                if any(s not in mods for s in subs):
+                    out.add(base)
+            elif isinstance(node, (ast.If, ast.Try, ast.With)):
+                for field in ("body", "orelse", "finalbody"):
+                    visit(getattr(node, field, []))
+                for handler in getattr(node, "handlers", []):
+                    visit(handler.body)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")).body)
+    return {m for m in out if m in mods}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                comp = []
+                while True:
+                    member = stack.pop()
+                    on.discard(member)
+                    comp.append(member)
+                    if member == node:
+                        break
+                if len(comp) > 1:
+                    found.append(sorted(comp))
+    return found
+
+
+def test_no_import_cycle_among_orchestrator_modules() -> None:
+    mods = _modules()
+    graph = {name: _imports(path, mods) - {name} for name, path in mods.items()}
+    assert _cycles(graph) == []
+
+
+def test_cycle_finder_finds_a_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def _engine_modules() -> list[str]:
+    """orchestrator/*.py, pre/, post/, approvals/: what the hook contract is made of."""
+    names = []
+    for name in _modules():
+        parts = name.split(".")
+        if len(parts) <= 2 or parts[1] in ("pre", "post", "approvals"):
+            names.append(name)
+    return sorted(names)
+
+
+def test_each_engine_module_imports_first() -> None:
+    """Importing any engine module first (nothing of orchestrator loaded yet) works: no module relies on another
+    having been imported before it to break a cycle. One interpreter; orchestrator is unloaded between modules."""
+    script = (
+        "import importlib, sys\n"
+        "failed = []\n"
+        "for name in sys.argv[1:]:\n"
+        "    for mod in [m for m in sys.modules if m == 'orchestrator' or m.startswith('orchestrator.')]:\n"
+        "        del sys.modules[mod]\n"
+        "    try:\n"
+        "        importlib.import_module(name)\n"
+        "    except Exception as exc:\n"
+        "        failed.append(f'{name}: {exc!r}')\n"
+        "print('\\n'.join(failed))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(PACKAGE.parent)}
+    out = subprocess.run([sys.executable, "-c", script, *_engine_modules()], capture_output=True, text=True,
+                         env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == ""
