@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-import pytest
 
 from orchestrator import ledger
 from orchestrator.pipeline import Governor
