@@ -32,9 +32,10 @@ import os
 import subprocess
 from pathlib import Path
 
-from . import ledger
+from ..diffing import decode, diff_hunks, is_binary, line_hash, split_lines
+from ..errors import OrchestratorError
+from .read import iter_lines
 from .blame import BlameError, attribute, record_events
-from .diffing import decode, diff_hunks, is_binary, line_hash, split_lines
 
 __all__ = ["audit", "audited", "AuditError", "AUDIT_SKIP"]
 
@@ -49,7 +50,7 @@ AUDIT_SKIP = frozenset({
 })
 
 
-class AuditError(Exception):
+class AuditError(OrchestratorError):
     """git is missing or failed (one-line message)."""
 
 
@@ -115,7 +116,7 @@ def _load(path: Path) -> tuple[dict[str, list], dict[str, list[str]]]:
     renamed_from: dict[str, list[str]] = {}
     if not path.exists():
         return by_path, renamed_from
-    for n, line in ledger.iter_lines(path):
+    for n, line in iter_lines(path):
         try:
             r = json.loads(line)
         except ValueError:
