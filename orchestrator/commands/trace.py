@@ -32,7 +32,7 @@ from typing import Any, Callable, Iterator
 from .. import ledger
 
 NS = ledger.NS
-__all__ = ["register", "run", "main", "blame", "audit", "stats", "find_root"]
+__all__ = ["register", "run", "main", "blame", "audit", "stats"]
 
 
 class TraceError(Exception):
@@ -63,19 +63,14 @@ def _json(obj: Any) -> None:
     _out(json.dumps(obj, indent=2, ensure_ascii=False))
 
 
-def find_root(start: str | os.PathLike[str] | None = None) -> Path:
-    """The workspace root: nearest directory at or above ``start`` containing ``.orchestration/``."""
-    from ..workspace import find_root as _find_root
+def _ledger_path(args: argparse.Namespace) -> tuple[Path, Path]:
+    from ..workspace import find_root
 
+    given = getattr(args, "workspace", None) or getattr(args, "root", None)
     try:
-        return Path(_find_root(start or os.getcwd()))
+        root = find_root(given or os.getcwd())
     except Exception as exc:  # the engine's WorkspaceError: report it as this command's one-line error
         raise TraceError(str(exc) or "no .orchestration/ directory here or above (run `orch init`)") from None
-
-
-def _ledger_path(args: argparse.Namespace) -> tuple[Path, Path]:
-    given = getattr(args, "workspace", None) or getattr(args, "root", None)
-    root = find_root(given) if given else find_root()
     return root, root / ".orchestration" / "agent_trace.jsonl"
 
 
