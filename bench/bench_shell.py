@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         all_misses: dict[str, list[tuple[str, str]]] = {}
         for r in rows:
             cmd, label = r["command"], r["expected"]
-            shell._analyze_cached.cache_clear()
+            shell.api._analyze_cached.cache_clear()
             t = time.perf_counter_ns()
             res = shell.analyze(cmd)
             costs.append((time.perf_counter_ns() - t) / 1e3)
@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     if n:
         print(f"analyze cost per command (cold cache, {n} commands): min {costs[0]:.1f} µs, "
               f"p50 {costs[n // 2]:.1f} µs, p90 {costs[int(n * 0.9)]:.1f} µs, max {costs[-1]:.1f} µs")
-        shell._analyze_cached.cache_clear()
+        shell.api._analyze_cached.cache_clear()
         shell.analyze("git status && ls -la")
         t = time.perf_counter_ns()
         for _ in range(10000):

@@ -169,5 +169,5 @@ class Policy(BaseModel):
     ledger_fsync: bool = True
     secrets: SecretsPolicy = Field(default_factory=SecretsPolicy)
     # cloud/cluster/registry/forge commands that change remote state (terraform apply, kubectl delete, npm publish,
-    # gh pr merge...): ask a person through the approval channel, deny outright, or allow (see orchestrator/outside.py)
+    # gh pr merge...): ask a person through the approval channel, deny outright, or allow (see orchestrator/shell/rules/outside.py)
     outside_world: Literal["ask", "deny", "allow"] = "ask"

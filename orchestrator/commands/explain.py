@@ -3,6 +3,10 @@
 Prints the analysis (kind, risks, writes, deletes, secrets, reasons) and the verdict the pre-hooks would give a
 ``Bash`` call with this command for a session (``--session``, a prefix works; default ``$ORCH_SESSION_ID`` or
 ``default``) or a declared intent (``--intent``), as a dry run: nothing is written or filed, nothing waits.
+
+By default the call is judged as a host that runs the kernel sandbox would send it (Claude Code's hooks, the
+reference loop): a command whose only risk is running code is then allowed, sandboxed. ``--no-sandbox`` judges
+it as a host that cannot (Codex, Gemini CLI, Cursor), where the approval channel decides instead.
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--session", default=None, help="session id or prefix (default: $ORCH_SESSION_ID)")
     parser.add_argument("--intent", default=None, help="judge as if this intent were selected")
     parser.add_argument("--cwd", default=None, help="the command's working directory (default: the workspace)")
+    parser.add_argument("--no-sandbox", action="store_true",
+                        help="judge as a host that cannot run the kernel sandbox (Codex, Gemini CLI, Cursor)")
     parser.add_argument("--json", action="store_true", help="print analysis and verdict as JSON")
 
 
@@ -32,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
     gov, channel = dry_run_governor(ws)
     call = to_call("Bash", {"command": args.shell_command}, session_id=session, agent="cli",
                    intent_id=args.intent, cwd=os.path.abspath(args.cwd) if args.cwd else str(ws.root))
-    verdict = gov.pre(call)
+    verdict = gov.pre(call, sandbox=not args.no_sandbox)
     sh = call.shell
     analysis = {
         "kind": sh.kind if sh else "?", "risks": sorted(sh.risks) if sh else [],
@@ -58,6 +64,15 @@ def run(args: argparse.Namespace) -> int:
     for i, reason in enumerate(analysis["reasons"]):
         out(("reasons:  " if i == 0 else "          ") + reason)
     out(f"session:  {session}   intent: {intent or '(none selected)'}   approval channel: {channel}")
+    sb = verdict.sandbox
+    if args.no_sandbox and sh is not None and not sh.read_only:
+        out("sandbox:  not used (--no-sandbox: judged as a host that cannot run it)")
+    elif sb is not None:
+        if sb.get("enabled"):
+            writable = ", ".join(str(w) for w in sb.get("writable") or ()) or "-"
+            out(f"sandbox:  yes: runs in the kernel sandbox; writable: {writable}")
+        else:
+            out(f"sandbox:  no: {sb.get('reason') or 'not available'}")
     for line in describe(verdict, channel, "verdict"):
         out(line)
     return 0 if verdict.allowed else 2

@@ -52,7 +52,7 @@ def _outside_mode(ctx: Context) -> str:
 
 
 def outside_reason(sh: object) -> str:
-    """The approval reason of a command tagged ``outside-world`` (see :mod:`orchestrator.outside`)."""
+    """The approval reason of a command tagged ``outside-world`` (see :mod:`orchestrator.shell.rules.outside`)."""
     what = [r for r in getattr(sh, "reasons", ()) if "outside this machine" in r]
     return what[0] if what else "changes state outside this machine (cloud, cluster, registry or forge)"
 

@@ -83,3 +83,21 @@ def test_init_from_a_subdirectory_initialises_the_repository_root(tmp_path: Path
     assert not (sub / ".orchestration").exists()
     here = orch("init", "--here", cwd=sub)
     assert here.returncode == 0 and (sub / ".orchestration").exists()
+
+
+def test_explain_judges_as_a_sandboxing_host_unless_told_otherwise(tmp_path: Path) -> None:
+    """`pytest` only runs code: a Claude Code hook would run it sandboxed without asking; Codex/Gemini would ask."""
+    from orchestrator.sandbox import landlock
+
+    root = _ws(tmp_path)
+    (root / ".orchestration" / "active_intents.yaml").write_text(
+        "active_intents:\n  - id: INT-001\n    name: all\n    status: IN_PROGRESS\n    owned_scope: ['src/**']\n")
+    (root / "src").mkdir()
+    unsandboxed = orch("explain", "pytest -q", "--intent", "INT-001", "--no-sandbox", cwd=root)
+    assert "ASK" in unsandboxed.stdout and "sandbox:  not used" in unsandboxed.stdout
+    sandboxed = orch("explain", "pytest -q", "--intent", "INT-001", cwd=root)
+    if landlock.abi() >= 1:
+        assert sandboxed.returncode == 0 and "ALLOW" in sandboxed.stdout
+        assert "sandbox:  yes" in sandboxed.stdout and str(root / "src") in sandboxed.stdout
+    else:  # the fallback says why, and asks as before
+        assert "sandbox:  no:" in sandboxed.stdout and "ASK" in sandboxed.stdout

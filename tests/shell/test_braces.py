@@ -1,4 +1,4 @@
-"""Brace expansion in the shell analyzer (orchestrator/braces.py), checked against real bash."""
+"""Brace expansion in the shell analyzer (orchestrator/shell/braces.py), checked against real bash."""
 from __future__ import annotations
 
 import shutil
@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from orchestrator import braces
+from orchestrator.shell import braces
 from orchestrator.shell import analyze
 
 BASH = shutil.which("bash")

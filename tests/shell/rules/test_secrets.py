@@ -1,4 +1,4 @@
-"""The analyzer's secret rules (orchestrator/shell_secrets.py): risks and hits, kinds left alone."""
+"""The analyzer's secret rules (orchestrator/shell/rules/secrets.py): risks and hits, kinds left alone."""
 
 from __future__ import annotations
 

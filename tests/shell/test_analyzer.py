@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from orchestrator.shell import ShellAnalysis, analyze
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def _load(name: str) -> list[dict]:
@@ -237,7 +237,7 @@ SHELLISH = st.text(alphabet=st.sampled_from(list("abcrmls -/.*$(){}[]|&;<>'\"`\\
 def test_fuzz_never_raises_and_parse_errors_are_not_read_only(cmd: str) -> None:
     res = analyze(cmd)
     assert res.kind in ("read_only", "mutating", "destructive", "unknown")
-    from orchestrator.shell import _parser
+    from orchestrator.shell.parse import _parser
     tree = _parser().parse(cmd.encode("utf-8", "surrogatepass"))
     if tree.root_node.has_error:
         assert res.kind != "read_only", (cmd, res)
@@ -266,7 +266,7 @@ def test_fuzz_wrapped_destructive_stays_destructive(core: str, w1: str, w2: str)
 def test_import_is_light() -> None:
     code = ("import sys; import orchestrator.shell; "
             "print(all(m not in sys.modules for m in ('tree_sitter', 'tree_sitter_bash', 'typing_extensions')))")
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root,
                          env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}, timeout=60)
     assert out.stdout.strip() == "True", out.stderr
@@ -383,7 +383,7 @@ def test_table_driven_tools_default_to_not_read_only(cmd: str) -> None:
 def test_concurrent_use_from_threads() -> None:
     import threading
 
-    from orchestrator import shell
+    from orchestrator.shell import api as shell
 
     cmds = [f"rm -rf dir{i} && ls" for i in range(200)] + [f"cat f{i} | grep x" for i in range(200)]
     errors: list[str] = []
@@ -418,7 +418,7 @@ def test_tree_sitter_crashers_are_parsed_safely() -> None:
         "          '{\\U000e0000 x', '{\\U0010ffff}']:\n"
         "    assert analyze(s).kind in ('unknown', 'read_only', 'mutating', 'destructive')\n"
         "print('ok')\n")
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root,
                          env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "ok", (out.returncode, out.stderr[-500:])

@@ -1,4 +1,4 @@
-"""Outside effects: the CLI table (orchestrator/outside.py) and the approval it triggers in the real pipeline."""
+"""Outside effects: the CLI table (orchestrator/shell/rules/outside.py) and the approval it triggers in the real pipeline."""
 
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ itself looks upwards for the repository, which the analyzer cannot see; selfguar
 (``branch.<name>.remote``/``merge`` from ``push -u``, ``branch -u``, ``checkout --track``) holds no command and is
 not reported.
 
-Called from ``orchestrator.shell._git`` (imported lazily there, so this module is off the import path of commands
+Called from ``orchestrator.shell.rules.git._git`` (imported lazily there, so this module is off the import path of commands
 that do not run git).
 """
 
@@ -40,7 +40,8 @@ import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from orchestrator.shell import W, _Run
+    from orchestrator.shell.run import _Run
+    from orchestrator.shell.words import W
 
 __all__ = ["check", "hijacks", "humanish"]
 
@@ -63,7 +64,7 @@ def hijacks(key: str) -> bool:
     Anything not on the analyzer's list of harmless keys (``user.*``, ``color.*``...) counts: the list of keys
     that run commands grows with every git release, the harmless list does not need to.
     """
-    from orchestrator.shell import _GIT_SAFE_CONFIG
+    from orchestrator.shell.rules.git import _GIT_SAFE_CONFIG
 
     k = key.lower()
     if k in _RUNS_EXACT or k.startswith(_RUNS_PREFIX) or k.endswith(_RUNS_SUFFIX):
@@ -90,9 +91,9 @@ def humanish(source: str, bare: bool = False) -> str | None:
 
 
 def _split(args: list[W], valued: frozenset[str]) -> tuple[dict[str, list[W]], list[W]]:
-    """Options and positionals, like ``shell._split_opts`` but keeping each option value as a word (so a value
+    """Options and positionals, like ``words._split_opts`` but keeping each option value as a word (so a value
     with ``$x`` stays dynamic). ``--name=value`` is split; short clusters are split into letters."""
-    from orchestrator.shell import W
+    from orchestrator.shell.words import W
 
     opts: dict[str, list[W]] = {}
     pos: list[W] = []
@@ -139,7 +140,7 @@ def _last(opts: dict[str, list[W]], *names: str) -> W | None:
 
 
 def _join(base: W, tail: str) -> W:
-    from orchestrator.shell import W
+    from orchestrator.shell.words import W
 
     return W(base.text.rstrip("/") + "/" + tail if base.text not in ("", ".") else tail, base.dyn, base.glob)
 
@@ -150,8 +151,9 @@ def check(run: _Run, i: int) -> bool:
     Returns True when the command was fully judged here (the caller returns), False when the caller's own rules
     must still decide its kind (the targets found here are already recorded).
     """
-    from orchestrator import shell
-    from orchestrator.shell import W
+    from orchestrator.shell import dispatch
+    from orchestrator.shell.rules.git import _GIT_READ
+    from orchestrator.shell.words import W
 
     args = run.args
     head, sub, rest = args[:i], args[i].text, args[i + 1:]
@@ -201,9 +203,9 @@ def check(run: _Run, i: int) -> bool:
                 cwd = posixpath.normpath(d.text if d.text.startswith("/") or not cwd
                                          else posixpath.join(cwd, d.text))
         ctx.cwd = cwd
-        shell._run_argv(run.wk, [W("git"), *kept, *args[i:]], ctx, run.depth, xargs=run.xargs)
+        dispatch._run_argv(run.wk, [W("git"), *kept, *args[i:]], ctx, run.depth, xargs=run.xargs)
         return True
-    read = sub in shell._GIT_READ
+    read = sub in _GIT_READ
     if not read and any(v in run.wk.assigned for v in _MOVING_ENV):
         run.flag("unknown", f"git {sub} with GIT_DIR/GIT_WORK_TREE set in the command: where it writes cannot be "
                             "judged")
@@ -229,7 +231,7 @@ _CONFIG_WRITE = ("--unset", "--unset-all", "--add", "--replace-all", "--remove-s
 
 
 def _config(run: _Run, rest: list[W], config: W, git_dir: W | None) -> bool:
-    from orchestrator.shell import W
+    from orchestrator.shell.words import W
 
     opts, pos = _split(rest, _CONFIG_VALUED)
     act = pos[0].text if pos and pos[0].literal else None
@@ -281,7 +283,7 @@ def _remote(run: _Run, rest: list[W], config: W, git_dir: W | None) -> bool:
 
 
 def _submodule(run: _Run, rest: list[W], config: W, git_dir: W | None) -> bool:
-    from orchestrator.shell import W
+    from orchestrator.shell.words import W
 
     opts, pos = _split(rest, frozenset("-b --branch --name --reference --depth".split()))
     act = pos[0].text if pos else ""
@@ -302,7 +304,7 @@ _INIT_VALUED = frozenset("--template --separate-git-dir -b --initial-branch --ob
 
 
 def _init(run: _Run, rest: list[W], config: W, git_dir: W | None) -> bool:
-    from orchestrator.shell import W
+    from orchestrator.shell.words import W
 
     opts, pos = _split(rest, _INIT_VALUED)
     where = pos[0] if pos else W(".")
@@ -322,7 +324,7 @@ _CLONE_VALUED = frozenset("""-o --origin -b --branch -u --upload-pack --referenc
 
 
 def _clone(run: _Run, rest: list[W], config: W, git_dir: W | None) -> bool:
-    from orchestrator.shell import W
+    from orchestrator.shell.words import W
 
     opts, pos = _split(rest, _CLONE_VALUED)
     if _last(opts, "-u", "--upload-pack") is not None:
@@ -383,7 +385,7 @@ def _archive(run: _Run, rest: list[W], config: W, git_dir: W | None) -> bool:
 
 
 def _format_patch(run: _Run, rest: list[W], config: W, git_dir: W | None) -> bool:
-    from orchestrator.shell import W
+    from orchestrator.shell.words import W
 
     opts, pos = _split(rest, frozenset("""-o --output-directory --start-number --subject-prefix --signature
 --signature-file --in-reply-to --to --cc --from --base --interdiff --range-diff --creation-factor -v --reroll-count
@@ -404,7 +406,7 @@ def _output(run: _Run, rest: list[W], config: W, git_dir: W | None) -> bool:
         if a.text == "--":
             break
         if a.text.startswith("--output=") and not a.dyn:
-            from orchestrator.shell import W
+            from orchestrator.shell.words import W
 
             run.write(W(a.text[len("--output="):], a.dyn, a.glob), "git --output")
         elif a.text in ("--output",) and k + 1 < len(rest) and not a.dyn:
@@ -414,7 +416,7 @@ def _output(run: _Run, rest: list[W], config: W, git_dir: W | None) -> bool:
 
 def _report_dir(run: _Run, rest: list[W], config: W, git_dir: W | None) -> bool:
     """`git bugreport` / `git diagnose`: a report file (named by the tool) in -o DIR, else in the cwd."""
-    from orchestrator.shell import W
+    from orchestrator.shell.words import W
 
     opts, pos = _split(rest, frozenset("-o --output-directory -s --suffix --mode".split()))
     run.acc.unresolved = True
@@ -423,7 +425,7 @@ def _report_dir(run: _Run, rest: list[W], config: W, git_dir: W | None) -> bool:
 
 
 def _checkout_index(run: _Run, rest: list[W], config: W, git_dir: W | None) -> bool:
-    from orchestrator.shell import W
+    from orchestrator.shell.words import W
 
     opts, pos = _split(rest, frozenset("--prefix --stage".split()))
     prefix = _last(opts, "--prefix")
@@ -449,7 +451,7 @@ def _marks(run: _Run, rest: list[W], config: W, git_dir: W | None) -> bool:
 
 
 def _maintenance(run: _Run, rest: list[W], config: W, git_dir: W | None) -> bool:
-    from orchestrator.shell import W
+    from orchestrator.shell.words import W
 
     opts, pos = _split(rest, frozenset({"--config-file", "--scheduler", "--task", "--schedule"}))
     if pos and pos[0].text in ("register", "unregister", "start", "stop"):

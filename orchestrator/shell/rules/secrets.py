@@ -1,6 +1,6 @@
-"""Secret reads and exfiltration in shell commands: the analyzer's rules, kept out of :mod:`orchestrator.shell`.
+"""Secret reads and exfiltration in shell commands: the analyzer's rules, kept out of the main rule tables.
 
-:mod:`orchestrator.shell` calls :func:`check_argv` for every simple command and :func:`redirect_in` for every
+:mod:`orchestrator.shell.dispatch` calls :func:`check_argv` for every simple command and :func:`redirect_in` for every
 ``< FILE`` redirection; they record ``(path, pattern, how)`` hits in the accumulator and tag
 ``ShellAnalysis.risks`` with ``secret-read`` or ``exfiltration``. ``how`` is ``read`` (the content reaches the
 transcript: ``cat``, ``base64``, ``grep``, ``git diff``...), ``copy`` (into a place an agent can read: ``cp``,
@@ -139,7 +139,7 @@ def check_argv(run: Any) -> None:
         acc.secret_hits.append((acc.secret_hits[0][0], acc.secret_hits[0][1], "send"))
     if name in _NOT_READING or name == "ssh":  # ssh sends only its stdin; its other words run remotely
         return
-    from orchestrator.shell import _WRAPPERS  # the wrapped command is analyzed on its own
+    from orchestrator.shell.programs import _WRAPPERS  # the wrapped command is analyzed on its own
 
     if name in _WRAPPERS:
         return

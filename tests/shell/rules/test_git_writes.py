@@ -1,4 +1,4 @@
-"""Where git subcommands write (orchestrator/shellgit.py), .git/config and hooks as governance files
+"""Where git subcommands write (orchestrator/shell/rules/git_writes.py), .git/config and hooks as governance files
 (selfguard + orchestrator/githooks.py), and the held-out escape corpus run through the real pipeline in a real
 git repository: nothing changes on disk outside the intent's scope."""
 from __future__ import annotations
@@ -18,7 +18,7 @@ from orchestrator.shell import analyze
 from orchestrator.tools import to_call
 from tests.conftest import make_workspace
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 CORPUS = [json.loads(line) for line in (DATA / "shell_write_escapes.jsonl").read_text(encoding="utf-8").splitlines()
           if line.strip()]
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",

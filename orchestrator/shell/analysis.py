@@ -1,0 +1,70 @@
+"""The analyzer's public result: :class:`ShellAnalysis`, and the vocabulary of its ``risks`` (:data:`RISKS`)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+_KINDS = ("read_only", "mutating", "unknown", "destructive")
+_RANK = {k: i for i, k in enumerate(_KINDS)}
+
+
+@dataclass(frozen=True)
+class ShellAnalysis:
+    """What a shell command does to the file system, as far as static analysis can tell.
+
+    kind: "read_only" | "mutating" | "destructive" | "unknown" (destructive implies mutating;
+    unknown means "could not vouch for it" and must never be auto-allowed).
+    writes / deletes: target paths as written in the command, relative to its cwd (a literal
+    ``cd`` earlier in the command is applied).
+    reasons: short human-readable explanations, most severe first.
+    unresolved: a target contained a variable, glob, substitution or unknown cwd.
+    """
+
+    kind: str
+    writes: tuple[str, ...] = ()
+    deletes: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()
+    unresolved: bool = False
+    #: directory entries the command makes: ``(index into write_log or -1 for "anywhere", op, sources, named)``.
+    #: op: "ln" (a link), "mv" / "cplink" (a move or a link-preserving copy: a link if a source holds one),
+    #: "cplink-replace" (rsync -a), "replace" (install, rsync, sed -i: renamed over, not written through) or
+    #: "copy" (cp, rsync --inplace: written through). ``sources`` are paths like those of ``write_log``; ``named``
+    #: says that into an existing directory the entry is DIR/<basename of each source> (else: anything in DIR).
+    #: The pipeline compares them with ``write_log`` on canonical paths (Governor._check_new_entries).
+    entries: tuple[tuple[int, str, tuple[str, ...], bool], ...] = ()
+    #: a write target or a ``cd`` went through ``..``: lexically simplified, which is wrong through a new link
+    dotdot: bool = False
+    #: every write target in command order, duplicates kept (``writes`` is the deduplicated view)
+    write_log: tuple[str, ...] = ()
+    #: structured risk categories (see :data:`RISKS`), for policy decisions that must not parse ``reasons``
+    risks: frozenset[str] = frozenset()
+    #: secret files the command reads, copies or sends: ``(path as written, pattern, "read"|"copy"|"send")``
+    #: (rules in :mod:`orchestrator.shell.rules.secrets`; the secrets pre-hook refuses the command on them)
+    secrets: tuple[tuple[str, str, str], ...] = ()
+
+    @property
+    def read_only(self) -> bool:
+        return self.kind == "read_only"
+
+    @property
+    def destructive(self) -> bool:
+        return self.kind == "destructive"
+
+
+# ----------------------------------------------------------------------------------------------------------
+# accumulation
+
+
+#: the vocabulary of ``ShellAnalysis.risks``: what kind of danger made a command more than read-only.
+#: Approval policy keys on these (e.g. "runs-code" alone may run unasked inside the sandbox).
+RISKS: dict[str, str] = {
+    "runs-code": "runs local or project code whose effects the analyzer cannot see (tests, builds, scripts)",
+    "destructive": "deletes trees, rewrites history, force-pushes or otherwise destroys work",
+    "outside-world": "changes state outside this machine's workspace (publish, deploy, cloud/cluster, remote push)",
+    "secret-read": "reads a protected secret",
+    "exfiltration": "sends local data to another host",
+    "hijack": "environment, options or configuration make a program run other code",
+    "unparseable": "the command could not be parsed or analyzed",
+    "unresolved-target": "a target path depends on a variable, glob or substitution",
+    "unclassified": "an unknown or destructive reason no category above names (the approval policy always asks)",
+}

@@ -1,0 +1,111 @@
+"""One simple command to its rule: wrappers, shells, interpreters, per-program rules, service CLIs, else unknown."""
+from __future__ import annotations
+
+import re
+
+from orchestrator.shell.words import _prog_name
+from orchestrator.shell.programs import (
+    _DISK_TOOLS,
+    _DOWNLOADERS,
+    _HELP_ARGS,
+    _INTERPRETERS,
+    _POWER,
+    _SHELLS,
+    _SYSTEM_BIN,
+    _UNICODE_DASHES,
+    _WRAPPERS,
+)
+from orchestrator.shell.run import _Run
+from orchestrator.shell.rules.services import _SERVICE_CLIS, _service_cli
+from orchestrator.shell.rules.interpreters import _interpreter, _shell
+from orchestrator.shell.rules.wrappers import _wrapper
+from orchestrator.shell.rules import _READ_ONLY, _RULES
+from orchestrator.shell.rules import outside as _outside
+from orchestrator.shell.rules import secrets as _shell_secrets
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
+    from orchestrator.shell.words import W
+    from orchestrator.shell.run import _Ctx, _Walker
+
+
+def _run_argv(wk: _Walker, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = False) -> None:
+    """Dispatch one simple command (after assignments and redirections were taken out)."""
+    if not argv:
+        return
+    head = argv[0]
+    if head.dyn or head.glob:
+        wk.acc.flag("unknown", f"program name is not literal: {head.text[:60]}", risk="unresolved-target")
+        wk.acc.unresolved = True
+        return
+    name = _prog_name(head)
+    args = argv[1:]
+    if "/" in head.text and not _SYSTEM_BIN.match(head.text):
+        # `./ls` or `tools/cat` is whatever file sits there (the agent may have just written it): never
+        # read-only. The name is still analyzed so `./rm -rf /` stays destructive.
+        wk.acc.flag("unknown", f"program {head.text[:60]!r} is not a system binary", risk="runs-code")
+    run = _Run(wk, ctx, depth, name, args, xargs)
+    if wk.acc.secrets is not None:
+        _shell_secrets.check_argv(run)
+    if name in _outside.TABLE:
+        _outside.check(run)
+    if name in wk.functions:
+        return  # body already analyzed at definition
+    if name in _DOWNLOADERS:
+        wk.stage_downloads = True
+    if name in ("echo", "printf") and all(a.literal for a in args):
+        out = " ".join(a.text for a in args if not (name == "echo" and a.text in ("-n", "-e", "-E")))
+        if name == "printf" or "-e" in (a.text for a in args):
+            out = out.replace("\\n", "\n").replace("\\t", "\t")
+        wk.stage_output = out
+    if any(a.text[:1] in _UNICODE_DASHES for a in args if not a.dyn):
+        # `git reset ‐‐hard` with U+2010: not an option to the program, and a classic way to fool matchers.
+        wk.acc.flag("unknown", f"{name}: an argument starts with a unicode dash")
+        return
+    rule = _RULES.get(name)
+    # `--help` / `--version` as the only argument of a program we know prints and exits.
+    if len(args) == 1 and args[0].text in _HELP_ARGS and not args[0].dyn and (
+            rule is not None or name in _SERVICE_CLIS or name in _READ_ONLY or name in _WRAPPERS
+            or name in _INTERPRETERS or name in _SHELLS or re.fullmatch(r"python[0-9.]*", name)):
+        return
+    if len(args) == 1 and args[0].text in ("--help", "-h", "--version", "-V") and not args[0].dyn and \
+            not xargs and "/" not in head.text and name not in _POWER and name not in _DISK_TOOLS and \
+            not name.startswith("mkfs") and name not in ("init", "telinit"):
+        # A program looked up on PATH asked only for help/version prints and exits. A workspace script
+        # shadowing that name would have to be installed on PATH outside the workspace, which the pipeline
+        # refuses; `./tool --help` runs a workspace file and stays unknown.
+        return
+    if rule is not None:
+        rule(run)
+        return
+    if name in _WRAPPERS:
+        _wrapper(run)
+        return
+    if name in _SHELLS:
+        _shell(run)
+        return
+    if re.fullmatch(r"python[0-9.]*|pypy[0-9.]*", name) or name in _INTERPRETERS:
+        _interpreter(run)
+        return
+    if name in _READ_ONLY:
+        return
+    if any(a.text[:1] in _UNICODE_DASHES for a in args if not a.dyn):
+        # `git reset ‐‐hard` with U+2010: not an option to the program, and a classic way to fool matchers.
+        wk.acc.flag("unknown", f"{name}: an argument starts with a unicode dash")
+        return
+    if name == "mdadm" and any(a.text in ("--detail", "-D", "--examine", "-E", "--query", "-Q", "--version",
+                                          "--help") for a in args) and \
+            not any(a.text in ("--zero-superblock", "--create", "-C", "--remove", "--fail", "--stop", "-S")
+                    for a in args):
+        return
+    if name.startswith("mkfs") or name in _DISK_TOOLS:
+        run.flag("destructive", f"{name} can destroy disks or file systems")
+        return
+    if name in _POWER:
+        run.flag("destructive", f"{name} stops or restarts the machine")
+        return
+    svc = _SERVICE_CLIS.get(name)
+    if svc is not None:
+        _service_cli(run, svc)
+        return
+    wk.acc.flag("unknown", f"unknown program {name!r}", risk="runs-code")

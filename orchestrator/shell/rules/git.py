@@ -1,0 +1,372 @@
+"""The git rule: which subcommands are read-only, and options/configuration that make git run other code.
+Where a writing subcommand writes is :mod:`.git_writes`."""
+from __future__ import annotations
+
+from orchestrator.shell.words import W, _has, _split_opts
+from orchestrator.shell.rules.fs import _sources
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
+    from orchestrator.shell.run import _Run
+
+
+# ----------------------------------------------------------------------------------------------------------
+# git
+
+_GIT_READ = frozenset("""status log diff show blame annotate rev-parse rev-list ls-files ls-tree ls-remote cat-file
+describe shortlog grep whatchanged diff-tree diff-index diff-files cherry range-diff name-rev merge-base show-ref
+for-each-ref var version help check-ignore check-attr check-mailmap count-objects fsck verify-commit verify-tag
+verify-pack show-branch get-tar-commit-id column fmt-merge-msg interpret-trailers check-ref-format hash-object
+show-index""".split())
+
+
+_GIT_SAFE_CONFIG = ("color.", "user.", "advice.", "log.", "i18n.", "init.", "safe.directory", "core.quotepath",
+                    "core.autocrlf", "core.safecrlf", "core.longpaths", "core.abbrev", "column.", "format.pretty",
+                    "pull.rebase", "push.default", "diff.renames", "diff.algorithm", "merge.conflictstyle",
+                    "status.", "blame.", "grep.linenumber", "grep.extendedregexp", "core.ignorecase",
+                    "protocol.version", "http.sslverify", "fetch.prune", "commit.gpgsign", "tag.gpgsign",
+                    "rebase.autostash", "maintenance.auto", "gc.auto")
+
+
+_GIT_TREE_WRITERS = frozenset("""checkout switch merge pull cherry-pick revert reset am rebase worktree read-tree
+checkout-index restore""".split())
+
+
+def _git(run: _Run) -> None:
+    from orchestrator.shell import api as _api  # imported at call time: a cycle
+    args = run.args
+    i = 0
+    editor_cfg = False  # -c core.editor/sequence.editor: only matters for subcommands that open an editor
+    while i < len(args):
+        s = args[i].text
+        if s in ("-c", "--config-env") and i + 1 < len(args):
+            key, _, val = args[i + 1].text.partition("=")
+            key = key.lower()
+            if not args[i + 1].dyn and s == "-c" and key in ("core.editor", "sequence.editor"):
+                editor_cfg = True
+            elif not args[i + 1].dyn and s == "-c" and (key == "core.pager" or key.startswith("pager.")) \
+                    and val and _api.analyze(val).kind == "read_only":
+                pass  # the pager command is itself read-only (less, cat, delta...)
+            elif args[i + 1].dyn or not key.startswith(_GIT_SAFE_CONFIG):
+                # core.pager, alias.*, diff.external, filter.*, core.sshCommand ... run commands
+                run.flag("unknown", f"git -c {key}: configuration that may run commands", risk="hijack")
+                return
+        if s.startswith("--exec-path="):
+            run.flag("unknown", "git --exec-path changes which programs git runs", risk="hijack")
+            return
+        if s in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env",
+                 "--super-prefix", "--list-cmds", "--attr-source"):
+            i += 2
+            continue
+        if s.startswith("-"):
+            if s in ("--version", "--help", "-h", "--html-path", "--man-path", "--info-path") and i == len(args) - 1:
+                return
+            i += 1
+            continue
+        break
+    if i >= len(args):
+        return
+    sub = args[i].text
+    rest = args[i + 1:]
+    r = [a.text for a in rest]
+    opts, pos = _split_opts(rest, ("-m", "--message", "-b", "-B", "-c", "-C", "-F", "--file", "-u", "-o",
+                                   "--author", "--date", "-S", "-X", "--strategy", "--strategy-option",
+                                   "--onto", "--pathspec-from-file", "--format", "--conflict", "--unified", "-U",
+                                   "--inter-hunk-context",
+                                   "--pretty", "-n", "--max-count", "--since", "--until", "--grep"))
+    if args[i].dyn:
+        run.flag("unknown", "git subcommand is not literal")
+        return
+    if "--help" in r or sub == "help":
+        return
+    if editor_cfg and sub not in _GIT_READ:
+        run.flag("unknown", "git -c core.editor: the editor command may run", risk="hijack")
+        return
+    from orchestrator.shell.rules import git_writes
+
+    if git_writes.check(run, i):  # where it writes: -C, --git-dir, config, init, clone, worktree... (git_writes.py)
+        return
+    name = f"git {sub}"
+    if sub == "hash-object" and "-w" in r:
+        run.flag("mutating", "git hash-object -w writes an object")
+        return
+    if sub == "grep" and any(t.startswith(("-O", "--open-files-in-pager")) for t in r):
+        run.flag("unknown", "git grep -O runs a pager command")
+        return
+    if sub == "difftool" and any(t.startswith(("-x", "--extcmd", "-t", "--tool")) for t in r):
+        run.flag("unknown", "git difftool runs an external command")
+        return
+    if sub == "submodule" and pos[:1] and pos[0].text == "foreach":
+        run.code(" ".join(p.text for p in pos[1:]), "git submodule foreach")
+        return
+    if sub == "bisect" and pos[:1] and pos[0].text == "run":
+        run.sub(pos[1:])
+        run.flag("mutating", "git bisect run checks out commits")
+        return
+    if sub in _GIT_TREE_WRITERS:
+        # these write entries (symlinks included) from the object store anywhere in the tree: nothing else in the
+        # same command can be judged by its path any more
+        run.wk.acc.entries.append((-1, "ln", (), False))
+    if sub in _GIT_READ:
+        if sub == "diff" and _has(opts, "--output"):
+            for v in opts["--output"]:
+                run.write(W(v), "git diff --output")
+        if sub in ("log", "show", "format-patch") and _has(opts, "--output", "-o"):
+            run.write(W((opts.get("--output") or opts.get("-o"))[-1]), name)
+        return
+    if sub == "branch":
+        if _has(opts, "-D", "-f", "--force", "-M", "-C"):
+            run.flag("destructive", "git branch -D/-f/-M deletes or force-moves a branch")
+        elif _has(opts, "-d", "--delete", "-m", "-M", "--move", "-c", "-C", "--copy", "-u", "--set-upstream-to",
+                  "--unset-upstream", "--edit-description", "-f", "--force", "-t", "--track"):
+            run.flag("mutating", f"{name} modifies branches")
+        elif pos and not _has(opts, "-l", "--list", "--contains", "--no-contains", "--merged", "--no-merged",
+                              "--points-at", "-a", "-r", "--all", "--remotes", "--sort", "--format",
+                              "--show-current", "-v", "-vv", "--verbose"):
+            run.flag("mutating", "git branch creates a branch")
+        return
+    if sub == "tag":
+        if _has(opts, "-d", "--delete"):
+            run.flag("mutating", "git tag -d deletes a tag")
+        elif pos and not _has(opts, "-l", "--list", "--contains", "--no-contains", "--merged", "--no-merged",
+                              "--points-at", "-n", "--sort", "--format", "-v", "--verify"):
+            run.flag("mutating", "git tag creates a tag")
+        return
+    if sub == "remote":
+        if not pos or pos[0].text in ("show", "get-url") or (not pos and _has(opts, "-v", "--verbose")):
+            return
+        if pos[0].text in ("-v",):
+            return
+        run.flag("mutating", f"git remote {pos[0].text}")
+        return
+    if sub == "config":
+        if _has(opts, "--get", "--get-all", "--get-regexp", "--list", "-l", "--get-urlmatch", "--get-color",
+                "--get-colorbool", "--show-origin", "--show-scope", "-e", "--edit") and not _has(opts, "-e", "--edit"):
+            return
+        if pos and pos[0].text in ("get", "list"):
+            return
+        if len(pos) == 1 and not _has(opts, "--unset", "--unset-all", "--add", "--replace-all", "--remove-section",
+                                      "--rename-section"):
+            return
+        run.flag("mutating", "git config changes configuration")
+        return
+    if sub == "stash":
+        act = pos[0].text if pos else "push"
+        if act in ("list", "show"):
+            return
+        if act in ("drop", "clear"):
+            run.flag("destructive", f"git stash {act} discards stashed changes")
+            return
+        if _has(opts, "-u", "--include-untracked", "-a", "--all") or any(
+                a.text in ("-u", "--include-untracked", "-a", "--all") for a in run.args):
+            # stashing untracked files removes them from the tree: like git clean, it deletes files it never names
+            run.flag("destructive", f"git stash {act} --include-untracked removes untracked files")
+            return
+        if act in ("pop", "apply"):
+            run.wk.acc.entries.append((-1, "ln", (), False))  # restores entries (links too) anywhere
+        run.flag("mutating", f"git stash {act}")
+        return
+    if sub == "worktree":
+        act = pos[0].text if pos else ""
+        if act in ("list",):
+            return
+        if act == "remove" and _has(opts, "-f", "--force"):
+            run.flag("destructive", "git worktree remove --force discards changes")
+            return
+        run.flag("mutating", f"git worktree {act}")
+        return
+    if sub == "submodule":
+        act = pos[0].text if pos else "status"
+        if act in ("status", "summary"):
+            return
+        if act == "deinit" and _has(opts, "-f", "--force"):
+            run.flag("destructive", "git submodule deinit --force")
+            return
+        run.flag("mutating", f"git submodule {act}")
+        return
+    if sub == "reflog":
+        act = pos[0].text if pos else "show"
+        if act in ("show", "exists") or act not in ("expire", "delete"):
+            if act in ("expire", "delete"):
+                pass
+            else:
+                return
+        run.flag("destructive", f"git reflog {act} drops history")
+        return
+    if sub == "notes":
+        act = pos[0].text if pos else "list"
+        if act in ("list", "show"):
+            return
+        run.flag("mutating", f"git notes {act}")
+        return
+    if sub == "bisect":
+        act = pos[0].text if pos else ""
+        if act in ("log", "visualize", "view", "help"):
+            return
+        run.flag("mutating", f"git bisect {act}")
+        return
+    if sub == "lfs":
+        act = pos[0].text if pos else ""
+        if act in ("ls-files", "status", "env", "version", "track" if not pos[1:] else "_", "logs", "locks",
+                   "fetch"):
+            return
+        run.flag("mutating", f"git lfs {act}")
+        return
+    if sub == "checkout":
+        # --track[=direct|inherit] and --recurse-submodules[=checkout|on-demand] take their optional value
+        # only when stuck with `=` (gitcli(7)); `--track direct main` passes "direct" as a branch/pathspec.
+        # git refuses --track with paths, and a value-like word after --recurse-submodules becomes a
+        # pathspec whose outcome depends on what the repository contains: do not vouch either way.
+        for k, a in enumerate(rest[:-1]):
+            if (a.text in ("-t", "--track") and rest[k + 1].text in ("direct", "inherit")) or \
+                    (a.text == "--recurse-submodules" and rest[k + 1].text in ("checkout", "on-demand")):
+                run.flag("unknown", f"git checkout {a.text} {rest[k + 1].text}: git reads the word as a "
+                                    "branch or pathspec, not as the option's value")
+                return
+        if _has(opts, "-t", "--track") and not _has(opts, "-f", "--force", "-m", "--merge", "-p", "--patch",
+                                                      "--ours", "--theirs"):
+            if len(pos) >= 2 or "--" in r:
+                run.flag("unknown", "git checkout --track with paths (git refuses; not vouched for)")
+                return
+            run.flag("mutating", "git checkout --track creates a tracking branch")
+            return
+        if "--" in r or _has(opts, "-f", "--force", "-p", "--patch", "--ours", "--theirs", "-m", "--merge",
+                             "--pathspec-from-file") or \
+                any(p.text in (".", "*", ":/") or p.glob for p in pos) or \
+                (len(pos) >= 2 and not _has(opts, "-b", "-B", "--orphan")):
+            run.flag("destructive", "git checkout of paths discards uncommitted changes")
+            return
+        run.flag("mutating", "git checkout switches branches")
+        return
+    if sub == "switch":
+        if _has(opts, "-f", "--force", "--discard-changes"):
+            run.flag("destructive", "git switch --discard-changes/--force")
+            return
+        run.flag("mutating", "git switch")
+        return
+    if sub == "restore":
+        if _has(opts, "-S", "--staged") and not _has(opts, "-W", "--worktree"):
+            run.flag("mutating", "git restore --staged unstages")
+            return
+        run.flag("destructive", "git restore discards working-tree changes")
+        return
+    if sub == "reset":
+        if _has(opts, "--hard", "--merge", "--keep"):
+            run.flag("destructive", "git reset --hard discards uncommitted changes")
+            return
+        run.flag("mutating", "git reset")
+        return
+    if sub == "clean":
+        if _has(opts, "-n", "--dry-run") and not _has(opts, "-i", "--interactive"):
+            return
+        if _has(opts, "-f", "--force"):
+            run.flag("destructive", "git clean -f deletes untracked files")
+            return
+        run.flag("mutating", "git clean")
+        return
+    if sub == "push":
+        # A plain --force/-f or a +refspec overwrites whatever is on the remote (and wins over a lease when
+        # both are given). --force-with-lease alone refuses unless the remote ref is still where we last
+        # saw it, so it cannot throw away someone else's pushed work: mutating, not destructive.
+        force = _has(opts, "-f", "--force", "--mirror", "-d", "--delete", "--prune") or any(
+            p.text.startswith("+") or p.text.startswith(":") for p in pos[1:])
+        if _has(opts, "-n", "--dry-run"):
+            return
+        if force:
+            run.flag("destructive", "git push rewrites or deletes remote history")
+            return
+        if _has(opts, "--force-with-lease", "--force-if-includes"):
+            run.flag("mutating", "git push --force-with-lease (refused if the remote moved)")
+            return
+        run.flag("mutating", "git push")
+        return
+    if sub == "replace" and _has(opts, "-l", "--list"):
+        return
+    if sub in ("rebase", "filter-branch", "filter-repo", "replace"):
+        if sub == "rebase" and _has(opts, "--abort", "--show-current-patch"):
+            run.flag("mutating", "git rebase --abort")
+            return
+        run.flag("destructive", f"{name} rewrites history")
+        return
+    if sub == "gc":
+        if any(x.startswith("--prune") for x in r) or "--aggressive" in r:
+            run.flag("destructive", "git gc --prune drops unreachable objects")
+            return
+        run.flag("mutating", "git gc")
+        return
+    if sub in ("prune", "prune-packed"):
+        run.flag("destructive", f"{name} drops unreachable objects")
+        return
+    if sub == "update-ref":
+        if _has(opts, "-d"):
+            run.flag("destructive", "git update-ref -d deletes a ref")
+            return
+        run.flag("mutating", name)
+        return
+    if sub == "rm":
+        kind = "destructive" if _has(opts, "-r", "-f", "--force") and not _has(opts, "--cached") else "mutating"
+        for p in pos:
+            if not _has(opts, "--cached"):
+                run.delete(p, "git rm", kind)
+        if not pos or _has(opts, "--cached"):
+            run.flag(kind, "git rm")
+        return
+    if sub == "mv":
+        if len(pos) >= 2:
+            acc = run.wk.acc
+            run.write(pos[-1], "git mv")
+            acc.entries.append((len(acc.writes) - 1, "mv", _sources(run, pos[:-1]), True))
+            for s in pos[:-1]:
+                run.delete(s, "git mv (source)")
+        run.flag("mutating", "git mv")
+        return
+    if sub == "apply":
+        if _has(opts, "--check", "--stat", "--numstat", "--summary") and not _has(opts, "--apply"):
+            return
+        run.acc.unresolved = True
+        run.flag("mutating", "git apply modifies files named in the patch")
+        return
+    if sub == "clone":
+        if len(pos) >= 2:
+            run.write(pos[1], "git clone")
+        else:
+            run.acc.unresolved = True
+            run.flag("mutating", "git clone creates a directory")
+        return
+    if sub == "commit":
+        if _has(opts, "--amend"):
+            run.flag("mutating", "git commit --amend rewrites the last commit")
+            return
+        run.flag("mutating", "git commit")
+        return
+    if sub == "fetch" or (sub == "lfs" and pos[:1] and pos[0].text == "fetch"):
+        # Only .git internals (remote-tracking refs, objects) change; the working tree is untouched.
+        return
+    if sub == "archive":
+        out = opts.get("-o") or opts.get("--output")
+        if out:
+            run.write(W(out[-1]), "git archive -o")
+        return
+    if sub == "format-patch" and not _has(opts, "--stdout"):
+        run.acc.unresolved = True
+        run.write(W((opts.get("-o") or opts.get("--output-directory") or ["."])[-1]), "git format-patch")
+        return
+    if sub in ("request-pull", "difftool") or (sub == "format-patch"):
+        return
+    if (sub == "sparse-checkout" and pos[:1] and pos[0].text == "list") or \
+            (sub == "bundle" and pos[:1] and pos[0].text in ("verify", "list-heads")) or \
+            (sub == "replace" and _has(opts, "-l", "--list")) or \
+            (sub == "rerere" and pos[:1] and pos[0].text in ("status", "diff", "remaining")):
+        return
+    if sub in ("add", "commit", "merge", "pull", "fetch", "cherry-pick", "revert", "init", "am", "format-patch",
+               "archive", "bundle", "pack-refs", "repack", "maintenance", "sparse-checkout", "stage",
+               "update-index", "write-tree", "commit-tree", "read-tree", "symbolic-ref", "checkout-index",
+               "merge-file", "mergetool", "difftool", "rerere", "request-pull", "send-email", "credential",
+               "fast-import", "svn", "p4", "citool", "gui", "revert", "sparse-checkout", "unpack-objects",
+               "index-pack", "pack-objects", "mktag", "mktree", "multi-pack-index", "commit-graph", "hook",
+               "range-diff", "switch", "annex", "crypt", "secret", "flow"):
+        if sub == "symbolic-ref" and len(pos) == 1 and not _has(opts, "-d", "--delete"):
+            return
+        run.flag("mutating", name)
+        return
+    run.flag("unknown", f"unknown git subcommand {sub!r}")

@@ -1,0 +1,243 @@
+"""Rules for network programs: rsync, scp, curl, wget, ssh, openssl, gpg, ip."""
+from __future__ import annotations
+
+import posixpath
+import re
+
+from orchestrator.shell.parse import _LazyRe
+from orchestrator.shell.words import W, _has, _split_opts
+from orchestrator.shell.rules.fs import _SYSTEM_PATH, _sources
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
+    from orchestrator.shell.run import _Run
+
+
+def _rsync(run: _Run) -> None:
+    opts, pos = _split_opts(run.args, ("-e", "--rsh", "--exclude", "--include", "--filter", "-f",
+                                      "--exclude-from", "--include-from", "--files-from", "--chmod",
+                                      "--backup-dir", "--suffix", "--log-file", "--password-file",
+                                      "--port", "--timeout", "--bwlimit", "-T", "--temp-dir",
+                                      "--partial-dir", "--compare-dest", "--copy-dest", "--link-dest",
+                                      "-B", "--block-size", "--max-size", "--min-size", "--out-format",
+                                      "--info", "--debug", "--rsync-path", "-M", "--remote-option"))
+    if _has(opts, "--help", "--version") and not pos:
+        return
+    for v in opts.get("-e", []) + opts.get("--rsh", []):
+        if not re.match(r"^\s*(ssh|/usr/bin/ssh)(\s|$)", v):
+            run.flag("unknown", "rsync -e runs a custom remote-shell command")
+            return
+    if _has(opts, "-n", "--dry-run", "--list-only"):
+        return
+    if len(pos) < 2:
+        if len(pos) == 1 and not run.xargs:
+            return  # rsync SRC lists like ls
+        run.flag("mutating", "rsync")
+        run.acc.unresolved = True
+        return
+    dest = pos[-1]
+    remote = bool(re.match(r"^[^/]*:", dest.text)) or dest.text.startswith("rsync://")
+    destructive = any(o.startswith("--delete") or o in ("--remove-source-files", "--del") for o in opts)
+    kind = "destructive" if destructive else "mutating"
+    if remote:
+        run.flag(kind, f"rsync to remote {dest.text}" + (" with --delete" if destructive else ""))
+    else:
+        before = len(run.wk.acc.writes)
+        run.write(dest, "rsync" + (" --delete" if destructive else ""), kind)
+        acc = run.wk.acc
+        srcs = pos[:-1]
+        if _has(opts, "--link-dest"):
+            op = "ln"  # hard links to the files of another tree
+        else:
+            linking = (_has(opts, "-a", "--archive", "-l", "--links", "-H", "--hard-links")
+                       and not _has(opts, "-L", "--copy-links"))
+            # rsync writes a temporary file and renames it over the destination, unless it writes in place
+            inplace = _has(opts, "--inplace", "--append", "--append-verify", "--write-devices")
+            op = ("cplink" if linking else "copy") if inplace else ("cplink-replace" if linking else "replace")
+        if len(acc.writes) > before:
+            # "SRC/" copies the *contents* of SRC into DEST: not DEST/<basename>
+            named = all(not p.text.endswith("/") and posixpath.basename(p.text) not in ("", ".") for p in srcs)
+            acc.entries.append((len(acc.writes) - 1, op, _sources(run, srcs), named))
+    if "--remove-source-files" in opts:
+        for s in pos[:-1]:
+            if not re.match(r"^[^/]*:", s.text):
+                run.delete(s, "rsync --remove-source-files", "destructive")
+
+
+def _scp(run: _Run) -> None:
+    opts, pos = _split_opts(run.args, ("-P", "-i", "-o", "-F", "-c", "-l", "-S", "-J", "-D", "-X"))
+    if len(pos) < 2:
+        return
+    dest = pos[-1]
+    if re.match(r"^[^/]*:", dest.text) or dest.text.startswith("scp://"):
+        path = dest.text.split(":", 1)[1] if ":" in dest.text else ""
+        kind = "destructive" if path in ("/",) or _SYSTEM_PATH.match(path) else "mutating"
+        run.flag(kind, f"scp to remote {dest.text}")
+    else:
+        run.write(dest, "scp")
+
+
+def _curl(run: _Run) -> None:
+    opts, pos = _split_opts(run.args, (
+        "-o", "--output", "-X", "--request", "-d", "--data", "--data-raw", "--data-binary", "--data-urlencode",
+        "--data-ascii", "-F", "--form", "--form-string", "-T", "--upload-file", "-H", "--header", "-u", "--user",
+        "-A", "--user-agent", "-e", "--referer", "-b", "--cookie", "-c", "--cookie-jar", "-D", "--dump-header",
+        "--output-dir", "-m", "--max-time", "--connect-timeout", "-x", "--proxy", "-w", "--write-out",
+        "--json", "-K", "--config", "-E", "--cert", "--key", "--cacert", "-r", "--range", "-Y", "-y", "-z",
+        "--retry", "--resolve", "--url", "--limit-rate", "-C", "--continue-at", "--trace", "--trace-ascii",
+        "--stderr", "--libcurl", "--etag-save", "--hsts", "--alt-svc", "-Q", "--quote", "--mail-from",
+        "--mail-rcpt", "--variable", "--expand-data", "--expand-header", "--aws-sigv4", "--oauth2-bearer"))
+    if _has(opts, "--help", "-h", "-V", "--version", "-M", "--manual") and not pos:
+        return
+    for o in ("-o", "--output", "-c", "--cookie-jar", "-D", "--dump-header", "--trace", "--trace-ascii",
+              "--stderr", "--libcurl", "--etag-save", "--hsts", "--alt-svc"):
+        for v in opts.get(o, []):
+            if v != "-":
+                run.write(W(v), f"curl {o}")
+    if _has(opts, "-O", "--remote-name", "--remote-name-all", "-J", "--remote-header-name"):
+        run.acc.unresolved = True
+        run.write(W((opts.get("--output-dir") or ["."])[-1]), "curl -O")
+    if _has(opts, "-K", "--config"):
+        run.flag("unknown", "curl -K reads options from a file")
+    method = ""
+    for v in opts.get("-X", []) + opts.get("--request", []):
+        method = v.upper()
+    if method == "DELETE":
+        run.flag("destructive", "curl -X DELETE deletes a remote resource")
+        return
+    quotes = [q.lstrip("*+-").strip() for q in opts.get("-Q", []) + opts.get("--quote", [])]
+    qverbs = [q.split(None, 1)[0].upper() if q else "" for q in quotes]
+    if any(v in ("DELE", "RMD", "RM", "RMDIR", "XRMD") for v in qverbs):
+        run.flag("destructive", "curl -Q deletes a remote file or directory")
+        return
+    # FTP quote commands that only query the server or change the session's directory/transfer mode.
+    ftp_read = all(v in _FTP_READ_CMDS for v in qverbs)
+    data = _has(opts, "-d", "--data", "--data-raw", "--data-binary", "--data-urlencode", "--data-ascii", "-F",
+                "--form", "--form-string", "-T", "--upload-file", "--json", "--mail-rcpt", "--mail-from",
+                "--ftp-create-dirs") or not ftp_read
+    if method and method not in ("GET", "HEAD", "OPTIONS", "TRACE") or data:
+        urls = " ".join(p.text for p in pos) + " " + " ".join(opts.get("--url", []))
+        body = " ".join(v for o in ("-d", "--data", "--data-raw", "--data-binary", "--json") for v in opts.get(o, []))
+        if _DESTRUCTIVE_ENDPOINT.search(urls) or re.search(r"\bmutation\b[^}]*\b(delete|remove|purge|drop)",
+                                                             body, re.I):
+            run.flag("destructive", "curl calls a destructive API endpoint")
+            return
+        run.flag("mutating", f"curl sends data ({method or 'POST'}) to a remote server")
+    for p in pos:
+        if p.text.startswith("file://"):
+            pass
+
+
+_FTP_READ_CMDS = frozenset("PWD XPWD LIST NLST STAT SIZE MDTM NOOP HELP SYST TYPE PASV EPSV CWD XCWD CDUP "
+                           "XCUP FEAT MLST MLSD".split())
+_DESTRUCTIVE_ENDPOINT = _LazyRe(r"(?i)(/|_|\b)(do)?(delete|remove|purge|drop|wipe|destroy|truncate|shutdown|"
+                                   r"_close|flush)(_by_query|_series|-batch|\b|[A-Z_/?-])")
+
+
+def _wget(run: _Run) -> None:
+    opts, pos = _split_opts(run.args, ("-O", "--output-document", "-o", "--output-file", "-a", "--append-output",
+                                      "-P", "--directory-prefix", "-i", "--input-file", "--method", "--body-data",
+                                      "--post-data", "--post-file", "--body-file", "-U", "--user-agent",
+                                      "--header", "-t", "--tries", "-T", "--timeout", "-e", "--execute",
+                                      "--user", "--password", "-w", "--wait", "-Q", "--quota", "-l", "--level",
+                                      "-A", "--accept", "-R", "--reject", "-D", "--domains", "--load-cookies",
+                                      "--save-cookies", "--ca-certificate", "--certificate", "--private-key"))
+    if _has(opts, "--help", "-h", "-V", "--version") and not pos:
+        return
+    method = (opts.get("--method") or [""])[-1].upper()
+    if method == "DELETE":
+        run.flag("destructive", "wget --method=DELETE deletes a remote resource")
+        return
+    if method not in ("", "GET", "HEAD") or _has(opts, "--post-data", "--post-file", "--body-data", "--body-file"):
+        run.flag("mutating", "wget sends data to a remote server")
+    for o in ("-o", "--output-file", "-a", "--append-output", "--save-cookies"):
+        for v in opts.get(o, []):
+            run.write(W(v), f"wget {o}")
+    outs = opts.get("-O", []) + opts.get("--output-document", [])
+    if outs:
+        for v in outs:
+            if v != "-":
+                run.write(W(v), "wget -O")
+        return
+    if _has(opts, "--spider"):
+        return
+    if pos or _has(opts, "-i", "--input-file"):
+        run.acc.unresolved = True
+        run.write(W((opts.get("-P") or opts.get("--directory-prefix") or ["."])[-1]), "wget download")
+
+
+def _openssl(run: _Run) -> None:
+    opts, pos = _split_opts(run.args, ())
+    sub = pos[0].text if pos else ""
+    outs = [i for i, a in enumerate(run.args) if a.text in ("-out", "-keyout")]
+    for i in outs:
+        if i + 1 < len(run.args):
+            run.write(run.args[i + 1], f"openssl {run.args[i].text}")
+    if outs:
+        return
+    if sub in ("version", "help", "x509", "s_client", "verify", "ciphers", "dgst", "list", "crl", "asn1parse",
+               "req", "rsa", "ec", "pkey", "base64", "enc", "speed", "errstr", "sess_id", "pkcs7", "pkcs12",
+               "smime", "cms", "ocsp", "prime", "rand", "storeutl", "nseq", "x509v3", "sha256", "md5", "sha1"):
+        if sub in ("genrsa", "genpkey", "req") and "-new" in [a.text for a in run.args]:
+            run.flag("mutating", f"openssl {sub}")
+        return
+    run.flag("mutating", f"openssl {sub}")
+
+
+def _gpg(run: _Run) -> None:
+    opts, pos = _split_opts(run.args, ("-o", "--output", "-r", "--recipient", "-u", "--local-user",
+                                      "--homedir", "--keyserver"))
+    if _has(opts, "--list-keys", "-k", "--list-secret-keys", "-K", "--verify", "--fingerprint", "--version",
+            "--help", "--list-sigs", "--check-sigs", "--list-packets") and not _has(opts, "-o", "--output"):
+        return
+    if _has(opts, "--delete-key", "--delete-keys", "--delete-secret-key", "--delete-secret-keys",
+            "--delete-secret-and-public-key"):
+        run.flag("destructive", "gpg deletes keys")
+        return
+    for v in opts.get("-o", []) + opts.get("--output", []):
+        run.write(W(v), "gpg -o")
+    run.flag("mutating", "gpg")
+
+
+def _ssh(run: _Run) -> None:
+    opts, pos = _split_opts(run.args, ("-p", "-i", "-o", "-F", "-l", "-J", "-L", "-R", "-D", "-b", "-c", "-E",
+                                      "-e", "-I", "-m", "-O", "-Q", "-S", "-W", "-w", "-B"))
+    if _has(opts, "-V", "-G", "-Q") and not pos[1:]:
+        return
+    if len(pos) >= 2:
+        run.code(" ".join(p.text for p in pos[1:]), "ssh remote command")
+        run.flag("unknown", "ssh runs a command on a remote host")
+        return
+    run.flag("unknown", "ssh opens a remote session")
+
+
+_IP_READ = ("show", "list", "lst", "ls", "sh", "get", "monitor", "help", "identify", "pids")
+
+
+def _ip(run: _Run) -> None:
+    """ip [OPTIONS] OBJECT [COMMAND ...]: no command or a show/list/get command is read-only."""
+    args = [a for a in run.args]
+    k = 0
+    while k < len(args) and args[k].text.startswith("-"):
+        if args[k].text in ("-n", "-netns", "-b", "-batch", "-rc", "-rcvbuf", "-l", "-loops", "-f", "-family"):
+            if args[k].text in ("-b", "-batch"):
+                run.flag("unknown", "ip -batch runs commands from a file")
+                return
+            k += 1
+        if args[k].text in ("-all", "-a") and any(a.text == "exec" for a in args):
+            run.flag("unknown", "ip netns exec runs a command")
+            return
+        k += 1
+    rest = [a.text for a in args[k + 1:]]
+    if k < len(args) and args[k].text in ("monitor", "mo", "mon"):
+        return
+    if not rest or rest[0] in _IP_READ or (rest[0].startswith("-") and not any(
+            r in ("add", "del", "delete", "change", "replace", "set", "flush", "append", "prepend", "exec",
+                  "attach", "detach", "save", "restore", "update", "test", "up", "down") for r in rest)):
+        return
+    if rest[0] in ("exec",) or "exec" in rest[:2]:
+        run.flag("unknown", "ip netns exec runs a command")
+        return
+    kind = "destructive" if rest[0] in ("flush", "del", "delete") and args[k].text.startswith(("r", "a")) else \
+        "mutating"
+    run.flag(kind, f"ip {args[k].text} {rest[0]}")

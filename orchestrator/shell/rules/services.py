@@ -1,0 +1,462 @@
+"""Rules for service CLIs with verb trees (cloud, cluster, container, package managers): :data:`_SERVICE_CLIS`."""
+from __future__ import annotations
+
+import re
+
+from orchestrator.shell.analysis import _KINDS
+from orchestrator.shell.words import W, _has, _split_opts
+from orchestrator.shell.run import _Acc, _Ctx
+from orchestrator.shell.rules.databases import _SQL_DESTROY, _sql_read_only
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
+    from orchestrator.shell.run import _Run
+
+
+# ----------------------------------------------------------------------------------------------------------
+# service CLIs: the verb words decide (list/get/describe read; delete/destroy destructive; others mutate)
+
+
+class _Svc:
+    """Per-CLI knowledge for the verb rules. depth: how many leading positional words form the command
+    path; runs: first words that run arbitrary (project) code -> unknown; verb_first: `kubectl get deploy`,
+    the first word is the verb and the rest are resource names."""
+
+    __slots__ = ("read", "destroy", "mutate", "valued", "depth", "default", "destroy_opts", "runs", "verb_first")
+
+    def __init__(self, read: frozenset[str], destroy: frozenset[str], mutate: frozenset[str],
+                 valued: frozenset[str], depth: int, default: str, destroy_opts: frozenset[str],
+                 runs: frozenset[str], verb_first: bool) -> None:
+        self.read, self.destroy, self.mutate, self.valued = read, destroy, mutate, valued
+        self.depth, self.default, self.destroy_opts, self.runs = depth, default, destroy_opts, runs
+        self.verb_first = verb_first
+
+
+_READ_VERBS = frozenset("""list ls get show describe view status info inspect search logs log version help
+whoami ping top explain history cat read print diff check validate lint tail events api-resources api-versions
+cluster-info current-context get-contexts get-clusters get-users can-i outdated deps uses leaves doctor
+query exists tree why  env which home desc options formulae casks tap-info stats df du images ps
+port plan output providers graph fmt-check verify preview browse wait whatis inventory contents completion
+completions services synth synthesize acknowledge context find topic token ports audit help-search find-dupes
+stars sbom trusted-root
+""".split())
+_DESTROY_VERBS = frozenset("""delete del rm remove destroy purge prune drop terminate uninstall wipe erase forget
+rb rmi kill nuke reset-hard unregister deregister evict drain revoke truncate flush flushall flushdb undeploy
+reset force_reset force-reset compact recreate break-lock rollback archive untag unsubscribe disable stop unset
+roll rdelete repo-delete""".split())
+_READ_PREFIXES = ("transact-get-", "admin-get-", "admin-list-", "describe-", "list-", "get-", "show-", "head-", "batch-get-", "check-", "search-", "lookup-",
+                  "list_", "get_", "describe_", "show_", "test-", "validate-", "estimate-", "preview-",
+                  "view-", "query-", "scan", "select-", "detect-", "filter-", "simulate-", "verify-")
+_MUTATE_VERBS = frozenset("""add set create update put apply install change replace modify start stop restart
+enable push upload run exec deploy attach detach import load save export edit patch scale rollout label
+annotate tag untag login logout link unlink move mv copy cp sync mount unmount clone fork merge close reopen
+comment approve review lock unlock unarchive fix activate deactivate promote suspend resume transfer rename sign invoke send publish trigger rerun
+cancel restore rotate upgrade downgrade pin unpin mkdir touch write init new register grant assign""".split())
+# Verbs that look like reads but write local state (kubeconfig, credentials, contexts).
+_MUTATE_EXACT = frozenset("get-credentials use-context use rename-context set-context set-cluster set-credentials "
+                          "index up build package".split())
+_MUTATE_PREFIXES = ("create-", "update-", "put-", "set-", "add-", "modify-", "start-", "run-", "invoke-",
+                    "attach-", "associate-", "enable-", "register-", "import-", "tag-", "untag-", "send-",
+                    "publish-", "upload-", "restore-", "copy-", "replace-", "change-", "reboot-", "request-",
+                    "authorize-", "allocate-", "accept-", "apply-", "assign-", "create_", "update_", "put_")
+_DESTROY_PREFIXES = ("clear_", "clear-", "forget_", "forget-", "unsubscribe", "delete-", "remove-", "terminate-", "purge-", "destroy-", "deregister-", "delete_",
+                     "drop-", "disable-", "revoke-", "cancel-", "stop-", "detach-", "disassociate-",
+                     "force-delete", "batch-delete-", "reset-", "wipe-", "empty-", "delete")
+
+
+def _service_cli(run: _Run, svc: _Svc) -> None:
+    args = run.args
+    path: list[str] = []
+    opts: list[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        s = a.text
+        if s == "--":
+            break
+        if s.startswith("-") and not a.dyn and len(s) > 1:
+            name = s.split("=", 1)[0]
+            opts.append(s)
+            if path and name not in svc.valued:
+                # Options after the command path: the rest are arguments, not more path words.
+                opts.extend(x.text for x in args[i + 1:] if x.text.startswith("-"))
+                break
+            if "=" not in s and name in svc.valued and i + 1 < len(args):
+                i += 1
+            i += 1
+            continue
+        if a.dyn and len(path) < svc.depth and not (svc.verb_first and path) and not path_done(path, s):
+            run.flag("unknown", f"{run.name}: subcommand is not literal ({s[:40]})")
+            run.acc.unresolved = True
+            return
+        if len(path) < svc.depth and not path_done(path, s):
+            path.append(s)
+        i += 1
+    low = [p.lower() for p in path]
+    optnames = {o.split("=", 1)[0] for o in opts}
+    if _prints_credentials(run.name, low, args):
+        run.flag("unknown", f"{run.name} {' '.join(path)} prints secrets or credentials into the transcript")
+        return
+    if svc.verb_first and low and low[0] not in _VERB_GROUPS:
+        low = low[:1]
+    dry = [o for o in opts if o.split("=", 1)[0] in ("--dry-run", "--dryrun")]
+    if dry and all(o.split("=", 1)[-1].lower() not in ("none", "false", "0") for o in dry):
+        return  # the CLI only reports what it would do
+    if args and args[0].text in svc.read and args[0].text.startswith("--"):
+        return  # e.g. `brew --prefix python`
+    qs = [a.text.split("=", 1)[1] if "=" in a.text else (args[k + 1].text if k + 1 < len(args) else "")
+          for k, a in enumerate(args) if a.text.split("=", 1)[0] in ("--query-string",)]
+    if qs and any(_SQL_DESTROY.search(q) for q in qs):
+        run.flag("destructive", f"{run.name} {' '.join(path)} runs destructive SQL")
+        return
+    if qs and low and low[-1].startswith("start-query"):
+        if all(_sql_read_only(q) for q in qs):
+            return
+    if not path and opts and all(o.split("=", 1)[0] in svc.read for o in opts):
+        return  # e.g. `brew --prefix python`
+    if "--list" in optnames and not any(p in _DESTROY_VERBS for p in low):
+        return  # `az devops configure --list`, `cargo owner --list`
+    if "down" in low and optnames & {"-v", "--volumes", "--rmi"}:
+        run.flag("destructive", f"{run.name} {' '.join(path)} removes volumes or images")
+        return
+    if run.name in ("terraform", "tofu") and low[:1] == ["apply"] and "-destroy" in optnames:
+        run.flag("destructive", f"{run.name} apply -destroy")
+        return
+    if run.name in ("docker", "podman", "kubectl", "oc") and "exec" in low[:2]:
+        _container_exec(run, args, svc)
+        return
+    if any(p in ("save", "export") for p in low) and run.name in ("docker", "podman"):
+        for k, a in enumerate(args):
+            if a.text in ("-o", "--output") and k + 1 < len(args):
+                run.write(args[k + 1], f"{run.name} {low[-1]} -o")
+                return
+            if a.text.startswith("--output="):
+                run.write(W(a.text.split("=", 1)[1]), f"{run.name} {low[-1]} -o")
+                return
+        return
+    if run.name in ("gh", "auth0", "glab") and low[:1] == ["api"]:
+        method = ""
+        for k, a in enumerate(args):
+            if a.text in ("-X", "--method") and k + 1 < len(args):
+                method = args[k + 1].text.upper()
+            elif a.text.startswith(("--method=", "-X")) and len(a.text) > 2:
+                method = a.text.split("=", 1)[-1].upper() if "=" in a.text else a.text[2:].upper()
+        fields = " ".join(a.text for a in args)
+        if len(low) > 1 and low[1] in ("get", "post", "put", "patch", "delete"):
+            method = method or low[1].upper()
+        if method == "DELETE":
+            run.flag("destructive", f"{run.name} api -X DELETE")
+        elif method in ("GET", "HEAD"):
+            return
+        elif len(low) > 1 and low[1] == "graphql" and "mutation" not in fields:
+            return  # a GraphQL query, not a mutation
+        elif method or optnames & {"-f", "-F", "--field", "--raw-field", "--input", "-d", "--data"}:
+            run.flag("mutating", f"{run.name} api sends data")
+        return
+    if any(o[:1] in "\u2010\u2011\u2012\u2013\u2014\u2212" for o in (a.text for a in args)):
+        run.flag("unknown", f"{run.name}: argument starts with a unicode dash")
+        return
+    if any("secret" in p for p in low) and any(p.startswith(("update", "put")) for p in low):
+        run.flag("destructive", f"{run.name} {' '.join(path)} overwrites a secret value")
+        return
+    for o in opts:
+        name, _, val = o.partition("=")
+        if name in svc.destroy_opts or (name.startswith(("--delete", "--remove", "--purge", "--prune"))
+                                        and val.lower() not in ("false", "0", "no")):
+            run.flag("destructive", f"{run.name} {' '.join(path)} {name}")
+            return
+    if not path:
+        if optnames & {"--help", "-h", "--version", "-v", "-V"}:
+            return
+        if not args:
+            if run.name in _BARE_PRINTS_HELP:
+                return
+            # A multi-command CLI with no subcommand: usually help, but a config default, alias or plugin
+            # can make it do anything (pre-commit runs hooks, launchctl opens a prompt): ask.
+            run.flag("unknown", f"{run.name} without a subcommand")
+            return
+    if optnames & {"--help", "-h"} or (low and low[-1] == "help") or (low and low[0] == "help") or (low == ["version"] and len(args) == 1):
+        return
+    if run.name in ("npm", "pnpm", "yarn", "bun") and low[:1] and low[0] in (
+            "install", "i", "ci", "add", "isntall", "in", "update", "up", "upgrade", "rebuild") and \
+            not any(a.text == "--ignore-scripts" for a in args) and "--dry-run" not in optnames:
+        run.flag("unknown", f"{run.name} {low[0]} runs package lifecycle scripts")
+        return
+    if run.name == "gh" and low[:2] in (["extension", "browse"], ["ext", "browse"]):
+        run.flag("unknown", "gh extension browse is an interactive UI that installs/removes extensions")
+        return
+    if run.name == "gcloud" and low[:2] == ["app", "browse"]:
+        run.flag("unknown", "gcloud app browse opens the deployed app (requests run its code)")
+        return
+    if run.name in ("npm", "pnpm", "yarn") and path[:1] in (["run"], ["run-script"]):
+        k = next(k for k, a in enumerate(args) if a.text == path[0])
+        if all(a.text.startswith("-") and a.text != "--" for a in args[k + 1:]):
+            return  # `npm run` without a script name lists the scripts
+    if low and low[0] in svc.runs:
+        run.flag("unknown", f"{run.name} {low[0]} runs project code", risk="runs-code")
+        return
+    for p in low:
+        if p in svc.destroy or p in _DESTROY_VERBS or p.startswith(_DESTROY_PREFIXES) or \
+                (p.endswith(("delete", "-remove", "_remove")) and len(p) > 6):
+            if p in svc.read:
+                continue
+            run.flag("destructive", f"{run.name} {' '.join(path)}")
+            return
+    if optnames & {"--reset", "--clear", "--unset"}:
+        run.flag("mutating", f"{run.name} {' '.join(path)} {sorted(optnames & {'--reset', '--clear', '--unset'})[0]}")
+        return
+    for o in optnames:
+        if o in ("--force-delete", "--cleanup", "--remove-orphans", "--volumes", "--wipe", "--erase"):
+            run.flag("destructive", f"{run.name} {' '.join(path)} {o}")
+            return
+    # The verb is the last word of the command path that we can classify (`ip addr add`, `az vm list`).
+    for p in reversed(low):
+        if p in svc.mutate or p in _MUTATE_EXACT or p.startswith(("use-", "rename-", "set-")):
+            run.flag("mutating", f"{run.name} {' '.join(path)}")
+            return
+        if p in svc.read or p in _READ_VERBS or p.startswith(_READ_PREFIXES):
+            return
+        if p in _MUTATE_VERBS or p.startswith(_MUTATE_PREFIXES):
+            run.flag("mutating", f"{run.name} {' '.join(path)}")
+            return
+    if "--dry-run" in optnames or "--dryrun" in optnames:
+        return
+    run.flag(svc.default, f"{run.name} {' '.join(path)}".strip())
+
+
+# Multi-command CLIs whose bare invocation is fixed help text (no aliases, plugins or default command).
+_BARE_PRINTS_HELP = frozenset("uv".split())
+
+
+_DOCKER_EXEC_VALUED = frozenset("-e --env --env-file -u --user -w --workdir --detach-keys -c --container -n "
+                                "--namespace --context --kubeconfig -H --host".split())
+
+
+def _container_exec(run: _Run, args: list[W], svc: _Svc) -> None:
+    """docker/kubectl exec: judge the command run inside the container (its paths are not ours)."""
+    from orchestrator.shell import dispatch as _dispatch  # imported at call time: a cycle
+    from orchestrator.shell import walker as _walker  # imported at call time: a cycle
+    texts = [a.text for a in args]
+    if "--" in texts:
+        inner = args[texts.index("--") + 1:]
+    else:
+        k = texts.index("exec") + 1 if "exec" in texts else 0
+        while k < len(args) and args[k].text.startswith("-"):
+            k += 2 if args[k].text in _DOCKER_EXEC_VALUED else 1
+        inner = args[k + 1:]  # skip the container / pod name
+    if not inner:
+        run.flag("unknown", f"{run.name} exec opens a shell")
+        return
+    sub = _Acc()
+    _dispatch._run_argv(_walker._Walker(sub, run.depth + 1), inner, _Ctx(), run.depth + 1)
+    if sub.rank > 0:
+        kind = _KINDS[sub.rank]
+        run.flag(kind, f"{run.name} exec runs a {kind} command in a container")
+
+
+# Words that, for verb-first CLIs (kubectl, npm, cargo), name a group whose second word is the real verb.
+_VERB_GROUPS = frozenset("c config rollout auth plugin certificate apply cache owner dist-tag access team org profile "
+                         "token hook pkg audit version install container image compose volume network system "
+                         "buildx context manifest swarm node service stack secret trust builder".split())
+
+
+_CRED_VERBS = frozenset("get-secret-value print-access-token print-identity-token get-login-password "
+                        "get-access-token get-authorization-token".split())
+
+
+def _prints_credentials(name: str, low: list[str], args: list[W]) -> bool:
+    """Reads whose output is a secret: ask instead of auto-allowing (the transcript is not a vault)."""
+    texts = [a.text for a in args]
+    if any(p in _CRED_VERBS for p in low):
+        return True
+    if name == "gh" and low[:2] == ["auth", "token"]:
+        return True
+    if name == "aws" and low[:1] == ["ssm"] and "--with-decryption" in texts:
+        return True
+    if name in ("kubectl", "oc"):
+        if low[:2] == ["config", "view"] and any(t.startswith("--raw") or a.dyn for t, a in zip(texts, args)):
+            return True
+        if low[:1] == ["get"]:
+            res = " ".join(texts)
+            fmt = [texts[k + 1] if t in ("-o", "--output") and k + 1 < len(texts) else t.split("=", 1)[-1]
+                   if t.startswith("--output=") else t[2:] for k, t in enumerate(texts)
+                   if t in ("-o", "--output") or t.startswith(("-o", "--output="))]
+            out = any(f not in ("name", "wide") for f in fmt)
+            if re.search(r"\bsecrets?\b", res) and (out or any(a.dyn for a in args)):
+                return True
+            # An unresolved *format* value is not a resource name; only an unresolved resource could be secrets.
+            fmt_vals = {k + 1 for k, t in enumerate(texts) if t in ("-o", "--output")}
+            dyn_res = any(a.dyn for k, a in enumerate(args) if k not in fmt_vals
+                          and not (a.text.startswith(("-o", "--output=")) and a.text not in ("-o", "--output")))
+            if dyn_res and out:
+                return True  # resource not known: could be secrets in full
+    return False
+
+
+def _classified(p: str, svc: _Svc) -> bool:
+    return (p in svc.read or p in svc.mutate or p in svc.destroy or p in _READ_VERBS or p in _MUTATE_VERBS
+            or p.startswith(_READ_PREFIXES + _MUTATE_PREFIXES))
+
+
+def path_done(path: list[str], s: str) -> bool:
+    # stop the command path at arguments that clearly are values (URLs, paths, key=value, ids)
+    return bool(re.search(r"[/:=@]|^\d", s)) or (bool(path) and "." in s)
+
+
+def _S(read: str = "", destroy: str = "", mutate: str = "", valued: str = "", depth: int = 3,
+       default: str = "mutating", destroy_opts: str = "", verb_first: bool = False, runs: str = "") -> _Svc:
+    return _Svc(frozenset(read.split()), frozenset(destroy.split()), frozenset(mutate.split()),
+                frozenset((valued or _COMMON_VALUED).split()), depth, default, frozenset(destroy_opts.split()),
+                frozenset(runs.split()), verb_first)
+
+
+_COMMON_VALUED = ("--region --profile --output -o --query --endpoint-url --project --account --subscription "
+                  "-n --namespace --context --kubeconfig -g --resource-group --format --repo -R --org "
+                  "--cluster --zone --configuration --log-level --color --cli-input-json")
+
+_SERVICE_CLIS: dict[str, _Svc] = {
+    "aws": _S(valued=_COMMON_VALUED, mutate="cp mv sync put-object", read="ls presign wait"),
+    "az": _S(valued=_COMMON_VALUED, depth=6, read="url summarize find"),
+    "gcloud": _S(valued=_COMMON_VALUED, depth=5, read="read"),
+    "gsutil": _S(valued=_COMMON_VALUED, read="ls du stat cat hash", destroy="rm rb", destroy_opts="-d"),
+    "gh": _S(valued=_COMMON_VALUED + " -L --limit -s --state -q --jq -t --template -w --web",
+             read="checks diff view list status watch field-list item-list"),
+    "glab": _S(valued=_COMMON_VALUED),
+    "kubectl": _S(runs="exec run debug attach cp port-forward proxy", valued=_COMMON_VALUED + " -l --selector -f -c --container --field-selector", depth=2,
+                  verb_first=True,
+                  mutate="apply create patch replace scale set label annotate rollout edit exec run cp "
+                         "expose autoscale taint certificate attach port-forward proxy debug",
+                  read="get describe logs top explain version api-resources api-versions cluster-info diff "
+                       "auth events wait status history completion kustomize can-i whoami"),
+    "oc": _S(valued=_COMMON_VALUED, depth=2, verb_first=True),
+    "helm": _S(valued=_COMMON_VALUED, depth=2, destroy="uninstall delete",
+               read="list ls status get history show inspect search template lint version env verify"),
+    "docker": _S(runs="run exec", valued=_COMMON_VALUED + " -H --host -c --config --log-level -f --filter --format "
+                 "--file -p --project-name --project-directory --env-file --profile -l", depth=3, verb_first=True,
+                 read="ps images inspect logs version info history port top stats diff events search ls df "
+                      "config",
+                 mutate="run exec build pull push start restart create commit tag login logout cp up down "
+                        "restart pause unpause update rename attach load import save export "),
+    "podman": _S(runs="run exec", valued=_COMMON_VALUED, depth=3,
+                 read="ps images inspect logs version info history port top stats diff events search ls df",
+                 mutate="run exec build pull push start restart create commit tag login cp up down"),
+    "brew": _S(depth=2, valued="-S", mutate="on off start stop restart run kill", read="-S list ls info search deps uses outdated doctor dr config leaves desc options log "
+                             "cat docs analytics  fetch --config --cache --cellar --caskroom --prefix "
+                             "--repository --repo --env --taps "
+                             "formulae casks tap-info shellenv commands missing home homepage --prefix "
+                             "--cellar --repository --cache --env --version --caskroom abv livecheck ",
+               destroy="uninstall remove rm cleanup untap autoremove zap"),
+    "npm": _S(mutate="version", verb_first=True, runs="run run-script test t start restart exec x rebuild install-test it stop explore", depth=2, read="ls list ll la view info show v outdated search s find help config get explain why "
+                            "doctor prefix root bin whoami ping fund query docs repo bugs help-search",
+              destroy="_"),
+    "pnpm": _S(runs="run test start exec dlx create", depth=2, read="ls list ll view info outdated why audit root bin help"),
+    "yarn": _S(runs="run test start exec dlx node create", depth=2, read="list info why outdated help config bin"),
+    "pip": _S(depth=2), "pip3": _S(depth=2),
+    "uv": _S(runs="run tool", depth=2, read="tree version help freeze dir list show check"),
+    "cargo": _S(runs="run r test t bench build b check c clippy install doc", depth=2, verb_first=True,
+                read="fetch help version tree metadata search verify-project locate-project pkgid "
+                              "read-manifest info"),
+    "terraform": _S(depth=2, runs="test", read="plan show validate output providers graph version console pull modules metadata "
+                                  " ", destroy="destroy"),
+    "tofu": _S(depth=2, read="plan show validate output providers graph version", destroy="destroy"),
+    "pulumi": _S(depth=2, read="preview stack whoami about version logs config", destroy="destroy"),
+    "rclone": _S(depth=1, read="ls lsd lsl lsf lsjson size check tree cat about listremotes version md5sum "
+                               "sha1sum hashsum", destroy="delete deletefile purge rmdir rmdirs cleanup dedupe sync move moveto",
+                 mutate="copy copyto mkdir touch"),
+    "restic": _S(depth=2, valued="-o -r --repo --password-file", read="snapshots ls stats check diff find cat version"),
+    "borg": _S(depth=2, read="list info check diff version"),
+    "vault": _S(depth=3, read="read list status version"),
+    "systemctl": _S(depth=1, read="status show list-units list-unit-files is-active is-enabled is-failed cat "
+                                  "list-timers list-sockets list-dependencies get-default",
+                    destroy="stop disable mask kill"),
+    "launchctl": _S(depth=1, read="list print blame procinfo dumpstate print-disabled help version print-cache "
+                                  "plist hostinfo resolveport dumpjpcategory managerpid manageruid managername "
+                                  "error variant getenv examine dumpstate print-token", mutate="config",
+                    destroy="remove unload bootout kill"),
+    "auth0": _S(depth=3),
+    "wrangler": _S(depth=3), "doppler": _S(depth=3), "op": _S(depth=3), "fastly": _S(depth=3),
+    "flipt": _S(depth=3), "ldcli": _S(depth=3), "nats": _S(depth=3), "unleash": _S(depth=3),
+    "mc": _S(depth=4, destroy="rm rb"), "velero": _S(depth=3), "circleci": _S(depth=3), "kong": _S(depth=2),
+    "deck": _S(depth=3, destroy="sync reset"), "apigeecli": _S(depth=3), "heroku": _S(depth=2), "flyctl": _S(depth=3),
+    "fly": _S(depth=3), "vercel": _S(depth=2), "netlify": _S(depth=2), "stripe": _S(depth=3),
+    "firebase": _S(depth=2), "doctl": _S(depth=4), "linode-cli": _S(depth=3), "hcloud": _S(depth=3),
+    "eksctl": _S(depth=3), "kind": _S(depth=3), "minikube": _S(depth=2), "k3d": _S(depth=3),
+    "rabbitmqctl": _S(depth=1), "rabbitmqadmin": _S(depth=2), "newrelic": _S(depth=3), "azcopy": _S(depth=1),
+    "cdk": _S(depth=1, read="ls list synth diff doctor docs metadata "
+                                              "notices version", destroy="destroy"),
+    "packer": _S(depth=2, read="validate inspect version console installed required"),
+    "ansible-config": _S(depth=1, read="list dump view"),
+    "ansible-vault": _S(depth=1, read="view"),
+    "go": _S(runs="run test build generate install", depth=1, read="version env list doc vet help"),
+    "conda": _S(depth=2, read="list info search env config"),
+    "poetry": _S(runs="run shell install", depth=2, read="show check version about env config search"),
+    "gem": _S(depth=1, read="list search info query contents which environment specification help"),
+    "apt": _S(depth=1, read="list search show policy depends rdepends changelog"),
+    "apt-cache": _S(depth=1, read="search show policy depends rdepends pkgnames showpkg stats madison"),
+    "snap": _S(depth=1, read="list info find version services"),
+    "flatpak": _S(depth=1, read="list info search remote-ls history"),
+    "ip": _S(depth=2, read="show list ls a addr address link route r neigh n rule maddr monitor netconf"
+                           " mroute tunnel l ro netns token ntable"),
+}
+
+
+def _pip(run: _Run) -> None:
+    opts, pos = _split_opts(run.args, ("-r", "--requirement", "-c", "--constraint", "-t", "--target",
+                                      "--index-url", "-i", "--extra-index-url", "--format", "--python"))
+    sub = pos[0].text if pos else ""
+    if not pos:
+        return
+    if sub in ("list", "show", "freeze", "check", "help", "search", "inspect", "debug", "index",
+               "hash"):
+        return
+    if sub == "config" and len(pos) > 1 and pos[1].text in ("list", "get", "debug"):
+        return
+    if sub == "cache" and len(pos) > 1 and pos[1].text in ("dir", "info", "list"):
+        return
+    if sub == "install" and _has(opts, "--dry-run"):
+        return
+    if sub in ("install", "wheel", "download") and not _has(opts, "--only-binary") or \
+            (sub == "install" and _has(opts, "-e", "--editable")):
+        # building an sdist runs the package's setup code
+        run.flag("unknown", f"pip {sub} may run package build code")
+        return
+    run.flag("mutating", f"pip {sub}")
+
+
+def _uv(run: _Run) -> None:
+    """uv/poetry: `uv run CMD` runs CMD (analyze it); other subcommands use the service-CLI rules."""
+    args = run.args
+    valued = {"--python", "-p", "--with", "--with-requirements", "--directory", "--project", "--package",
+              "--env-file", "--extra", "--group", "--index", "--index-url", "--extra-index-url", "-w",
+              "--only-group", "--no-group", "--config-file", "--cache-dir", "-C", "--isolated_"}
+    i = 0
+    while i < len(args) and args[i].text.startswith("-"):
+        i += 2 if args[i].text in valued else 1
+    if i < len(args) and args[i].text == "run":
+        j = i + 1
+        while j < len(args) and args[j].text.startswith("-"):
+            if args[j].text == "--":
+                j += 1
+                break
+            j += 2 if args[j].text in valued else 1
+        inner = args[j:]
+        if not inner:
+            run.flag("unknown", f"{run.name} run without a command")
+            return
+        if inner[0].text.endswith(".py"):
+            run.flag("unknown", f"{run.name} run executes a script")
+            return
+        run.sub(inner)
+        return
+    if run.name == "uv" and i < len(args) and args[i].text == "export":
+        # `uv export` prints the lockfile as requirements to stdout unless -o/--output-file is given.
+        outs = [args[k + 1] for k in range(i + 1, len(args) - 1) if args[k].text in ("-o", "--output-file")]
+        outs += [W(a.text.split("=", 1)[1], a.dyn, a.glob) for a in args[i + 1:]
+                 if a.text.startswith("--output-file=")]
+        for o in outs:
+            run.write(o, "uv export -o")
+        return
+    if run.name == "uv" and i < len(args) and args[i].text == "pip" and i + 1 == len(args):
+        return  # bare `uv pip` prints the pip interface's help
+    svc = _SERVICE_CLIS.get(run.name) or _S(depth=2)
+    _service_cli(run, svc)

@@ -1,0 +1,131 @@
+"""What a rule sees: the accumulator of one analysis (:class:`_Acc`), the walk state (:class:`_Ctx`) and one
+simple command (:class:`_Run`) with the helpers rules use to record writes, deletes, flags and inner code."""
+from __future__ import annotations
+
+from orchestrator.shell.analysis import ShellAnalysis, _KINDS, _RANK
+from orchestrator.shell.words import W
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
+    from typing import Any, Protocol
+
+    class _Walker(Protocol):
+        """What rules and the dispatcher use of :class:`orchestrator.shell.walker._Walker` (which imports
+        this module: naming the class here would be an import cycle)."""
+
+        acc: _Acc
+        functions: dict[str, Any]
+        assigned: set[str]
+        stage_downloads: bool
+        stage_output: str | None
+
+        def assignment(self, text: str) -> None: ...
+        def write_target(self, w: W, ctx: _Ctx, why: str, kind: str = "mutating") -> None: ...
+        def delete_target(self, w: W, ctx: _Ctx, why: str, kind: str = "mutating") -> None: ...
+        def _path(self, w: W, ctx: _Ctx) -> str: ...
+
+
+class _Acc:
+    __slots__ = ("rank", "writes", "deletes", "reasons", "unresolved", "entries", "dotdot", "risks", "secrets",
+                 "secret_hits")
+
+    def __init__(self) -> None:
+        self.rank = 0
+        self.writes: list[str] = []
+        self.deletes: list[str] = []
+        self.reasons: list[tuple[int, str]] = []
+        self.unresolved = False
+        self.entries: list[tuple[int, str, tuple[str, ...], bool]] = []  # see ShellAnalysis.entries
+        self.dotdot = False
+        self.risks: set[str] = set()
+        self.secrets: Any = None  # a SecretMatcher: shell_secrets records hits when set
+        self.secret_hits: list[tuple[str, str, str]] = []
+
+    def flag(self, kind: str, reason: str, risk: str | None = None) -> None:
+        """Raise the command's kind to at least ``kind``, with a reason and (optionally) a :data:`RISKS` key."""
+        if risk is not None:
+            self.risks.add(risk)
+        elif kind == "unknown":
+            self.risks.add("unclassified")  # a reason nobody categorised: never waved through by a risk policy
+        if kind == "destructive":
+            self.risks.add("destructive")
+        r = _RANK[kind]
+        if r > self.rank:
+            self.rank = r
+        if r > 0 and len(self.reasons) < 32:
+            item = (r, reason)
+            if item not in self.reasons:
+                self.reasons.append(item)
+
+    def result(self) -> ShellAnalysis:
+        reasons = tuple(t for _, t in sorted(self.reasons, key=lambda x: -x[0]))
+        return ShellAnalysis(
+            _KINDS[self.rank],
+            tuple(dict.fromkeys(self.writes)),
+            tuple(dict.fromkeys(self.deletes)),
+            reasons,
+            self.unresolved,
+            entries=tuple(self.entries),
+            dotdot=self.dotdot,
+            write_log=tuple(self.writes),
+            risks=frozenset(self.risks | {"unresolved-target"} if self.unresolved else self.risks),
+            secrets=tuple(dict.fromkeys(self.secret_hits)),
+        )
+
+
+# Internal records are plain slotted classes: @dataclass costs ~1 ms per class at import time, and this
+# module is imported by every hook process.
+class _Ctx:
+    """Walk state: cwd ("" = the command's own cwd; None = unknown after a dynamic cd) and whether an
+    earlier pipeline stage fetched data from the network."""
+
+    __slots__ = ("cwd", "download", "stdin", "piped")
+
+    def __init__(self, cwd: str | None = "", download: bool = False, piped: bool = False) -> None:
+        self.cwd = cwd
+        self.download = download
+        self.stdin: str | None = None  # heredoc / here-string text fed to the current command
+        # stdin comes from somewhere we cannot read (an earlier pipeline stage, a `<` redirection): a
+        # program that executes its stdin (sqlite3 dot-commands...) cannot be vouched for.
+        self.piped = piped
+
+    def copy(self) -> "_Ctx":
+        return _Ctx(self.cwd, self.download, self.piped)  # stdin text is deliberately not inherited
+
+
+class _Run:
+    """Context for one simple command: the walker, the argv, and helpers used by program rules."""
+
+    __slots__ = ("wk", "ctx", "depth", "name", "args", "xargs")
+
+    def __init__(self, wk: _Walker, ctx: _Ctx, depth: int, name: str, args: list[W], xargs: bool) -> None:
+        if xargs:
+            # `{}` (find -exec, xargs -I{}, parallel) is replaced by paths we cannot see.
+            args = [W(a.text, True, a.glob, a.node) if "{}" in a.text else a for a in args]
+        self.wk, self.ctx, self.depth, self.name, self.args, self.xargs = wk, ctx, depth, name, args, xargs
+
+    @property
+    def acc(self) -> _Acc:
+        return self.wk.acc
+
+    def flag(self, kind: str, reason: str, risk: str | None = None) -> None:
+        self.wk.acc.flag(kind, reason, risk)
+
+    def write(self, w: W, why: str | None = None, kind: str = "mutating") -> None:
+        self.wk.write_target(w, self.ctx, why or self.name, kind)
+
+    def delete(self, w: W, why: str | None = None, kind: str = "mutating") -> None:
+        self.wk.delete_target(w, self.ctx, why or self.name, kind)
+
+    def extra_targets(self, why: str) -> None:
+        """xargs/find -exec append targets we cannot see: mark unresolved."""
+        self.wk.acc.unresolved = True
+
+    def sub(self, argv: list[W], xargs: bool | None = None) -> None:
+        from orchestrator.shell import dispatch as _dispatch  # imported at call time: a cycle
+        _dispatch._run_argv(self.wk, argv, self.ctx, self.depth, xargs=self.xargs if xargs is None else xargs)
+
+    def code(self, text: str, why: str) -> None:
+        """Recurse into a string of shell code (bash -c, eval)."""
+        from orchestrator.shell import walker as _walker  # imported at call time: a cycle
+        _walker._analyze_into(text, self.wk.acc, self.ctx.copy(), self.depth + 1)

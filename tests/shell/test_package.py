@@ -1,0 +1,62 @@
+"""The shell package's structure: public re-exports, every module importable first, one rule registry."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orchestrator.shell
+from orchestrator.shell import RISKS, ShellAnalysis, analyze
+
+PACKAGE = Path(orchestrator.shell.__file__).parent
+ROOT = PACKAGE.parent.parent
+
+
+def _modules() -> list[str]:
+    names = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = ["orchestrator", *path.relative_to(PACKAGE.parent).with_suffix("").parts]
+        if parts[-1] == "__init__":
+            parts.pop()
+        names.append(".".join(parts))
+    return names
+
+
+def test_public_api() -> None:
+    assert orchestrator.shell.__all__ == ["RISKS", "ShellAnalysis", "analyze"]
+    res = analyze("rm -rf build")
+    assert isinstance(res, ShellAnalysis) and res.deletes == ("build",)
+    assert "runs-code" in RISKS
+
+
+def test_each_module_imports_first() -> None:
+    """Rules call into the dispatcher and walker at call time; no module may need another imported before it."""
+    script = (
+        "import importlib, sys\n"
+        "failed = []\n"
+        "for name in sys.argv[1:]:\n"
+        "    for mod in [m for m in sys.modules if m == 'orchestrator' or m.startswith('orchestrator.')]:\n"
+        "        del sys.modules[mod]\n"
+        "    try:\n"
+        "        importlib.import_module(name)\n"
+        "        assert sys.modules['orchestrator.shell'].analyze('ls | wc -l').kind == 'read_only'\n"
+        "    except Exception as exc:\n"
+        "        failed.append(f'{name}: {exc!r}')\n"
+        "print('\\n'.join(failed))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", script, *_modules()], capture_output=True, text=True, env=env,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == ""
+
+
+def test_lazy_modules_stay_off_the_import_path() -> None:
+    code = ("import sys, orchestrator.shell as s; s.analyze('ls -la'); "
+            "print(sorted(m for m in ('orchestrator.shell.rules.git_writes', 'orchestrator.shell.braces') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, timeout=60)
+    assert out.stdout.strip() == "[]", out.stderr
