@@ -1,4 +1,4 @@
-"""`orch trace audit` on the scenario suite of tests/test_audit.py, as figures: how many ungoverned scenarios are
+"""`orch trace audit` on the scenario suite of tests/ledger/test_audit.py, as figures: how many ungoverned scenarios are
 reported exactly, how many governed ones are (wrongly) flagged, and what one audit costs.
 
 Each scenario gets a fresh git repository with the hostile user configuration of the tests (diff.noprefix,
@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def _suite():
-    spec = importlib.util.spec_from_file_location("scenarios", ROOT / "tests" / "test_audit.py")
+    spec = importlib.util.spec_from_file_location("scenarios", ROOT / "tests" / "ledger" / "test_audit.py")
     assert spec and spec.loader
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

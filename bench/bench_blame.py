@@ -24,7 +24,7 @@ from types import SimpleNamespace as NS
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from orchestrator.blame import blame  # noqa: E402
+from orchestrator.ledger.blame import blame  # noqa: E402
 from orchestrator.post import trace  # noqa: E402
 
 VOCAB = ["}", "", "    return None", "    pass", "else:", "    i += 1", "end", "# ---", "{", "  x();"]

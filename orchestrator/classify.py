@@ -25,7 +25,6 @@ File-level operations: create and delete are evolution; a rename with identical 
 from __future__ import annotations
 
 import ast
-import copy
 import io
 import pickle
 import re

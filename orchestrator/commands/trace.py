@@ -370,7 +370,7 @@ def cmd_repair(args: argparse.Namespace) -> int:
 
 def blame(root: Path, path: Path, rel: str) -> dict:
     """Attribute the current lines of ``rel`` to ledger records: :func:`orchestrator.blame.blame`."""
-    from ..blame import BlameError, blame as _blame
+    from ..ledger.blame import BlameError, blame as _blame
     try:
         return _blame(root, path, rel)
     except BlameError as e:
@@ -507,7 +507,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 def audit(root: Path, path: Path) -> dict:
     """Working-tree changes since HEAD that no ledger record explains: :func:`orchestrator.audit.audit`."""
-    from ..audit import AuditError, audit as _audit
+    from ..ledger.audit import AuditError, audit as _audit
     try:
         return _audit(root, path)
     except AuditError as e:

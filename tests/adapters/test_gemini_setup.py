@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator import workspace
-from orchestrator.adapters import gemini_setup, installer
+from orchestrator.adapters import installer
 from orchestrator.commands.doctor import run_checks
 from orchestrator.workspace import Workspace
 

@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-import pytest
 
 from orchestrator import ledger
 from orchestrator.pipeline import Governor
@@ -296,7 +295,7 @@ def test_orphaned_pre_images_are_swept(tmp_path: Path) -> None:
 def test_the_audit_finds_nothing_ungoverned_after_a_traced_script(tmp_path: Path) -> None:
     """What the scan records is what `orch trace audit` checks the working tree against: a script's changes,
     traced by the scan, leave nothing unexplained (without the scan they all would be)."""
-    from orchestrator.audit import audit
+    from orchestrator.ledger.audit import audit
 
     root = _repo(tmp_path)
     (root / "src" / "run.sh").write_text(SCRIPT)

@@ -10,10 +10,11 @@ from types import SimpleNamespace as NS
 import pytest
 
 from orchestrator import ledger
-from orchestrator.blame import blame
+from orchestrator.ledger.schema import _canonical
+from orchestrator.ledger.blame import blame
 from orchestrator.post import trace
 
-BENCH = Path(__file__).resolve().parent.parent / "bench" / "bench_blame.py"
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "bench_blame.py"
 
 
 def _bench():
@@ -108,6 +109,6 @@ def test_records_carry_line_hashes_and_stay_canonical(tmp_path: Path) -> None:
     assert len(m["line_hashes"]) == len(rec["files"][0]["conversations"][0]["ranges"]) == len(m["context"])
     assert m["removed_hashes"] and all(len(h) == 10 for h in m["removed_hashes"])
     raw = ws.gov.workspace.ledger_file.read_bytes().splitlines()
-    assert all(ledger._canonical().fullmatch(x) for x in raw)  # the fast verify path still applies
+    assert all(_canonical().fullmatch(x) for x in raw)  # the fast verify path still applies
     assert b"\"B\"" not in ws.gov.workspace.ledger_file.read_bytes()  # hashes, never contents
     assert ledger.verify(ws.gov.workspace.ledger_file).ok

@@ -31,9 +31,9 @@ import json
 import os
 from pathlib import Path
 
-from . import ledger
+from ..diffing import decode, diff_hunks, is_binary, line_hash, split_lines
+from .read import iter_lines
 from .blame import BlameError, attribute, record_events
-from .diffing import decode, diff_hunks, is_binary, line_hash, split_lines
 
 __all__ = ["audit", "audited", "AuditError", "AUDIT_SKIP"]
 
@@ -112,7 +112,7 @@ def _load(path: Path) -> tuple[dict[str, list], dict[str, list[str]]]:
     renamed_from: dict[str, list[str]] = {}
     if not path.exists():
         return by_path, renamed_from
-    for n, line in ledger.iter_lines(path):
+    for n, line in iter_lines(path):
         try:
             r = json.loads(line)
         except ValueError:

@@ -16,7 +16,7 @@ from typing import Callable
 import pytest
 
 from orchestrator import ledger
-from orchestrator.audit import audit, audited
+from orchestrator.ledger.audit import audit, audited
 from orchestrator.post import trace
 
 # Settings users really have that broke the patch-parsing audit (and an external diff that would fail).

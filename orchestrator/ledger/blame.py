@@ -28,12 +28,12 @@ from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any, Iterator
 
-from . import ledger
-from .diffing import hash_lines, line_hash, split_lines
+from ..diffing import hash_lines, line_hash, split_lines
+from .format import NS
+from .read import iter_lines
 
 __all__ = ["blame", "attribute", "file_events", "record_events", "aliases", "BlameError"]
 
-NS = ledger.NS
 
 
 class BlameError(Exception):
@@ -49,7 +49,7 @@ def _ns(rec: dict) -> dict:
 def _records(path: Path, needles: list[bytes]) -> Iterator[tuple[int, dict]]:
     if not path.exists():
         return
-    for n, line in ledger.iter_lines(path):
+    for n, line in iter_lines(path):
         if needles and not any(x in line for x in needles):
             continue
         try:

@@ -15,6 +15,7 @@ import jsonschema
 import pytest
 
 from orchestrator import ledger
+from orchestrator.ledger.schema import _canonical
 
 SCHEMA = json.loads(ledger.schema_path().read_text())
 VALIDATOR = jsonschema.Draft202012Validator(SCHEMA, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
@@ -167,7 +168,7 @@ WRITER = textwrap.dedent("""
     import sys, uuid
     sys.path.insert(0, {root!r})
     from orchestrator import ledger
-    from tests.test_ledger import rec
+    from tests.ledger.test_ledger import rec
     path, n, tag = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     for i in range(n):
         r = rec(i, intent=tag)
@@ -179,7 +180,7 @@ WRITER = textwrap.dedent("""
 
 def _writer(tmp_path: Path, fsync: bool = False) -> Path:
     script = tmp_path / "writer.py"
-    script.write_text(WRITER.format(root=str(Path(__file__).resolve().parents[1]), fsync=fsync))
+    script.write_text(WRITER.format(root=str(Path(__file__).resolve().parents[2]), fsync=fsync))
     return script
 
 
@@ -352,7 +353,7 @@ def _writer_lines(tmp_path: Path) -> list[bytes]:
 
 def test_writer_records_take_the_fast_path(tmp_path: Path) -> None:
     for x in _writer_lines(tmp_path):
-        assert ledger._canonical().fullmatch(x), x
+        assert _canonical().fullmatch(x), x
         assert ledger.check_record(json.loads(x)) is None
 
 
@@ -369,7 +370,7 @@ def test_fast_path_never_accepts_what_the_full_check_rejects(tmp_path: Path) -> 
         for _ in range(rng.randint(1, 2)):
             base[rng.randrange(len(base))] = rng.choice(alphabet)
         line = bytes(base)
-        if ledger._canonical().fullmatch(line):
+        if _canonical().fullmatch(line):
             accepted += 1
             obj = json.loads(line)
             assert ledger.check_record(obj) is None, line
@@ -377,3 +378,16 @@ def test_fast_path_never_accepts_what_the_full_check_rejects(tmp_path: Path) -> 
         else:
             rejected += 1
     assert accepted > 50 and rejected > 50
+
+
+def test_the_writers_import_stays_the_writer() -> None:
+    # the post-hook imports the package for append(): the verifier, query, blame, audit and rich stay unloaded
+    import subprocess
+    import sys
+
+    code = ("import sys, orchestrator.ledger as l; print(sorted(m for m in sys.modules if m.startswith("
+            "('orchestrator.ledger.', 'rich', 'jsonschema'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[2]).stdout
+    assert out.split() == ["['orchestrator.ledger.format',", "'orchestrator.ledger.read',",
+                           "'orchestrator.ledger.write']"]

@@ -1,0 +1,49 @@
+"""Reading the ledger: raw lines and parsed records, streamed with constant memory."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Iterator
+
+from .format import LedgerError
+
+def _open_lines(path: str | os.PathLike[str], start: int = 0):
+    """A binary file positioned at ``start``; iterating it yields raw lines (C-speed, bounded memory)."""
+    f = open(path, "rb", buffering=1 << 20)
+    f.seek(start)
+    return f
+
+
+def iter_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes]]:
+    """Yield ``(line_number, raw line bytes including its newline if any)``; constant memory."""
+    with open(path, "rb", buffering=1 << 20) as f:
+        for i, line in enumerate(f, 1):
+            yield i, line
+
+
+def iter_records(path: str | os.PathLike[str], *, contains: bytes | None = None,
+                 skip_bad: bool = True) -> Iterator[tuple[int, dict]]:
+    """Yield ``(line_number, record)``; constant memory.
+
+    ``contains``: cheap byte pre-filter applied before JSON parsing (callers re-check the parsed field).
+    Lines that are not JSON objects (torn tail, corruption) are skipped, or raise :class:`LedgerError` if
+    ``skip_bad`` is False.
+    """
+    if not os.path.exists(path):
+        return
+    loads = json.loads
+    for i, line in iter_lines(path):
+        if contains is not None and contains not in line:
+            continue
+        try:
+            obj = loads(line)
+        except ValueError:
+            if skip_bad:
+                continue
+            raise LedgerError(f"line {i}: not valid JSON") from None
+        if isinstance(obj, dict):
+            yield i, obj
+        elif not skip_bad:
+            raise LedgerError(f"line {i}: not a JSON object")
+
