@@ -64,7 +64,7 @@ def audited(rel: str) -> bool:
 
 
 def _git(cwd: Path, *args: str, stdin: bytes | None = None) -> bytes:
-    from .gitcli import git
+    from orchestrator.gitcli import git
 
     try:
         p = git(cwd, *args, stdin=stdin)
