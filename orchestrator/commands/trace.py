@@ -1,7 +1,8 @@
 """``orch trace``: list, show, verify, repair, blame, export, stats and audit the trace ledger.
 
-Every verb streams ``.orchestration/agent_trace.jsonl`` line by line (memory does not grow with the ledger):
-filters are first applied as byte pre-filters on the raw line, and only candidate lines are JSON-parsed.
+Argparse and rendering only: the queries are :mod:`orchestrator.ledger.query`, :mod:`~orchestrator.ledger.blame`,
+:mod:`~orchestrator.ledger.audit` and :func:`orchestrator.ledger.verify` (every verb streams the ledger line by
+line); expected errors are :class:`~orchestrator.errors.OrchestratorError` subclasses reported by cli.py's boundary.
 
     orch trace [-C DIR] [--intent ID] [--file PATH] [--session ID] [--class refactor|evolution] [--tool NAME]
                [--since 2h|3d|2026-01-31[T10:00]] [--limit N] [--json | --jsonl]
@@ -18,197 +19,35 @@ filters are first applied as byte pre-filters on the raw line, and only candidat
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import json
 import os
 import re
 import shutil
 import sys
 from collections import deque
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from .. import ledger
+from ..errors import UsageError
+from ..ledger import query
+from ..output import err, out
+from . import workspace_of
 
-NS = ledger.NS
-__all__ = ["register", "run", "main", "blame", "audit", "stats"]
-
-
-class TraceError(Exception):
-    """An expected failure of an ``orch trace`` verb (exit 1, one line)."""
-
-
-# --------------------------------------------------------------------------------------------------- plumbing
-
-def _out(text: str = "") -> None:
-    try:
-        from ..output import out  # type: ignore[import-not-found]
-    except ImportError:
-        print(text)
-    else:
-        out(text)
-
-
-def _err(text: str) -> None:
-    try:
-        from ..output import err  # type: ignore[import-not-found]
-    except ImportError:
-        print(text, file=sys.stderr)
-    else:
-        err(text)
+__all__ = ["register", "run", "main"]
 
 
 def _json(obj: Any) -> None:
-    _out(json.dumps(obj, indent=2, ensure_ascii=False))
+    out(json.dumps(obj, indent=2, ensure_ascii=False))
 
 
 def _ledger_path(args: argparse.Namespace) -> tuple[Path, Path]:
-    from ..workspace import find_root
-
-    given = getattr(args, "workspace", None) or getattr(args, "root", None)
-    try:
-        root = find_root(given or os.getcwd())
-    except Exception as exc:  # the engine's WorkspaceError: report it as this command's one-line error
-        raise TraceError(str(exc) or "no .orchestration/ directory here or above (run `orch init`)") from None
-    return root, root / ".orchestration" / "agent_trace.jsonl"
-
-
-# ---------------------------------------------------------------------------------------------------- filters
-
-def parse_since(text: str, now: datetime | None = None) -> str:
-    """``30m``/``2h``/``7d``/``1w`` ago, or an ISO date/datetime (UTC if naive) -> our timestamp format."""
-    now = now or datetime.now(timezone.utc)
-    m = re.fullmatch(r"\s*(\d+)\s*([smhdw])\s*", text)
-    if m:
-        n, unit = int(m.group(1)), m.group(2)
-        delta = {"s": timedelta(seconds=n), "m": timedelta(minutes=n), "h": timedelta(hours=n),
-                 "d": timedelta(days=n), "w": timedelta(weeks=n)}[unit]
-        dt = now - delta
-    else:
-        try:
-            dt = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-        except ValueError:
-            raise TraceError(f"--since: cannot parse {text!r} (use 2h, 3d or 2026-01-31T10:00)") from None
-        if dt.tzinfo is None:
-            dt = dt.replace(tzinfo=timezone.utc)
-    return _norm_ts(dt)
-
-
-def _norm_ts(dt: datetime) -> str:
-    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _record_ts(ts: str) -> str:
-    if len(ts) == 27 and ts.endswith("Z"):
-        return ts
-    try:
-        return _norm_ts(datetime.fromisoformat(ts.replace("Z", "+00:00")))
-    except ValueError:
-        return ts
-
-
-def _jbytes(value: str) -> bytes:
-    """How a string value appears inside a ledger line (json, ensure_ascii), quotes included."""
-    return json.dumps(value).encode("ascii")
-
-
-def _ns(rec: dict) -> dict:
-    md = rec.get("metadata")
-    ns = md.get(NS) if isinstance(md, dict) else None
-    return ns if isinstance(ns, dict) else {}
-
-
-def _rel_to_root(root: Path, p: str) -> str:
-    full = Path(p)
-    if not full.is_absolute():
-        full = Path.cwd() / full
-    try:
-        return os.path.relpath(os.path.normpath(full), root).replace(os.sep, "/")
-    except ValueError:
-        return p
-
-
-def build_filter(args: argparse.Namespace, root: Path) -> tuple[list[bytes], Callable[[dict], bool]]:
-    """Byte pre-filters (all must occur in the raw line) and an exact predicate on the parsed record."""
-    pre: list[bytes] = []
-    checks: list[Callable[[dict], bool]] = []
-    intent = getattr(args, "intent", None)
-    if intent:
-        pre.append(b'"intent_id":' + _jbytes(intent))
-        checks.append(lambda r: _ns(r).get("intent_id") == intent)
-    session = getattr(args, "session", None)
-    if session:
-        # a prefix is enough (`--session 1a2b` for 1a2b3c4d-…), as the table shows only the first characters
-        pre.append(b'"session_id":' + _jbytes(session)[:-1])
-        checks.append(lambda r: str(_ns(r).get("session_id") or "").startswith(session))
-    tool = getattr(args, "tool", None)
-    if tool:
-        checks.append(lambda r: str(_ns(r).get("tool_name", "")).lower() == tool.lower())
-    cls = getattr(args, "cls", None)
-    if cls:
-        from ..classify import normalise_declared
-        want = normalise_declared(cls)
-        if want is None:
-            raise TraceError(f"--class: expected refactor or evolution, got {cls!r}")
-        pre.append(b'"mutation_class":' + _jbytes(want))
-        checks.append(lambda r: _ns(r).get("mutation_class") == want)
-    fpath = getattr(args, "file", None)
-    if fpath:
-        rel = _rel_to_root(root, fpath)
-        globby = any(c in rel for c in "*?[")
-        if not globby:
-            pre.append(_jbytes(rel)[1:-1])
-
-        def _fmatch(r: dict, rel: str = rel, globby: bool = globby) -> bool:
-            for f in r.get("files") or ():
-                p = f.get("path", "") if isinstance(f, dict) else ""
-                if (fnmatch.fnmatchcase(p, rel) if globby else (p == rel or p.startswith(rel.rstrip("/") + "/"))):
-                    return True
-            return False
-        checks.append(_fmatch)
-    if getattr(args, "out_of_scope", False):
-        # changes a shell command made outside its intent's scope (post/trace.py: the scan of what changed)
-        pre.append(b'"out_of_scope":')
-        checks.append(lambda r: bool(_ns(r).get("out_of_scope")))
-    since = getattr(args, "since", None)
-    if since:
-        floor = parse_since(since)
-        checks.append(lambda r: _record_ts(str(r.get("timestamp", ""))) >= floor)
-    return pre, (lambda r: all(c(r) for c in checks))
-
-
-def iter_matching(path: Path, pre: list[bytes], pred: Callable[[dict], bool]) -> Iterator[tuple[int, dict]]:
-    """Stream ``(line number, record)`` for records passing the filters."""
-    if not path.exists():
-        return
-    loads = json.loads
-    for n, line in ledger.iter_lines(path):
-        if pre and not all(p in line for p in pre):
-            continue
-        try:
-            rec = loads(line)
-        except ValueError:
-            continue
-        if isinstance(rec, dict) and pred(rec):
-            yield n, rec
+    """The workspace root (``-C``, else the nearest parent with ``.orchestration/``) and its ledger."""
+    ws = workspace_of(args)
+    return ws.root, ws.ledger_file
 
 
 # ------------------------------------------------------------------------------------------------------ verbs
-
-def _summary(n: int, r: dict) -> dict:
-    ns = _ns(r)
-    files = []
-    for f in r.get("files") or ():
-        rngs = [(x.get("start_line"), x.get("end_line")) for c in f.get("conversations", ())
-                for x in c.get("ranges", ())]
-        files.append({"path": f.get("path"), "ranges": rngs})
-    return {"line": n, "id": r.get("id"), "timestamp": r.get("timestamp"), "intent_id": ns.get("intent_id"),
-            "mutation_class": ns.get("mutation_class"), "class_mismatch": ns.get("class_mismatch"),
-            "tool": ns.get("tool_name"), "agent": ns.get("agent"), "session_id": ns.get("session_id"),
-            "files": files, "ops": [m.get("op") for m in ns.get("files", ()) if isinstance(m, dict)],
-            "outside": [m.get("path") for m in ns.get("files", ()) if isinstance(m, dict) and m.get("out_of_scope")]}
-
 
 def _short(session_id: str | None) -> str:
     """Session ids are often UUIDs: the first 8 characters tell them apart in a table."""
@@ -224,32 +63,38 @@ def _fmt_ranges(rngs: list) -> str:
 
 def cmd_list(args: argparse.Namespace) -> int:
     root, path = _ledger_path(args)
-    pre, pred = build_filter(args, root)
+    pre, pred = query.build_filter(query.Filters.of(args), root)
     limit = args.limit
     if args.jsonl or args.json:
-        it = iter_matching(path, pre, pred)
+        it = query.iter_matching(path, pre, pred)
         if limit:  # the most recent N, bounded memory
             it = iter(deque(it, maxlen=limit))
         if args.jsonl:
-            w = sys.stdout.write
             for _, r in it:
-                w(json.dumps(r, ensure_ascii=False) + "\n")
+                out(json.dumps(r, ensure_ascii=False))
         else:
-            w = sys.stdout.write
-            w("[")
-            first = True
-            for _, r in it:
-                w(("\n" if first else ",\n") + json.dumps(r, ensure_ascii=False))
-                first = False
-            w("\n]\n")
+            _json_array(json.dumps(r, ensure_ascii=False) for _, r in it)
         return 0
     total = 0
     recent: deque = deque(maxlen=limit or None)
-    for n, r in iter_matching(path, pre, pred):
+    for n, r in query.iter_matching(path, pre, pred):
         total += 1
-        recent.append(_summary(n, r))
+        recent.append(query.summary(n, r))
     _table(recent, total, path)
     return 0
+
+
+def _json_array(items: Any) -> None:
+    """A JSON array streamed one element a line (memory stays bounded): ``[``, elements, ``]``."""
+    out("[")
+    prev = None
+    for item in items:
+        if prev is not None:
+            out(prev + ",")
+        prev = item
+    if prev is not None:
+        out(prev)
+    out("]")
 
 
 #: below this many columns the table is unreadable: records are printed in a compact two-line layout instead
@@ -267,19 +112,19 @@ def _compact(rows: deque, total: int, path: Path, width: int) -> None:
     """Two lines a record: `#line time intent class tool session`, then the files, wrapped to ``width``."""
     import textwrap
 
-    _out(f"{path.name}: {len(rows)} of {total} matching record(s)")
+    out(f"{path.name}: {len(rows)} of {total} matching record(s)")
     for s in rows:
         cls = {"AST_REFACTOR": "refactor", "INTENT_EVOLUTION": "evolution"}.get(s["mutation_class"] or "", "?")
         if s["class_mismatch"]:
             cls += "(declared≠)"
         when = (s["timestamp"] or "")[:19].replace("T", " ")
-        _out(f"#{s['line']} {when} {s['intent_id'] or '-'} {cls} {s['tool'] or '-'} "
-             f"session {_short(s['session_id'])} id {(s['id'] or '')[:8]}")
+        out(f"#{s['line']} {when} {s['intent_id'] or '-'} {cls} {s['tool'] or '-'} "
+            f"session {_short(s['session_id'])} id {(s['id'] or '')[:8]}")
         files = "; ".join((f"{op if op and op != 'modify' else ''} {f['path']}"
                            + (f":{_fmt_ranges(f['ranges'])}" if f["ranges"] else "")).strip()
                           for f, op in zip(s["files"], s["ops"] + [None] * len(s["files"])))
         for line in textwrap.wrap(files or "-", max(width - 4, 20), break_on_hyphens=False) or ["-"]:
-            _out(f"    {line}")
+            out(f"    {line}")
 
 
 def _table(rows: deque, total: int, path: Path) -> None:
@@ -310,33 +155,10 @@ def _table(rows: deque, total: int, path: Path) -> None:
 
 def cmd_show(args: argparse.Namespace) -> int:
     _, path = _ledger_path(args)
-    key = args.id.strip()
-    m = re.fullmatch(r"[Ll#](\d+)", key)
-    found: list[tuple[int, dict]] = []
-    if m:
-        want = int(m.group(1))
-        for n, line in ledger.iter_lines(path) if path.exists() else ():
-            if n == want:
-                found.append((n, json.loads(line)))
-                break
-    else:
-        if len(key) < 4:
-            raise TraceError("show: give at least 4 characters of the record id")
-        needle = b'"id":"' + key.encode("ascii", "replace")
-        for n, r in iter_matching(path, [needle], lambda r: str(r.get("id", "")).startswith(key)):
-            found.append((n, r))
-            if len(found) > 1:
-                break
-    if not found:
-        raise TraceError(f"no record {key!r}")
-    if len(found) > 1:
-        raise TraceError(f"record id prefix {key!r} is ambiguous; give more characters")
-    n, r = found[0]
-    if args.json:
-        _json(r)
-    else:
-        _out(f"# line {n}")
-        _json(r)
+    n, r = query.find_record(path, args.id.strip())
+    if not args.json:
+        out(f"# line {n}")
+    _json(r)
     return 0
 
 
@@ -346,9 +168,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.json:
         _json(res.to_dict())
     elif res.ok:
-        _out(f"ok: {res.records} record(s), {res.forks} merge fork(s), {res.heads} head(s); schema: {res.schema}")
+        out(f"ok: {res.records} record(s), {res.forks} merge fork(s), {res.heads} head(s); schema: {res.schema}")
     else:
-        _err(f"{path.name}:{res.bad_line}: {res.reason}")
+        err(f"{path.name}:{res.bad_line}: {res.reason}")
     return 0 if res.ok else 1
 
 
@@ -356,26 +178,17 @@ def cmd_repair(args: argparse.Namespace) -> int:
     _, path = _ledger_path(args)
     rr = ledger.repair(path)
     if rr.quarantined_bytes:
-        _out(f"moved a torn tail of {rr.quarantined_bytes} byte(s) to {rr.quarantine}")
+        out(f"moved a torn tail of {rr.quarantined_bytes} byte(s) to {rr.quarantine}")
     else:
-        _out("nothing to repair (the ledger ends with a complete line)")
+        out("nothing to repair (the ledger ends with a complete line)")
     res = ledger.verify(path)
     if not res.ok:
-        _err(f"still invalid: {path.name}:{res.bad_line}: {res.reason} (only a torn tail is repaired automatically)")
+        err(f"still invalid: {path.name}:{res.bad_line}: {res.reason} (only a torn tail is repaired automatically)")
         return 1
     return 0
 
 
 # ------------------------------------------------------------------------------------------------------ blame
-
-def blame(root: Path, path: Path, rel: str) -> dict:
-    """Attribute the current lines of ``rel`` to ledger records: :func:`orchestrator.blame.blame`."""
-    from ..ledger.blame import BlameError, blame as _blame
-    try:
-        return _blame(root, path, rel)
-    except BlameError as e:
-        raise TraceError(str(e)) from None
-
 
 def cmd_blame(args: argparse.Namespace) -> int:
     root, path = _ledger_path(args)
@@ -383,12 +196,14 @@ def cmd_blame(args: argparse.Namespace) -> int:
     m = re.fullmatch(r"(.+):(\d+)", target)
     if m and not Path(target).exists():
         target, line = m.group(1), int(m.group(2))
-    rel = _rel_to_root(root, target)
+    rel = query.rel_to_root(root, target)
+    from ..ledger.blame import blame
+
     res = blame(root, path, rel)
     runs = res["runs"]
     if line is not None:
         if not 1 <= line <= res["lines"]:
-            raise TraceError(f"blame: {rel} has {res['lines']} line(s)")
+            raise UsageError(f"blame: {rel} has {res['lines']} line(s)")
         runs = [r for r in runs if r["start_line"] <= line <= r["end_line"]]
     if args.json:
         _json(dict(res, runs=runs))
@@ -397,7 +212,7 @@ def cmd_blame(args: argparse.Namespace) -> int:
         rec = r["record"]
         span = f"{r['start_line']}-{r['end_line']}" if r["end_line"] != r["start_line"] else f"{r['start_line']}"
         if rec is None:
-            _out(f"{rel}:{span}\t(no record: not produced by a governed call, or changed since)")
+            out(f"{rel}:{span}\t(no record: not produced by a governed call, or changed since)")
             continue
         cls = {"AST_REFACTOR": "refactor", "INTENT_EVOLUTION": "evolution"}.get(rec["mutation_class"] or "", "?")
         if "recorded" in rec:
@@ -405,86 +220,38 @@ def cmd_blame(args: argparse.Namespace) -> int:
             moved += f" in {rec['path']})" if rec["path"] != rel else ")"
         else:
             moved = f"  (from {rec['path']})"
-        _out(f"{rel}:{span}\t{(rec['id'] or '')[:8]}  intent={rec['intent_id'] or '-'}  {cls}  "
-             f"{rec['tool'] or '-'}  {rec['agent'] or '-'}  {(rec['timestamp'] or '')[:19]}  L{rec['line']}"
-             + (moved if rec["moved"] else ""))
+        out(f"{rel}:{span}\t{(rec['id'] or '')[:8]}  intent={rec['intent_id'] or '-'}  {cls}  "
+            f"{rec['tool'] or '-'}  {rec['agent'] or '-'}  {(rec['timestamp'] or '')[:19]}  L{rec['line']}"
+            + (moved if rec["moved"] else ""))
     return 0
 
 
 # ---------------------------------------------------------------------------------------------- export/stats
 
-def export_record(rec: dict, *, pure: bool) -> dict:
-    """A spec record for export: chain fields removed (they only make sense on the original line); ``pure``
-    drops orchestrator's metadata entirely."""
-    out = {k: v for k, v in rec.items() if k != "metadata"}
-    md = rec.get("metadata")
-    if isinstance(md, dict) and not pure:
-        md2 = {k: v for k, v in md.items() if k != NS}
-        ns = md.get(NS)
-        if isinstance(ns, dict):
-            md2[NS] = {k: v for k, v in ns.items() if k not in ("chain", "merge_parents")}
-        out["metadata"] = md2
-    elif isinstance(md, dict) and pure:
-        rest = {k: v for k, v in md.items() if k != NS}
-        if rest:
-            out["metadata"] = rest
-    return out
-
-
 def cmd_export(args: argparse.Namespace) -> int:
     root, path = _ledger_path(args)
     if args.format != "agent-trace":
-        raise TraceError(f"export: unknown format {args.format!r} (supported: agent-trace)")
-    pre, pred = build_filter(args, root)
-    fh = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+        raise UsageError(f"export: unknown format {args.format!r} (supported: agent-trace)")
+    pre, pred = query.build_filter(query.Filters.of(args), root)
+    fh = open(args.output, "w", encoding="utf-8") if args.output else None
+    emit: Callable[[str], Any] = out if fh is None else (lambda text: fh.write(text + "\n"))
     n = 0
     try:
-        for _, r in iter_matching(path, pre, pred):
-            fh.write(json.dumps(export_record(r, pure=args.pure), ensure_ascii=False) + "\n")
+        for _, r in query.iter_matching(path, pre, pred):
+            emit(json.dumps(query.export_record(r, pure=args.pure), ensure_ascii=False))
             n += 1
     finally:
-        if args.output:
+        if fh is not None:
             fh.close()
     if args.output:
-        _err(f"exported {n} record(s) to {args.output}")
+        err(f"exported {n} record(s) to {args.output}")
     return 0
-
-
-def stats(path: Path, pre: list[bytes], pred: Callable[[dict], bool]) -> dict:
-    """Counts per intent and class (and per tool/agent); streamed."""
-    per_intent: dict[str, dict[str, int]] = {}
-    per_tool: dict[str, int] = {}
-    per_agent: dict[str, int] = {}
-    total = mismatches = 0
-    for _, r in iter_matching(path, pre, pred):
-        ns = _ns(r)
-        total += 1
-        key = str(ns.get("intent_id") or "(none)")
-        d = per_intent.setdefault(key, {"records": 0, "AST_REFACTOR": 0, "INTENT_EVOLUTION": 0,
-                                        "lines_added": 0, "lines_removed": 0, "files": 0})
-        d["records"] += 1
-        cls = ns.get("mutation_class")
-        if cls in d:
-            d[cls] += 1
-        for m in ns.get("files") or ():
-            if isinstance(m, dict):
-                d["files"] += 1
-                d["lines_added"] += int(m.get("added") or 0)
-                d["lines_removed"] += int(m.get("removed") or 0)
-        if ns.get("class_mismatch"):
-            mismatches += 1
-        t = str(ns.get("tool_name") or "?")
-        per_tool[t] = per_tool.get(t, 0) + 1
-        a = str(ns.get("agent") or "?")
-        per_agent[a] = per_agent.get(a, 0) + 1
-    return {"records": total, "class_mismatches": mismatches, "per_intent": per_intent, "per_tool": per_tool,
-            "per_agent": per_agent}
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
     root, path = _ledger_path(args)
-    pre, pred = build_filter(args, root)
-    st = stats(path, pre, pred)
+    pre, pred = query.build_filter(query.Filters.of(args), root)
+    st = query.stats(path, pre, pred)
     if args.json:
         _json(st)
         return 0
@@ -505,15 +272,6 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------------------------------------------ audit
 
-def audit(root: Path, path: Path) -> dict:
-    """Working-tree changes since HEAD that no ledger record explains: :func:`orchestrator.audit.audit`."""
-    from ..ledger.audit import AuditError, audit as _audit
-    try:
-        return _audit(root, path)
-    except AuditError as e:
-        raise TraceError(str(e)) from None
-
-
 def _shown(path: str) -> str:
     """A path for one line of text output: control characters (a newline, a tab) escaped; --json keeps it verbatim."""
     if path.isprintable():
@@ -527,26 +285,29 @@ def _spans_text(spans: list) -> str:
 
 def cmd_audit(args: argparse.Namespace) -> int:
     root, path = _ledger_path(args)
+    from ..ledger.audit import audit
+
     res = audit(root, path)
     if args.json:
         _json(res)
     elif not res["ungoverned"]:
-        _out(f"ok: every change since {res['head'][:10]} is accounted for by a ledger record")
+        since = res["head"][:10] if res["head"] else "the empty tree (no commit yet)"  # a fresh `git init`
+        out(f"ok: every change since {since} is accounted for by a ledger record")
     else:
         for f in res["ungoverned"]:
             removed = f" (removed without a record: HEAD line(s) {_spans_text(f['removed'])})" \
                 if f.get("removed") else ""
             if f["kind"] == "lines":
-                _out(f"{_shown(f['path'])}: ungoverned line(s) {_spans_text(f['ranges'])}{removed}")
+                out(f"{_shown(f['path'])}: ungoverned line(s) {_spans_text(f['ranges'])}{removed}")
             elif f["kind"] == "lines-removed":
                 gone = _spans_text(f.get("removed") or [])
-                _out(f"{_shown(f['path'])}: HEAD line(s) {gone} removed without a record")
+                out(f"{_shown(f['path'])}: HEAD line(s) {gone} removed without a record")
             elif f["kind"] == "deleted":
-                _out(f"{_shown(f['path'])}: deleted without a record")
+                out(f"{_shown(f['path'])}: deleted without a record")
             elif f["kind"] == "binary":
-                _out(f"{_shown(f['path'])}: binary content changed without a record")
+                out(f"{_shown(f['path'])}: binary content changed without a record")
             else:
-                _out(f"{_shown(f['path'])}: created or emptied without a record")
+                out(f"{_shown(f['path'])}: created or emptied without a record")
     return 1 if res["ungoverned"] else 0
 
 
@@ -640,7 +401,7 @@ _VERBS: dict[str | None, Callable[[argparse.Namespace], int]] = {
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the selected verb; expected failures print one line and return 1."""
+    """Run the selected verb; expected failures raise :class:`~orchestrator.errors.OrchestratorError` (cli.py)."""
     for name, default in (("json", False), ("jsonl", False), ("limit", None), ("root", None),
                           ("workspace", None)):
         if not hasattr(args, name):
@@ -649,11 +410,10 @@ def run(args: argparse.Namespace) -> int:
         args.limit = 50
     import gc
     gc.disable()  # streaming parses millions of short-lived acyclic dicts: the cyclic GC only costs time here
+    if args.workspace is None and args.root is not None:
+        args.workspace = args.root  # the hidden --root spelling of -C
     try:
         return _VERBS[getattr(args, "trace_cmd", None)](args)
-    except TraceError as e:
-        _err(f"orch trace: {e}")
-        return 1
     except BrokenPipeError:  # `orch trace --jsonl | head`
         try:
             sys.stdout = open(os.devnull, "w")
@@ -665,11 +425,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Stand-alone entry (``python -m orchestrator.commands.trace ...``) until the lead's cli.py wires it."""
-    parser = argparse.ArgumentParser(prog="orch")
-    sub = parser.add_subparsers(dest="command", required=True)
-    register(sub)
-    return run(parser.parse_args(argv))
+    """``python -m orchestrator.commands.trace trace ...``: the same as ``orch trace ...`` (cli.py's boundary)."""
+    from ..cli import main as cli_main
+
+    return cli_main(sys.argv[1:] if argv is None else argv)
 
 
 if __name__ == "__main__":

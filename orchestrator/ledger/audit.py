@@ -32,6 +32,7 @@ import os
 from pathlib import Path
 
 from ..diffing import decode, diff_hunks, is_binary, line_hash, split_lines
+from ..errors import OrchestratorError
 from .read import iter_lines
 from .blame import BlameError, attribute, record_events
 
@@ -48,7 +49,7 @@ AUDIT_SKIP = frozenset({
 })
 
 
-class AuditError(Exception):
+class AuditError(OrchestratorError):
     """git is missing or failed (one-line message)."""
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..diffing import hash_lines, line_hash, split_lines
+from ..errors import OrchestratorError
 from .format import NS
 from .read import iter_lines
 
@@ -36,7 +37,7 @@ __all__ = ["blame", "attribute", "file_events", "record_events", "aliases", "Bla
 
 
 
-class BlameError(Exception):
+class BlameError(OrchestratorError):
     """The file cannot be read."""
 
 
