@@ -35,7 +35,11 @@ PROJECT_VARS = ("ORCH_ROOT", "CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR
 
 
 def _find_root() -> str | None:
-    """The workspace to ask, from the environment or the cwd — without parsing the event (json costs ~10 ms)."""
+    """The workspace to ask, from the environment or the cwd — without parsing the event (json costs ~10 ms).
+
+    The same walk as :func:`orchestrator.workspace.find_root_of` (the project's workspace finder), written out with
+    ``os.path`` because this file runs with ``-S`` before the package can be imported (importing it would load the
+    engine); ``tests/test_workspace.py`` checks that the two agree."""
     starts = [os.environ.get(name) for name in PROJECT_VARS]
     starts.append(os.getcwd())
     for start in starts:

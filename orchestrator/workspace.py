@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from orchestrator.errors import WorkspaceError
@@ -111,6 +112,20 @@ def find_root(start: str | os.PathLike[str] | None = None) -> Path:
         hint="run `orch init` in the repository root, or pass the workspace explicitly",
         path=str(here),
     )
+
+
+def find_root_of(candidates: Iterable[str | os.PathLike[str] | None]) -> Path | None:
+    """The :func:`find_root` of the first candidate that has a workspace at or above it (empty and None
+    candidates are skipped); None if none has. For callers with several places to look (a hook event's ``cwd``,
+    then ``ORCH_ROOT``, the agent's project variable, the process's cwd)."""
+    for candidate in candidates:
+        if not candidate:
+            continue
+        try:
+            return find_root(candidate)
+        except (WorkspaceError, OSError):
+            continue
+    return None
 
 
 def find_workspace(start: str | os.PathLike[str] | None = None) -> Workspace:

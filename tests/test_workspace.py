@@ -46,3 +46,30 @@ def test_find_root_walks_up_and_fails_clearly(tmp_path: Path) -> None:
 def test_init_refuses_missing_directory(tmp_path: Path) -> None:
     with pytest.raises(WorkspaceError):
         workspace.init(tmp_path / "nope")
+
+
+def test_one_finder_the_hook_client_walks_like_find_root_of(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """hookclient._find_root (stdlib only, for the -S client) finds what workspace.find_root_of finds."""
+    from orchestrator import hookclient
+
+    governed = tmp_path / "repo"
+    (governed / ".orchestration").mkdir(parents=True)
+    deep = governed / "a" / "b"
+    deep.mkdir(parents=True)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(deep)
+    for name in hookclient.PROJECT_VARS:
+        monkeypatch.delenv(name, raising=False)
+    for cwd, env in ((deep, None), (plain, None), (link, None), (plain, str(deep)), (deep, str(plain))):
+        monkeypatch.chdir(cwd)
+        if env is None:
+            monkeypatch.delenv("ORCH_ROOT", raising=False)
+        else:
+            monkeypatch.setenv("ORCH_ROOT", env)
+        expected = workspace.find_root_of((env, str(cwd)))
+        got = hookclient._find_root()
+        assert (Path(got) if got else None) == expected, (cwd, env)
+    assert workspace.find_root_of((None, "", str(plain))) is None
+    assert workspace.find_root_of((str(plain), str(deep))) == governed.resolve()

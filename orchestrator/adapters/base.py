@@ -78,22 +78,6 @@ def event_cwd(event: Mapping[str, Any]) -> str | None:
     return None
 
 
-def find_workspace(start: str | os.PathLike[str] | None) -> Path | None:
-    """The workspace of ``start``, else of ``ORCH_ROOT``, ``CLAUDE_PROJECT_DIR`` or the cwd (first found)."""
-    from orchestrator.errors import WorkspaceError
-    from orchestrator.workspace import find_root
-
-    candidates = [start, os.environ.get("ORCH_ROOT"), os.environ.get("CLAUDE_PROJECT_DIR"), os.getcwd()]
-    for candidate in candidates:
-        if not candidate:
-            continue
-        try:
-            return find_root(candidate)
-        except (WorkspaceError, OSError):
-            continue
-    return None
-
-
 GovernorFactory = Callable[[Path, "str | None"], Any]
 
 
@@ -137,7 +121,11 @@ def _dispatch(agent: str, event: Any, env: Mapping[str, str], governor_factory: 
         return HookResult.block(f"orchestrator: unknown agent {agent!r} (expected one of {sorted(ADAPTERS)})")
     if not isinstance(event, dict):
         return HookResult.block("orchestrator: malformed hook input (expected a JSON object); call blocked")
-    root = find_workspace(event_cwd(event))
+    from orchestrator.workspace import find_root_of
+
+    # the event's directory, else where the agent says its project is, else the process's cwd
+    root = find_root_of((event_cwd(event), os.environ.get("ORCH_ROOT"), os.environ.get("CLAUDE_PROJECT_DIR"),
+                         os.getcwd()))
     if root is None:
         return HookResult.block(
             f"orchestrator: no .orchestration/ workspace above {event_cwd(event) or os.getcwd()!r}; call blocked."

@@ -103,15 +103,13 @@ def _demo_data() -> Any:
 
 
 def _git(root: Path, *args: str) -> bool:
-    git = shutil.which("git")
-    if git is None:
-        return False
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
-    cmd = [git, "-c", "user.name=orch demo", "-c", "user.email=demo@orchestrator.invalid",
-           "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main", *args]
+    from orchestrator.gitcli import git
+
+    config = ("user.name=orch demo", "user.email=demo@orchestrator.invalid", "commit.gpgsign=false",
+              "init.defaultBranch=main")
     try:
-        return subprocess.run(cmd, cwd=root, env=env, capture_output=True, timeout=30).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
+        return git(root, *args, config=config, timeout=30).returncode == 0
+    except (OSError, subprocess.SubprocessError):
         return False
 
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
 from pathlib import Path
 
 from ..diffing import decode, diff_hunks, is_binary, line_hash, split_lines
@@ -66,12 +65,10 @@ def audited(rel: str) -> bool:
 
 
 def _git(cwd: Path, *args: str, stdin: bytes | None = None) -> bytes:
-    env = dict(os.environ)
-    for k in ("GIT_EXTERNAL_DIFF", "GIT_DIFF_OPTS", "GIT_PAGER", "GIT_DIR", "GIT_WORK_TREE"):
-        env.pop(k, None)
+    from orchestrator.gitcli import git
+
     try:
-        p = subprocess.run(["git", "-c", "core.quotepath=off", "-c", "color.ui=never", *args], cwd=cwd,
-                           input=stdin, capture_output=True, env=env)
+        p = git(cwd, *args, stdin=stdin)
     except FileNotFoundError:
         raise AuditError("audit needs git on PATH") from None
     if p.returncode != 0:

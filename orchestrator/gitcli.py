@@ -1,0 +1,32 @@
+"""The one way the engine and the CLI run the ``git`` program (off the hook path: the hot path reads ``.git`` with
+the stdlib, see :mod:`orchestrator.worktrees` and :mod:`orchestrator.vcs`).
+
+``git`` runs with an environment that cannot redirect or restyle it: variables a caller's shell may carry
+(``GIT_DIR``, ``GIT_WORK_TREE``: another repository; ``GIT_EXTERNAL_DIFF``, ``GIT_DIFF_OPTS``, ``GIT_PAGER``: other
+output) are dropped, prompts are off, and paths come back unquoted and uncoloured.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Sequence
+
+#: variables that would point git at another repository or change what it prints
+_DROPPED = ("GIT_DIR", "GIT_WORK_TREE", "GIT_EXTERNAL_DIFF", "GIT_DIFF_OPTS", "GIT_PAGER")
+
+
+def git(cwd: str | os.PathLike[str], *args: str, stdin: bytes | None = None, config: Sequence[str] = (),
+        timeout: float | None = None) -> subprocess.CompletedProcess[bytes]:
+    """Run ``git <args>`` in ``cwd`` and return the finished process (stdout/stderr as bytes; never raises on a
+    non-zero exit). ``config`` adds ``-c key=value`` settings. Raises :class:`FileNotFoundError` when git is not
+    on PATH and :class:`subprocess.TimeoutExpired` after ``timeout`` seconds."""
+    env = {k: v for k, v in os.environ.items() if k not in _DROPPED}
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    cmd = ["git", "-c", "core.quotepath=off", "-c", "color.ui=never"]
+    for item in config:
+        cmd += ["-c", item]
+    return subprocess.run([*cmd, *args], cwd=cwd, input=stdin, capture_output=True, env=env, timeout=timeout)
+
+
+__all__ = ["git"]
