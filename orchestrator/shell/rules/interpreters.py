@@ -179,6 +179,12 @@ def _interpreter(run: _Run) -> None:
             run.flag("unknown", f"{name} executes code from stdin", risk="runs-code")
             return
         code = run.ctx.stdin  # a heredoc / here-string is the program: judge it like inline code
+    _judge_code(run, code, code_dyn, i, is_py)
+
+
+def _judge_code(run: _Run, code: str, code_dyn: bool, i: int, is_py: bool) -> None:
+    """The interpreter's program text (inline, or the heredoc it reads), whose flag ends at ``run.args[i]``."""
+    name, args = run.name, run.args
     if name in ("perl", "ruby") and not code_dyn:
         inplace = any(re.fullmatch(r"-[a-zA-Z]*i\S*", a.text) for a in args[:i + 1]) or \
             any(a.text.startswith("-i") for a in args[:i])
