@@ -63,7 +63,9 @@ _DESTROY_PREFIXES = ("clear_", "clear-", "forget_", "forget-", "unsubscribe", "d
                      "force-delete", "batch-delete-", "reset-", "wipe-", "empty-", "delete")
 
 
-def _service_cli(run: _Run, svc: _Svc) -> None:
+def _command_path(run: _Run, svc: _Svc) -> tuple[list[str], list[str]] | None:
+    """The command path (``s3 cp``, ``pr merge``: up to ``svc.depth`` leading non-option words) and the options;
+    None when a path word is not literal (flagged unknown)."""
     args = run.args
     path: list[str] = []
     opts: list[str] = []
@@ -87,10 +89,101 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
         if a.dyn and len(path) < svc.depth and not (svc.verb_first and path) and not path_done(path, s):
             run.flag("unknown", f"{run.name}: subcommand is not literal ({s[:40]})")
             run.acc.unresolved = True
-            return
+            return None
         if len(path) < svc.depth and not path_done(path, s):
             path.append(s)
         i += 1
+    return path, opts
+
+
+def _image_export(run: _Run, args: list[W], low: list[str]) -> None:
+    """``docker save -o FILE`` / ``export --output=FILE`` write FILE; without -o the image goes to stdout."""
+    for k, a in enumerate(args):
+        if a.text in ("-o", "--output") and k + 1 < len(args):
+            run.write(args[k + 1], f"{run.name} {low[-1]} -o")
+            return
+        if a.text.startswith("--output="):
+            run.write(W(a.text.split("=", 1)[1]), f"{run.name} {low[-1]} -o")
+            return
+
+
+def _forge_api(run: _Run, args: list[W], low: list[str], optnames: set[str]) -> None:
+    """``gh api`` / ``glab api``: GET and GraphQL queries read; DELETE destroys; any other method or sent field writes."""
+    method = ""
+    for k, a in enumerate(args):
+        if a.text in ("-X", "--method") and k + 1 < len(args):
+            method = args[k + 1].text.upper()
+        elif a.text.startswith(("--method=", "-X")) and len(a.text) > 2:
+            method = a.text.split("=", 1)[-1].upper() if "=" in a.text else a.text[2:].upper()
+    fields = " ".join(a.text for a in args)
+    if len(low) > 1 and low[1] in ("get", "post", "put", "patch", "delete"):
+        method = method or low[1].upper()
+    if method == "DELETE":
+        run.flag("destructive", f"{run.name} api -X DELETE")
+    elif method in ("GET", "HEAD"):
+        return
+    elif len(low) > 1 and low[1] == "graphql" and "mutation" not in fields:
+        return  # a GraphQL query, not a mutation
+    elif method or optnames & {"-f", "-F", "--field", "--raw-field", "--input", "-d", "--data"}:
+        run.flag("mutating", f"{run.name} api sends data")
+
+
+def _by_verbs(run: _Run, svc: _Svc, path: list[str], low: list[str], optnames: set[str]) -> None:
+    """The verdict from the command path's words: runs project code, destroys, mutates, reads, else the default."""
+    if low and low[0] in svc.runs:
+        run.flag("unknown", f"{run.name} {low[0]} runs project code", risk="runs-code")
+        return
+    for p in low:
+        if p in svc.destroy or p in _DESTROY_VERBS or p.startswith(_DESTROY_PREFIXES) or \
+                (p.endswith(("delete", "-remove", "_remove")) and len(p) > 6):
+            if p in svc.read:
+                continue
+            run.flag("destructive", f"{run.name} {' '.join(path)}")
+            return
+    if optnames & {"--reset", "--clear", "--unset"}:
+        run.flag("mutating", f"{run.name} {' '.join(path)} {sorted(optnames & {'--reset', '--clear', '--unset'})[0]}")
+        return
+    for o in optnames:
+        if o in ("--force-delete", "--cleanup", "--remove-orphans", "--volumes", "--wipe", "--erase"):
+            run.flag("destructive", f"{run.name} {' '.join(path)} {o}")
+            return
+    # The verb is the last word of the command path that we can classify (`ip addr add`, `az vm list`).
+    for p in reversed(low):
+        if p in svc.mutate or p in _MUTATE_EXACT or p.startswith(("use-", "rename-", "set-")):
+            run.flag("mutating", f"{run.name} {' '.join(path)}")
+            return
+        if p in svc.read or p in _READ_VERBS or p.startswith(_READ_PREFIXES):
+            return
+        if p in _MUTATE_VERBS or p.startswith(_MUTATE_PREFIXES):
+            run.flag("mutating", f"{run.name} {' '.join(path)}")
+            return
+    if "--dry-run" in optnames or "--dryrun" in optnames:
+        return
+    run.flag(svc.default, f"{run.name} {' '.join(path)}".strip())
+
+
+
+def _query_decides(run: _Run, args: list[W], path: list[str], low: list[str]) -> bool:
+    """SQL passed with ``--query-string`` (athena, redshift-data): destructive SQL is flagged, a read-only query
+    started is read-only. True when that decided the command."""
+    qs = [a.text.split("=", 1)[1] if "=" in a.text else (args[k + 1].text if k + 1 < len(args) else "")
+          for k, a in enumerate(args) if a.text.split("=", 1)[0] in ("--query-string",)]
+    if not qs:
+        return False
+    from orchestrator.shell.rules.databases import _SQL_DESTROY, _sql_read_only  # loaded only for a query
+
+    if any(_SQL_DESTROY.search(q) for q in qs):
+        run.flag("destructive", f"{run.name} {' '.join(path)} runs destructive SQL")
+        return True
+    return bool(low and low[-1].startswith("start-query") and all(_sql_read_only(q) for q in qs))
+
+
+def _service_cli(run: _Run, svc: _Svc) -> None:
+    args = run.args
+    split = _command_path(run, svc)
+    if split is None:
+        return
+    path, opts = split
     low = [p.lower() for p in path]
     optnames = {o.split("=", 1)[0] for o in opts}
     if _prints_credentials(run.name, low, args):
@@ -103,16 +196,8 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
         return  # the CLI only reports what it would do
     if args and args[0].text in svc.read and args[0].text.startswith("--"):
         return  # e.g. `brew --prefix python`
-    qs = [a.text.split("=", 1)[1] if "=" in a.text else (args[k + 1].text if k + 1 < len(args) else "")
-          for k, a in enumerate(args) if a.text.split("=", 1)[0] in ("--query-string",)]
-    if qs:  # the database rules load only when a command carries a query (athena/redshift-data)
-        from orchestrator.shell.rules.databases import _SQL_DESTROY, _sql_read_only
-    if qs and any(_SQL_DESTROY.search(q) for q in qs):
-        run.flag("destructive", f"{run.name} {' '.join(path)} runs destructive SQL")
+    if _query_decides(run, args, path, low):
         return
-    if qs and low and low[-1].startswith("start-query"):
-        if all(_sql_read_only(q) for q in qs):
-            return
     if not path and opts and all(o.split("=", 1)[0] in svc.read for o in opts):
         return  # e.g. `brew --prefix python`
     if "--list" in optnames and not any(p in _DESTROY_VERBS for p in low):
@@ -127,32 +212,10 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
         _container_exec(run, args, svc)
         return
     if any(p in ("save", "export") for p in low) and run.name in ("docker", "podman"):
-        for k, a in enumerate(args):
-            if a.text in ("-o", "--output") and k + 1 < len(args):
-                run.write(args[k + 1], f"{run.name} {low[-1]} -o")
-                return
-            if a.text.startswith("--output="):
-                run.write(W(a.text.split("=", 1)[1]), f"{run.name} {low[-1]} -o")
-                return
+        _image_export(run, args, low)
         return
     if run.name in ("gh", "auth0", "glab") and low[:1] == ["api"]:
-        method = ""
-        for k, a in enumerate(args):
-            if a.text in ("-X", "--method") and k + 1 < len(args):
-                method = args[k + 1].text.upper()
-            elif a.text.startswith(("--method=", "-X")) and len(a.text) > 2:
-                method = a.text.split("=", 1)[-1].upper() if "=" in a.text else a.text[2:].upper()
-        fields = " ".join(a.text for a in args)
-        if len(low) > 1 and low[1] in ("get", "post", "put", "patch", "delete"):
-            method = method or low[1].upper()
-        if method == "DELETE":
-            run.flag("destructive", f"{run.name} api -X DELETE")
-        elif method in ("GET", "HEAD"):
-            return
-        elif len(low) > 1 and low[1] == "graphql" and "mutation" not in fields:
-            return  # a GraphQL query, not a mutation
-        elif method or optnames & {"-f", "-F", "--field", "--raw-field", "--input", "-d", "--data"}:
-            run.flag("mutating", f"{run.name} api sends data")
+        _forge_api(run, args, low, optnames)
         return
     if any(o[:1] in "\u2010\u2011\u2012\u2013\u2014\u2212" for o in (a.text for a in args)):
         run.flag("unknown", f"{run.name}: argument starts with a unicode dash")
@@ -193,36 +256,7 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
         k = next(k for k, a in enumerate(args) if a.text == path[0])
         if all(a.text.startswith("-") and a.text != "--" for a in args[k + 1:]):
             return  # `npm run` without a script name lists the scripts
-    if low and low[0] in svc.runs:
-        run.flag("unknown", f"{run.name} {low[0]} runs project code", risk="runs-code")
-        return
-    for p in low:
-        if p in svc.destroy or p in _DESTROY_VERBS or p.startswith(_DESTROY_PREFIXES) or \
-                (p.endswith(("delete", "-remove", "_remove")) and len(p) > 6):
-            if p in svc.read:
-                continue
-            run.flag("destructive", f"{run.name} {' '.join(path)}")
-            return
-    if optnames & {"--reset", "--clear", "--unset"}:
-        run.flag("mutating", f"{run.name} {' '.join(path)} {sorted(optnames & {'--reset', '--clear', '--unset'})[0]}")
-        return
-    for o in optnames:
-        if o in ("--force-delete", "--cleanup", "--remove-orphans", "--volumes", "--wipe", "--erase"):
-            run.flag("destructive", f"{run.name} {' '.join(path)} {o}")
-            return
-    # The verb is the last word of the command path that we can classify (`ip addr add`, `az vm list`).
-    for p in reversed(low):
-        if p in svc.mutate or p in _MUTATE_EXACT or p.startswith(("use-", "rename-", "set-")):
-            run.flag("mutating", f"{run.name} {' '.join(path)}")
-            return
-        if p in svc.read or p in _READ_VERBS or p.startswith(_READ_PREFIXES):
-            return
-        if p in _MUTATE_VERBS or p.startswith(_MUTATE_PREFIXES):
-            run.flag("mutating", f"{run.name} {' '.join(path)}")
-            return
-    if "--dry-run" in optnames or "--dryrun" in optnames:
-        return
-    run.flag(svc.default, f"{run.name} {' '.join(path)}".strip())
+    _by_verbs(run, svc, path, low, optnames)
 
 
 # Multi-command CLIs whose bare invocation is fixed help text (no aliases, plugins or default command).
