@@ -33,7 +33,9 @@ _GIT_TREE_WRITERS = frozenset("""checkout switch merge pull cherry-pick revert r
 checkout-index restore""".split())
 
 
-def _git(run: _Run) -> None:
+def _git_global_opts(run: _Run) -> tuple[int, bool] | None:
+    """Skip git's global options: the index of the subcommand and whether -c set an editor; None when an
+    option decided the command (configuration that runs code, --exec-path, --version)."""
     args = run.args
     i = 0
     editor_cfg = False  # -c core.editor/sequence.editor: only matters for subcommands that open an editor
@@ -50,20 +52,29 @@ def _git(run: _Run) -> None:
             elif args[i + 1].dyn or not key.startswith(_GIT_SAFE_CONFIG):
                 # core.pager, alias.*, diff.external, filter.*, core.sshCommand ... run commands
                 run.flag("unknown", f"git -c {key}: configuration that may run commands", risk="hijack")
-                return
+                return None
         if s.startswith("--exec-path="):
             run.flag("unknown", "git --exec-path changes which programs git runs", risk="hijack")
-            return
+            return None
         if s in ("-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env",
                  "--super-prefix", "--list-cmds", "--attr-source"):
             i += 2
             continue
         if s.startswith("-"):
             if s in ("--version", "--help", "-h", "--html-path", "--man-path", "--info-path") and i == len(args) - 1:
-                return
+                return None
             i += 1
             continue
         break
+    return i, editor_cfg
+
+
+def _git(run: _Run) -> None:
+    head = _git_global_opts(run)
+    if head is None:
+        return
+    i, editor_cfg = head
+    args = run.args
     if i >= len(args):
         return
     sub = args[i].text
@@ -114,6 +125,15 @@ def _git(run: _Run) -> None:
         if sub in ("log", "show", "format-patch") and _has(opts, "--output", "-o"):
             run.write(W((opts.get("--output") or opts.get("-o"))[-1]), name)
         return
+    for part in (_git_refs, _git_linked, _git_checkout, _git_history):
+        if part(run, sub, rest, r, opts, pos, name):
+            return
+    _git_other(run, sub, rest, r, opts, pos, name)
+
+
+def _git_refs(run: _Run, sub: str, rest: list[W], r: list[str], opts: dict[str, list[str]], pos: list[W],
+              name: str) -> bool:
+    """git branches, tags, remotes, config, stash: True when this decided the command."""
     if sub == "branch":
         if _has(opts, "-D", "-f", "--force", "-M", "-C"):
             run.flag("destructive", "git branch -D/-f/-M deletes or force-moves a branch")
@@ -124,94 +144,106 @@ def _git(run: _Run) -> None:
                               "--points-at", "-a", "-r", "--all", "--remotes", "--sort", "--format",
                               "--show-current", "-v", "-vv", "--verbose"):
             run.flag("mutating", "git branch creates a branch")
-        return
+        return True
     if sub == "tag":
         if _has(opts, "-d", "--delete"):
             run.flag("mutating", "git tag -d deletes a tag")
         elif pos and not _has(opts, "-l", "--list", "--contains", "--no-contains", "--merged", "--no-merged",
                               "--points-at", "-n", "--sort", "--format", "-v", "--verify"):
             run.flag("mutating", "git tag creates a tag")
-        return
+        return True
     if sub == "remote":
         if not pos or pos[0].text in ("show", "get-url") or (not pos and _has(opts, "-v", "--verbose")):
-            return
+            return True
         if pos[0].text in ("-v",):
-            return
+            return True
         run.flag("mutating", f"git remote {pos[0].text}")
-        return
+        return True
     if sub == "config":
         if _has(opts, "--get", "--get-all", "--get-regexp", "--list", "-l", "--get-urlmatch", "--get-color",
                 "--get-colorbool", "--show-origin", "--show-scope", "-e", "--edit") and not _has(opts, "-e", "--edit"):
-            return
+            return True
         if pos and pos[0].text in ("get", "list"):
-            return
+            return True
         if len(pos) == 1 and not _has(opts, "--unset", "--unset-all", "--add", "--replace-all", "--remove-section",
                                       "--rename-section"):
-            return
+            return True
         run.flag("mutating", "git config changes configuration")
-        return
+        return True
     if sub == "stash":
         act = pos[0].text if pos else "push"
         if act in ("list", "show"):
-            return
+            return True
         if act in ("drop", "clear"):
             run.flag("destructive", f"git stash {act} discards stashed changes")
-            return
+            return True
         if _has(opts, "-u", "--include-untracked", "-a", "--all") or any(
                 a.text in ("-u", "--include-untracked", "-a", "--all") for a in run.args):
             # stashing untracked files removes them from the tree: like git clean, it deletes files it never names
             run.flag("destructive", f"git stash {act} --include-untracked removes untracked files")
-            return
+            return True
         if act in ("pop", "apply"):
             run.wk.acc.entries.append((-1, "ln", (), False))  # restores entries (links too) anywhere
         run.flag("mutating", f"git stash {act}")
-        return
+        return True
+    return False
+
+
+def _git_linked(run: _Run, sub: str, rest: list[W], r: list[str], opts: dict[str, list[str]], pos: list[W],
+                name: str) -> bool:
+    """git worktrees, submodules, reflog, notes, bisect, lfs: True when this decided the command."""
     if sub == "worktree":
         act = pos[0].text if pos else ""
         if act in ("list",):
-            return
+            return True
         if act == "remove" and _has(opts, "-f", "--force"):
             run.flag("destructive", "git worktree remove --force discards changes")
-            return
+            return True
         run.flag("mutating", f"git worktree {act}")
-        return
+        return True
     if sub == "submodule":
         act = pos[0].text if pos else "status"
         if act in ("status", "summary"):
-            return
+            return True
         if act == "deinit" and _has(opts, "-f", "--force"):
             run.flag("destructive", "git submodule deinit --force")
-            return
+            return True
         run.flag("mutating", f"git submodule {act}")
-        return
+        return True
     if sub == "reflog":
         act = pos[0].text if pos else "show"
         if act in ("show", "exists") or act not in ("expire", "delete"):
             if act in ("expire", "delete"):
                 pass
             else:
-                return
+                return True
         run.flag("destructive", f"git reflog {act} drops history")
-        return
+        return True
     if sub == "notes":
         act = pos[0].text if pos else "list"
         if act in ("list", "show"):
-            return
+            return True
         run.flag("mutating", f"git notes {act}")
-        return
+        return True
     if sub == "bisect":
         act = pos[0].text if pos else ""
         if act in ("log", "visualize", "view", "help"):
-            return
+            return True
         run.flag("mutating", f"git bisect {act}")
-        return
+        return True
     if sub == "lfs":
         act = pos[0].text if pos else ""
         if act in ("ls-files", "status", "env", "version", "track" if not pos[1:] else "_", "logs", "locks",
                    "fetch"):
-            return
+            return True
         run.flag("mutating", f"git lfs {act}")
-        return
+        return True
+    return False
+
+
+def _git_checkout(run: _Run, sub: str, rest: list[W], r: list[str], opts: dict[str, list[str]], pos: list[W],
+                  name: str) -> bool:
+    """git checkout, switch, restore, reset: True when this decided the command."""
     if sub == "checkout":
         # --track[=direct|inherit] and --recurse-submodules[=checkout|on-demand] take their optional value
         # only when stuck with `=` (gitcli(7)); `--track direct main` passes "direct" as a branch/pathspec.
@@ -222,48 +254,54 @@ def _git(run: _Run) -> None:
                     (a.text == "--recurse-submodules" and rest[k + 1].text in ("checkout", "on-demand")):
                 run.flag("unknown", f"git checkout {a.text} {rest[k + 1].text}: git reads the word as a "
                                     "branch or pathspec, not as the option's value")
-                return
+                return True
         if _has(opts, "-t", "--track") and not _has(opts, "-f", "--force", "-m", "--merge", "-p", "--patch",
                                                       "--ours", "--theirs"):
             if len(pos) >= 2 or "--" in r:
                 run.flag("unknown", "git checkout --track with paths (git refuses; not vouched for)")
-                return
+                return True
             run.flag("mutating", "git checkout --track creates a tracking branch")
-            return
+            return True
         if "--" in r or _has(opts, "-f", "--force", "-p", "--patch", "--ours", "--theirs", "-m", "--merge",
                              "--pathspec-from-file") or \
                 any(p.text in (".", "*", ":/") or p.glob for p in pos) or \
                 (len(pos) >= 2 and not _has(opts, "-b", "-B", "--orphan")):
             run.flag("destructive", "git checkout of paths discards uncommitted changes")
-            return
+            return True
         run.flag("mutating", "git checkout switches branches")
-        return
+        return True
     if sub == "switch":
         if _has(opts, "-f", "--force", "--discard-changes"):
             run.flag("destructive", "git switch --discard-changes/--force")
-            return
+            return True
         run.flag("mutating", "git switch")
-        return
+        return True
     if sub == "restore":
         if _has(opts, "-S", "--staged") and not _has(opts, "-W", "--worktree"):
             run.flag("mutating", "git restore --staged unstages")
-            return
+            return True
         run.flag("destructive", "git restore discards working-tree changes")
-        return
+        return True
     if sub == "reset":
         if _has(opts, "--hard", "--merge", "--keep"):
             run.flag("destructive", "git reset --hard discards uncommitted changes")
-            return
+            return True
         run.flag("mutating", "git reset")
-        return
+        return True
+    return False
+
+
+def _git_history(run: _Run, sub: str, rest: list[W], r: list[str], opts: dict[str, list[str]], pos: list[W],
+                 name: str) -> bool:
+    """git clean, push, history rewrites, gc/prune, update-ref: True when this decided the command."""
     if sub == "clean":
         if _has(opts, "-n", "--dry-run") and not _has(opts, "-i", "--interactive"):
-            return
+            return True
         if _has(opts, "-f", "--force"):
             run.flag("destructive", "git clean -f deletes untracked files")
-            return
+            return True
         run.flag("mutating", "git clean")
-        return
+        return True
     if sub == "push":
         # A plain --force/-f or a +refspec overwrites whatever is on the remote (and wins over a lease when
         # both are given). --force-with-lease alone refuses unless the remote ref is still where we last
@@ -271,38 +309,44 @@ def _git(run: _Run) -> None:
         force = _has(opts, "-f", "--force", "--mirror", "-d", "--delete", "--prune") or any(
             p.text.startswith("+") or p.text.startswith(":") for p in pos[1:])
         if _has(opts, "-n", "--dry-run"):
-            return
+            return True
         if force:
             run.flag("destructive", "git push rewrites or deletes remote history")
-            return
+            return True
         if _has(opts, "--force-with-lease", "--force-if-includes"):
             run.flag("mutating", "git push --force-with-lease (refused if the remote moved)")
-            return
+            return True
         run.flag("mutating", "git push")
-        return
+        return True
     if sub == "replace" and _has(opts, "-l", "--list"):
-        return
+        return True
     if sub in ("rebase", "filter-branch", "filter-repo", "replace"):
         if sub == "rebase" and _has(opts, "--abort", "--show-current-patch"):
             run.flag("mutating", "git rebase --abort")
-            return
+            return True
         run.flag("destructive", f"{name} rewrites history")
-        return
+        return True
     if sub == "gc":
         if any(x.startswith("--prune") for x in r) or "--aggressive" in r:
             run.flag("destructive", "git gc --prune drops unreachable objects")
-            return
+            return True
         run.flag("mutating", "git gc")
-        return
+        return True
     if sub in ("prune", "prune-packed"):
         run.flag("destructive", f"{name} drops unreachable objects")
-        return
+        return True
     if sub == "update-ref":
         if _has(opts, "-d"):
             run.flag("destructive", "git update-ref -d deletes a ref")
-            return
+            return True
         run.flag("mutating", name)
-        return
+        return True
+    return False
+
+
+def _git_other(run: _Run, sub: str, rest: list[W], r: list[str], opts: dict[str, list[str]], pos: list[W],
+               name: str) -> None:
+    """git rm, mv, apply, clone, commit, fetch, archive, patches, then the known writers; else unknown."""
     if sub == "rm":
         kind = "destructive" if _has(opts, "-r", "-f", "--force") and not _has(opts, "--cached") else "mutating"
         for p in pos:
