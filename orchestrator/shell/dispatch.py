@@ -89,10 +89,6 @@ def _run_argv(wk: _Walker, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = F
         return
     if name in _READ_ONLY:
         return
-    if any(a.text[:1] in _UNICODE_DASHES for a in args if not a.dyn):
-        # `git reset ‐‐hard` with U+2010: not an option to the program, and a classic way to fool matchers.
-        wk.acc.flag("unknown", f"{name}: an argument starts with a unicode dash")
-        return
     if name == "mdadm" and any(a.text in ("--detail", "-D", "--examine", "-E", "--query", "-Q", "--version",
                                           "--help") for a in args) and \
             not any(a.text in ("--zero-superblock", "--create", "-C", "--remove", "--fail", "--stop", "-S")
