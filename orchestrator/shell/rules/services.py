@@ -335,8 +335,9 @@ def path_done(path: list[str], s: str) -> bool:
     return bool(re.search(r"[/:=@]|^\d", s)) or (bool(path) and "." in s)
 
 
-def _S(read: str = "", destroy: str = "", mutate: str = "", valued: str = "", depth: int = 3,
-       default: str = "mutating", destroy_opts: str = "", verb_first: bool = False, runs: str = "") -> _Svc:
+def _cli(read: str = "", destroy: str = "", mutate: str = "", valued: str = "", depth: int = 3,
+         default: str = "mutating", destroy_opts: str = "", verb_first: bool = False, runs: str = "") -> _Svc:
+    """A service CLI's verb lists (space-separated words) as a :class:`_Svc`."""
     return _Svc(frozenset(read.split()), frozenset(destroy.split()), frozenset(mutate.split()),
                 frozenset((valued or _COMMON_VALUED).split()), depth, default, frozenset(destroy_opts.split()),
                 frozenset(runs.split()), verb_first)
@@ -347,87 +348,87 @@ _COMMON_VALUED = ("--region --profile --output -o --query --endpoint-url --proje
                   "--cluster --zone --configuration --log-level --color --cli-input-json")
 
 _SERVICE_CLIS: dict[str, _Svc] = {
-    "aws": _S(valued=_COMMON_VALUED, mutate="cp mv sync put-object", read="ls presign wait"),
-    "az": _S(valued=_COMMON_VALUED, depth=6, read="url summarize find"),
-    "gcloud": _S(valued=_COMMON_VALUED, depth=5, read="read"),
-    "gsutil": _S(valued=_COMMON_VALUED, read="ls du stat cat hash", destroy="rm rb", destroy_opts="-d"),
-    "gh": _S(valued=_COMMON_VALUED + " -L --limit -s --state -q --jq -t --template -w --web",
+    "aws": _cli(valued=_COMMON_VALUED, mutate="cp mv sync put-object", read="ls presign wait"),
+    "az": _cli(valued=_COMMON_VALUED, depth=6, read="url summarize find"),
+    "gcloud": _cli(valued=_COMMON_VALUED, depth=5, read="read"),
+    "gsutil": _cli(valued=_COMMON_VALUED, read="ls du stat cat hash", destroy="rm rb", destroy_opts="-d"),
+    "gh": _cli(valued=_COMMON_VALUED + " -L --limit -s --state -q --jq -t --template -w --web",
              read="checks diff view list status watch field-list item-list"),
-    "glab": _S(valued=_COMMON_VALUED),
-    "kubectl": _S(runs="exec run debug attach cp port-forward proxy", valued=_COMMON_VALUED + " -l --selector -f -c --container --field-selector", depth=2,
+    "glab": _cli(valued=_COMMON_VALUED),
+    "kubectl": _cli(runs="exec run debug attach cp port-forward proxy", valued=_COMMON_VALUED + " -l --selector -f -c --container --field-selector", depth=2,
                   verb_first=True,
                   mutate="apply create patch replace scale set label annotate rollout edit exec run cp "
                          "expose autoscale taint certificate attach port-forward proxy debug",
                   read="get describe logs top explain version api-resources api-versions cluster-info diff "
                        "auth events wait status history completion kustomize can-i whoami"),
-    "oc": _S(valued=_COMMON_VALUED, depth=2, verb_first=True),
-    "helm": _S(valued=_COMMON_VALUED, depth=2, destroy="uninstall delete",
+    "oc": _cli(valued=_COMMON_VALUED, depth=2, verb_first=True),
+    "helm": _cli(valued=_COMMON_VALUED, depth=2, destroy="uninstall delete",
                read="list ls status get history show inspect search template lint version env verify"),
-    "docker": _S(runs="run exec", valued=_COMMON_VALUED + " -H --host -c --config --log-level -f --filter --format "
+    "docker": _cli(runs="run exec", valued=_COMMON_VALUED + " -H --host -c --config --log-level -f --filter --format "
                  "--file -p --project-name --project-directory --env-file --profile -l", depth=3, verb_first=True,
                  read="ps images inspect logs version info history port top stats diff events search ls df "
                       "config",
                  mutate="run exec build pull push start restart create commit tag login logout cp up down "
                         "restart pause unpause update rename attach load import save export "),
-    "podman": _S(runs="run exec", valued=_COMMON_VALUED, depth=3,
+    "podman": _cli(runs="run exec", valued=_COMMON_VALUED, depth=3,
                  read="ps images inspect logs version info history port top stats diff events search ls df",
                  mutate="run exec build pull push start restart create commit tag login cp up down"),
-    "brew": _S(depth=2, valued="-S", mutate="on off start stop restart run kill", read="-S list ls info search deps uses outdated doctor dr config leaves desc options log "
+    "brew": _cli(depth=2, valued="-S", mutate="on off start stop restart run kill", read="-S list ls info search deps uses outdated doctor dr config leaves desc options log "
                              "cat docs analytics  fetch --config --cache --cellar --caskroom --prefix "
                              "--repository --repo --env --taps "
                              "formulae casks tap-info shellenv commands missing home homepage --prefix "
                              "--cellar --repository --cache --env --version --caskroom abv livecheck ",
                destroy="uninstall remove rm cleanup untap autoremove zap"),
-    "npm": _S(mutate="version", verb_first=True, runs="run run-script test t start restart exec x rebuild install-test it stop explore", depth=2, read="ls list ll la view info show v outdated search s find help config get explain why "
+    "npm": _cli(mutate="version", verb_first=True, runs="run run-script test t start restart exec x rebuild install-test it stop explore", depth=2, read="ls list ll la view info show v outdated search s find help config get explain why "
                             "doctor prefix root bin whoami ping fund query docs repo bugs help-search",
               destroy="_"),
-    "pnpm": _S(runs="run test start exec dlx create", depth=2, read="ls list ll view info outdated why audit root bin help"),
-    "yarn": _S(runs="run test start exec dlx node create", depth=2, read="list info why outdated help config bin"),
-    "pip": _S(depth=2), "pip3": _S(depth=2),
-    "uv": _S(runs="run tool", depth=2, read="tree version help freeze dir list show check"),
-    "cargo": _S(runs="run r test t bench build b check c clippy install doc", depth=2, verb_first=True,
+    "pnpm": _cli(runs="run test start exec dlx create", depth=2, read="ls list ll view info outdated why audit root bin help"),
+    "yarn": _cli(runs="run test start exec dlx node create", depth=2, read="list info why outdated help config bin"),
+    "pip": _cli(depth=2), "pip3": _cli(depth=2),
+    "uv": _cli(runs="run tool", depth=2, read="tree version help freeze dir list show check"),
+    "cargo": _cli(runs="run r test t bench build b check c clippy install doc", depth=2, verb_first=True,
                 read="fetch help version tree metadata search verify-project locate-project pkgid "
                               "read-manifest info"),
-    "terraform": _S(depth=2, runs="test", read="plan show validate output providers graph version console pull modules metadata "
+    "terraform": _cli(depth=2, runs="test", read="plan show validate output providers graph version console pull modules metadata "
                                   " ", destroy="destroy"),
-    "tofu": _S(depth=2, read="plan show validate output providers graph version", destroy="destroy"),
-    "pulumi": _S(depth=2, read="preview stack whoami about version logs config", destroy="destroy"),
-    "rclone": _S(depth=1, read="ls lsd lsl lsf lsjson size check tree cat about listremotes version md5sum "
+    "tofu": _cli(depth=2, read="plan show validate output providers graph version", destroy="destroy"),
+    "pulumi": _cli(depth=2, read="preview stack whoami about version logs config", destroy="destroy"),
+    "rclone": _cli(depth=1, read="ls lsd lsl lsf lsjson size check tree cat about listremotes version md5sum "
                                "sha1sum hashsum", destroy="delete deletefile purge rmdir rmdirs cleanup dedupe sync move moveto",
                  mutate="copy copyto mkdir touch"),
-    "restic": _S(depth=2, valued="-o -r --repo --password-file", read="snapshots ls stats check diff find cat version"),
-    "borg": _S(depth=2, read="list info check diff version"),
-    "vault": _S(depth=3, read="read list status version"),
-    "systemctl": _S(depth=1, read="status show list-units list-unit-files is-active is-enabled is-failed cat "
+    "restic": _cli(depth=2, valued="-o -r --repo --password-file", read="snapshots ls stats check diff find cat version"),
+    "borg": _cli(depth=2, read="list info check diff version"),
+    "vault": _cli(depth=3, read="read list status version"),
+    "systemctl": _cli(depth=1, read="status show list-units list-unit-files is-active is-enabled is-failed cat "
                                   "list-timers list-sockets list-dependencies get-default",
                     destroy="stop disable mask kill"),
-    "launchctl": _S(depth=1, read="list print blame procinfo dumpstate print-disabled help version print-cache "
+    "launchctl": _cli(depth=1, read="list print blame procinfo dumpstate print-disabled help version print-cache "
                                   "plist hostinfo resolveport dumpjpcategory managerpid manageruid managername "
                                   "error variant getenv examine dumpstate print-token", mutate="config",
                     destroy="remove unload bootout kill"),
-    "auth0": _S(depth=3),
-    "wrangler": _S(depth=3), "doppler": _S(depth=3), "op": _S(depth=3), "fastly": _S(depth=3),
-    "flipt": _S(depth=3), "ldcli": _S(depth=3), "nats": _S(depth=3), "unleash": _S(depth=3),
-    "mc": _S(depth=4, destroy="rm rb"), "velero": _S(depth=3), "circleci": _S(depth=3), "kong": _S(depth=2),
-    "deck": _S(depth=3, destroy="sync reset"), "apigeecli": _S(depth=3), "heroku": _S(depth=2), "flyctl": _S(depth=3),
-    "fly": _S(depth=3), "vercel": _S(depth=2), "netlify": _S(depth=2), "stripe": _S(depth=3),
-    "firebase": _S(depth=2), "doctl": _S(depth=4), "linode-cli": _S(depth=3), "hcloud": _S(depth=3),
-    "eksctl": _S(depth=3), "kind": _S(depth=3), "minikube": _S(depth=2), "k3d": _S(depth=3),
-    "rabbitmqctl": _S(depth=1), "rabbitmqadmin": _S(depth=2), "newrelic": _S(depth=3), "azcopy": _S(depth=1),
-    "cdk": _S(depth=1, read="ls list synth diff doctor docs metadata "
+    "auth0": _cli(depth=3),
+    "wrangler": _cli(depth=3), "doppler": _cli(depth=3), "op": _cli(depth=3), "fastly": _cli(depth=3),
+    "flipt": _cli(depth=3), "ldcli": _cli(depth=3), "nats": _cli(depth=3), "unleash": _cli(depth=3),
+    "mc": _cli(depth=4, destroy="rm rb"), "velero": _cli(depth=3), "circleci": _cli(depth=3), "kong": _cli(depth=2),
+    "deck": _cli(depth=3, destroy="sync reset"), "apigeecli": _cli(depth=3), "heroku": _cli(depth=2), "flyctl": _cli(depth=3),
+    "fly": _cli(depth=3), "vercel": _cli(depth=2), "netlify": _cli(depth=2), "stripe": _cli(depth=3),
+    "firebase": _cli(depth=2), "doctl": _cli(depth=4), "linode-cli": _cli(depth=3), "hcloud": _cli(depth=3),
+    "eksctl": _cli(depth=3), "kind": _cli(depth=3), "minikube": _cli(depth=2), "k3d": _cli(depth=3),
+    "rabbitmqctl": _cli(depth=1), "rabbitmqadmin": _cli(depth=2), "newrelic": _cli(depth=3), "azcopy": _cli(depth=1),
+    "cdk": _cli(depth=1, read="ls list synth diff doctor docs metadata "
                                               "notices version", destroy="destroy"),
-    "packer": _S(depth=2, read="validate inspect version console installed required"),
-    "ansible-config": _S(depth=1, read="list dump view"),
-    "ansible-vault": _S(depth=1, read="view"),
-    "go": _S(runs="run test build generate install", depth=1, read="version env list doc vet help"),
-    "conda": _S(depth=2, read="list info search env config"),
-    "poetry": _S(runs="run shell install", depth=2, read="show check version about env config search"),
-    "gem": _S(depth=1, read="list search info query contents which environment specification help"),
-    "apt": _S(depth=1, read="list search show policy depends rdepends changelog"),
-    "apt-cache": _S(depth=1, read="search show policy depends rdepends pkgnames showpkg stats madison"),
-    "snap": _S(depth=1, read="list info find version services"),
-    "flatpak": _S(depth=1, read="list info search remote-ls history"),
-    "ip": _S(depth=2, read="show list ls a addr address link route r neigh n rule maddr monitor netconf"
+    "packer": _cli(depth=2, read="validate inspect version console installed required"),
+    "ansible-config": _cli(depth=1, read="list dump view"),
+    "ansible-vault": _cli(depth=1, read="view"),
+    "go": _cli(runs="run test build generate install", depth=1, read="version env list doc vet help"),
+    "conda": _cli(depth=2, read="list info search env config"),
+    "poetry": _cli(runs="run shell install", depth=2, read="show check version about env config search"),
+    "gem": _cli(depth=1, read="list search info query contents which environment specification help"),
+    "apt": _cli(depth=1, read="list search show policy depends rdepends changelog"),
+    "apt-cache": _cli(depth=1, read="search show policy depends rdepends pkgnames showpkg stats madison"),
+    "snap": _cli(depth=1, read="list info find version services"),
+    "flatpak": _cli(depth=1, read="list info search remote-ls history"),
+    "ip": _cli(depth=2, read="show list ls a addr address link route r neigh n rule maddr monitor netconf"
                            " mroute tunnel l ro netns token ntable"),
 }
 
@@ -490,7 +491,7 @@ def _uv(run: _Run) -> None:
         return
     if run.name == "uv" and i < len(args) and args[i].text == "pip" and i + 1 == len(args):
         return  # bare `uv pip` prints the pip interface's help
-    svc = _SERVICE_CLIS.get(run.name) or _S(depth=2)
+    svc = _SERVICE_CLIS.get(run.name) or _cli(depth=2)
     _service_cli(run, svc)
 
 
@@ -511,9 +512,9 @@ def _compose(run: _Run) -> None:
     _service_cli(run, _SERVICE_CLIS["docker"])
 
 
-_BD = _S(depth=1, read="list show ready blocked stats search ")
-_GALAXY = _S(depth=2, read="list search info verify")
-_PROFILES = _S(depth=1, read="help status list show validate version")
+_BD = _cli(depth=1, read="list show ready blocked stats search ")
+_GALAXY = _cli(depth=2, read="list search info verify")
+_PROFILES = _cli(depth=1, read="help status list show validate version")
 
 
 def _bd(run: _Run) -> None:
