@@ -1,8 +1,8 @@
 """Bash brace expansion of one command word, as bash does it before the command runs.
 
 ``touch src/{a,../X}`` is ``touch src/a ../X`` to bash, and ``cp x src/{a,b}`` is ``cp x src/a src/b`` (the last
-word, the copy's destination, is ``src/b``). The shell analyzer (:mod:`orchestrator.shell.words`) expands every word of a
-command with :func:`expand` before the program rules read the argument list, so scope and protection judge the
+word, the copy's destination, is ``src/b``). The shell analyzer (:mod:`orchestrator.shell.words`) expands every
+word of a command with :func:`expand` before the program rules read the argument list, so scope and protection judge the
 paths bash will really use, not the brace text.
 
 Only unquoted ``{``, ``,``, ``}`` and ``..`` are syntax (``'{a,b}'``, ``"{a,b}"`` and ``\\{a,b}`` stay literal);

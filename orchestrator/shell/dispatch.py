@@ -16,10 +16,9 @@ from orchestrator.shell.programs import (
     _WRAPPERS,
 )
 from orchestrator.shell.run import _Run
-from orchestrator.shell.rules.services import _SERVICE_CLIS, _service_cli
 from orchestrator.shell.rules.interpreters import _interpreter, _shell
 from orchestrator.shell.rules.wrappers import _wrapper
-from orchestrator.shell.rules import _READ_ONLY, _RULES
+from orchestrator.shell.rules import _READ_ONLY, family, rule_for
 from orchestrator.shell.rules import outside as _outside
 from orchestrator.shell.rules import secrets as _shell_secrets
 
@@ -62,11 +61,12 @@ def _run_argv(wk: _Walker, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = F
         # `git reset ‐‐hard` with U+2010: not an option to the program, and a classic way to fool matchers.
         wk.acc.flag("unknown", f"{name}: an argument starts with a unicode dash")
         return
-    rule = _RULES.get(name)
+    rule = rule_for(name)
     # `--help` / `--version` as the only argument of a program we know prints and exits.
     if len(args) == 1 and args[0].text in _HELP_ARGS and not args[0].dyn and (
-            rule is not None or name in _SERVICE_CLIS or name in _READ_ONLY or name in _WRAPPERS
-            or name in _INTERPRETERS or name in _SHELLS or re.fullmatch(r"python[0-9.]*", name)):
+            rule is not None or name in _READ_ONLY or name in _WRAPPERS
+            or name in _INTERPRETERS or name in _SHELLS or re.fullmatch(r"python[0-9.]*", name)
+            or name in family("services")._SERVICE_CLIS):
         return
     if len(args) == 1 and args[0].text in ("--help", "-h", "--version", "-V") and not args[0].dyn and \
             not xargs and "/" not in head.text and name not in _POWER and name not in _DISK_TOOLS and \
@@ -104,8 +104,9 @@ def _run_argv(wk: _Walker, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = F
     if name in _POWER:
         run.flag("destructive", f"{name} stops or restarts the machine")
         return
-    svc = _SERVICE_CLIS.get(name)
+    services = family("services")  # cloud, cluster, container and package CLIs (verb trees)
+    svc = services._SERVICE_CLIS.get(name)
     if svc is not None:
-        _service_cli(run, svc)
+        services._service_cli(run, svc)
         return
     wk.acc.flag("unknown", f"unknown program {name!r}", risk="runs-code")

@@ -121,11 +121,35 @@ class _Run:
         """xargs/find -exec append targets we cannot see: mark unresolved."""
         self.wk.acc.unresolved = True
 
-    def sub(self, argv: list[W], xargs: bool | None = None) -> None:
-        from orchestrator.shell import dispatch as _dispatch  # imported at call time: a cycle
-        _dispatch._run_argv(self.wk, argv, self.ctx, self.depth, xargs=self.xargs if xargs is None else xargs)
+    # -- inner code: the one way rules hand code to the analyzer again ----------------------------------------
+    # The dispatcher, walker and api import this module, so they are imported here at call time.
+    def sub(self, argv: list[W], xargs: bool | None = None, nested: bool = False) -> None:
+        """Analyze ``argv`` as a command this one runs (a wrapper's payload, ``find -exec``), into this result.
+        ``nested`` counts it as one level deeper (the nesting limit of :data:`orchestrator.shell.parse._MAX_DEPTH`)."""
+        from orchestrator.shell import dispatch
+
+        dispatch._run_argv(self.wk, argv, self.ctx, self.depth + 1 if nested else self.depth,
+                           xargs=self.xargs if xargs is None else xargs)
 
     def code(self, text: str, why: str) -> None:
-        """Recurse into a string of shell code (bash -c, eval)."""
-        from orchestrator.shell import walker as _walker  # imported at call time: a cycle
-        _walker._analyze_into(text, self.wk.acc, self.ctx.copy(), self.depth + 1)
+        """Recurse into a string of shell code (bash -c, eval), into this result."""
+        from orchestrator.shell import walker
+
+        walker._analyze_into(text, self.wk.acc, self.ctx.copy(), self.depth + 1)
+
+    def isolated(self, argv: list[W]) -> _Acc:
+        """Analyze ``argv`` as a command run elsewhere (inside a container): its own accumulator, fresh walk
+        state, one level deeper; the caller decides what of it counts here."""
+        from orchestrator.shell import dispatch, walker
+
+        acc = _Acc()
+        dispatch._run_argv(walker._Walker(acc, self.depth + 1), argv, _Ctx(), self.depth + 1)
+        return acc
+
+    @staticmethod
+    def verdict(text: str) -> ShellAnalysis:
+        """How the analyzer judges ``text`` on its own (a pager command, a string in inline code, a key
+        binding): nothing of it is recorded in this command's result."""
+        from orchestrator.shell import api
+
+        return api.analyze(text)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -60,3 +61,23 @@ def test_lazy_modules_stay_off_the_import_path() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, timeout=60)
     assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_registry_index_matches_the_family_tables() -> None:
+    """_FAMILY_OF (what the dispatcher looks up without importing every family) says exactly what the tables say."""
+    from orchestrator.shell import rules
+
+    by_tables = {name: fam for fam in rules.FAMILIES for name in rules.family(fam).RULES}
+    assert rules._FAMILY_OF == by_tables
+    assert len(rules.all_rules()) == len(by_tables)  # no program in two families
+    assert not rules._READ_ONLY & set(by_tables)
+
+
+def test_rule_families_load_on_demand() -> None:
+    code = ("import sys, orchestrator.shell as s; s.analyze('git status && ls -la'); "
+            "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('orchestrator.shell.rules.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, timeout=60)
+    loaded = set(ast.literal_eval(out.stdout.strip()))
+    assert {"git", "outside", "secrets"} <= loaded, out.stderr
+    assert not loaded & {"system", "services", "databases", "archive"}, loaded

@@ -5,6 +5,7 @@ from orchestrator.shell.words import W, _has, _split_opts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
+    from typing import Callable
     from orchestrator.shell.run import _Run
 
 
@@ -147,3 +148,19 @@ def _7z(run: _Run) -> None:
         run.write(pos[1], f"{run.name} {sub}")
         return
     run.write(W((opts and next((k[2:] for k in opts if k.startswith("-o")), None)) or "."), f"{run.name} {sub}")
+
+
+def _compression_tool(run: _Run) -> None:
+    texts = [a.text for a in run.args]
+    if "-o" in texts:
+        k = texts.index("-o") + 1
+        run.write(run.args[k] if k < len(run.args) else W("", True), "compression_tool -o")
+
+
+RULES: dict[str, Callable[[_Run], None]] = {
+    "tar": _tar, "gtar": _tar, "bsdtar": _tar, "unzip": _unzip, "zip": _zip,
+    "7z": _7z, "7za": _7z, "7zr": _7z, "7zz": _7z,
+    "gzip": _compressor, "gunzip": _compressor, "bzip2": _compressor, "bunzip2": _compressor, "xz": _compressor,
+    "unxz": _compressor, "zstd": _compressor, "unzstd": _compressor, "lz4": _compressor, "lzma": _compressor,
+    "patch": _patch, "compression_tool": _compression_tool,
+}

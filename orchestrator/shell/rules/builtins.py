@@ -7,6 +7,7 @@ from orchestrator.shell.words import _split_opts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
+    from typing import Callable
     from orchestrator.shell.run import _Run
 
 
@@ -38,3 +39,31 @@ def _trap(run: _Run) -> None:
         run.flag("unknown", "trap with non-literal code")
         return
     run.code(args[0].text, "trap")  # runs later, on the signal or on exit
+
+
+def _no_effect(run: _Run) -> None:
+    """A builtin that changes only the shell's own state (variables, options, jobs, completion)."""
+
+
+def _history(run: _Run) -> None:
+    if any(a.text in ("-c", "-d", "-w", "-a") for a in run.args):
+        run.flag("mutating", "history -c/-d clears history")
+
+
+def _alias(run: _Run) -> None:
+    if any("=" in a.text for a in run.args):
+        run.flag("unknown", "alias definitions change what later commands run")
+
+
+def _hash(run: _Run) -> None:
+    if any(a.text.startswith("-p") for a in run.args):
+        run.flag("unknown", "hash -p changes which binary a name runs")
+
+
+_NO_EFFECT = """export declare local readonly typeset set unset shopt unalias umask read wait exit return break
+continue shift getopts ulimit caller complete bind enable disown bg fg mapfile readarray let""".split()
+
+RULES: dict[str, Callable[[_Run], None]] = {
+    "cd": _cd, "pushd": _cd, "popd": _cd, "trap": _trap, "history": _history, "alias": _alias, "hash": _hash,
+    **dict.fromkeys(_NO_EFFECT, _no_effect),
+}

@@ -8,6 +8,7 @@ from orchestrator.shell.words import W, _has, _split_opts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
+    from typing import Callable
     from orchestrator.shell.run import _Run
 
 
@@ -223,3 +224,9 @@ def _sqlcmd(run: _Run) -> None:
         run.flag("unknown", "sqlcmd runs a script or an interactive session")
         return
     _sql_codes_verdict(run, codes, "sqlcmd")
+
+
+RULES: dict[str, Callable[[_Run], None]] = {
+    "psql": _sql_client, "mysql": _sql_client, "mariadb": _sql_client, "sqlite3": _sqlite, "duckdb": _sqlite,
+    "redis-cli": _redis, "sqlcmd": _sqlcmd,
+}

@@ -5,10 +5,11 @@ from orchestrator.shell.words import _has, _split_opts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
+    from typing import Callable
     from orchestrator.shell.run import _Run
 
 
-def _black(run: _Run) -> None:
+def _formatter(run: _Run) -> None:
     """Formatters/linters: --check/--diff are read-only, otherwise they rewrite files."""
     text = [a.text for a in run.args]
     if any(t in ("--check", "--diff", "--version", "--help", "-h", "check", "--dry-run", "-l", "--list-different")
@@ -50,3 +51,22 @@ def _editor(run: _Run) -> None:
         if not p.text.startswith("+"):
             run.write(p, f"{run.name} edits")
     run.flag("mutating", f"{run.name} is an interactive editor")
+
+
+def _sudoedit(run: _Run) -> None:
+    for p in run.args:
+        if not p.text.startswith("-"):
+            run.write(p, "sudoedit")
+
+
+def _markdownlint(run: _Run) -> None:
+    if any(a.text == "--fix" for a in run.args):
+        run.flag("mutating", "markdownlint --fix rewrites files")
+
+
+RULES: dict[str, Callable[[_Run], None]] = {
+    "black": _formatter, "ruff": _formatter, "prettier": _formatter, "gofmt": _formatter, "rustfmt": _formatter,
+    "isort": _formatter, "markdownlint": _markdownlint,
+    "vi": _editor, "vim": _editor, "nvim": _editor, "nano": _editor, "emacs": _editor, "code": _editor,
+    "sudoedit": _sudoedit,
+}

@@ -11,7 +11,7 @@ from orchestrator.shell.programs import _DEV_BLOCK, _DEV_NULLISH
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
-    from typing import Iterable
+    from typing import Callable, Iterable
     from orchestrator.shell.run import _Ctx, _Run
 
 
@@ -300,7 +300,6 @@ _FIND_VALUED = frozenset("""-name -iname -path -ipath -regex -iregex -type -xtyp
 
 
 def _find(run: _Run) -> None:
-    from orchestrator.shell import dispatch as _dispatch  # imported at call time: a cycle
     args = run.args
     i = 0
     while i < len(args):
@@ -326,9 +325,9 @@ def _find(run: _Run) -> None:
                 base = roots[0].text.rstrip("/") or "."
                 inner = [W(w.text.replace("{}", base), w.dyn, w.glob, w.node) for w in inner]
                 run.acc.unresolved = True
-                _dispatch._run_argv(run.wk, inner, run.ctx, run.depth + 1, xargs=False)
+                run.sub(inner, xargs=False, nested=True)
             else:
-                _dispatch._run_argv(run.wk, inner, run.ctx, run.depth + 1, xargs=True)
+                run.sub(inner, xargs=True, nested=True)
             if any("{}" in w.text for w in inner):
                 run.acc.unresolved = run.acc.unresolved or run.acc.rank > 0
             i = j
@@ -360,7 +359,6 @@ def _mktemp(run: _Run) -> None:
 
 
 def _fd(run: _Run) -> None:
-    from orchestrator.shell import dispatch as _dispatch  # imported at call time: a cycle
     opts, pos = _split_opts(run.args, ("-x", "--exec", "-X", "--exec-batch", "-e", "--extension", "-t",
                                       "--type", "-E", "--exclude", "-d", "--max-depth", "-j", "--threads",
                                       "-S", "--size", "--changed-within", "--changed-before", "-o", "--owner",
@@ -377,5 +375,21 @@ def _fd(run: _Run) -> None:
             if not j:
                 run.flag("unknown", f"fd {a.text} without a command")
                 return
-            _dispatch._run_argv(run.wk, inner[:j], run.ctx, run.depth + 1, xargs=True)
+            run.sub(inner[:j], xargs=True, nested=True)
             return
+
+
+def _xattr(run: _Run) -> None:
+    if any(re.fullmatch(r"-[a-z]*[wdc][a-z]*", a.text) for a in run.args):
+        run.flag("mutating", "xattr modifies attributes")
+
+
+RULES: dict[str, Callable[[_Run], None]] = {
+    "rm": _rm, "rmdir": _rmdir, "unlink": _unlink, "shred": _shred, "srm": _shred, "wipe": _shred,
+    "touch": _touch, "mkdir": _mkdir, "mkfifo": _mkdir, "mknod": _mkdir,
+    "chmod": _chmod_like, "chown": _chmod_like, "chgrp": _chmod_like, "chattr": _chmod_like, "setfacl": _chmod_like,
+    "xattr": _xattr,
+    "cp": _cp_like, "mv": _cp_like, "install": _cp_like, "link": _cp_like, "ditto": _cp_like, "ln": _ln,
+    "tee": _tee, "dd": _dd, "truncate": _truncate, "find": _find, "gfind": _find, "fd": _fd, "fdfind": _fd,
+    "mktemp": _mktemp,
+}

@@ -7,6 +7,7 @@ from orchestrator.shell.rules.fs import _sources
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
+    from typing import Callable
     from orchestrator.shell.run import _Run
 
 
@@ -33,7 +34,6 @@ checkout-index restore""".split())
 
 
 def _git(run: _Run) -> None:
-    from orchestrator.shell import api as _api  # imported at call time: a cycle
     args = run.args
     i = 0
     editor_cfg = False  # -c core.editor/sequence.editor: only matters for subcommands that open an editor
@@ -45,7 +45,7 @@ def _git(run: _Run) -> None:
             if not args[i + 1].dyn and s == "-c" and key in ("core.editor", "sequence.editor"):
                 editor_cfg = True
             elif not args[i + 1].dyn and s == "-c" and (key == "core.pager" or key.startswith("pager.")) \
-                    and val and _api.analyze(val).kind == "read_only":
+                    and val and run.verdict(val).kind == "read_only":
                 pass  # the pager command is itself read-only (less, cat, delta...)
             elif args[i + 1].dyn or not key.startswith(_GIT_SAFE_CONFIG):
                 # core.pager, alias.*, diff.external, filter.*, core.sshCommand ... run commands
@@ -370,3 +370,6 @@ def _git(run: _Run) -> None:
         run.flag("mutating", name)
         return
     run.flag("unknown", f"unknown git subcommand {sub!r}")
+
+
+RULES: dict[str, Callable[[_Run], None]] = {"git": _git}

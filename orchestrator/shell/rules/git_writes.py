@@ -29,8 +29,8 @@ itself looks upwards for the repository, which the analyzer cannot see; selfguar
 (``branch.<name>.remote``/``merge`` from ``push -u``, ``branch -u``, ``checkout --track``) holds no command and is
 not reported.
 
-Called from ``orchestrator.shell.rules.git._git`` (imported lazily there, so this module is off the import path of commands
-that do not run git).
+Called from ``orchestrator.shell.rules.git._git`` (imported lazily there, so this module is off the import path
+of commands that do not run git).
 """
 
 from __future__ import annotations

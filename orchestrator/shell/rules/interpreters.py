@@ -7,7 +7,10 @@ from orchestrator.shell.parse import _LazyRe, _t
 from orchestrator.shell.words import W, _prog_name
 from orchestrator.shell.programs import _DOWNLOADERS
 from orchestrator.shell.run import _Run
-from orchestrator.shell.rules.services import _pip
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
+    from typing import Callable
 
 
 def _shell(run: _Run) -> None:
@@ -103,7 +106,6 @@ _INLINE_EXEC = _LazyRe(r"system|exec|spawn|popen|subprocess|child_process|Proces
 
 
 def _interpreter(run: _Run) -> None:
-    from orchestrator.shell import api as _api  # imported at call time: a cycle
     name, args = run.name, run.args
     is_py = name.startswith("python") or name.startswith("pypy")
     code: str | None = None
@@ -152,6 +154,8 @@ def _interpreter(run: _Run) -> None:
                         run.write(outs[1], "python -m json.tool")
                 return
             if mod in ("pip", "pip3"):
+                from orchestrator.shell.rules.services import _pip  # the service CLIs load on demand
+
                 _pip(_Run(run.wk, run.ctx, run.depth, "pip", args[i + 2:], run.xargs))
                 return
             run.flag("unknown", f"{name} -m {mod} runs a module", risk="runs-code")
@@ -198,7 +202,7 @@ def _interpreter(run: _Run) -> None:
         # Look at string literals that look like shell commands.
         for lit in re.findall(r"\"([^\"]{2,})\"|'([^']{2,})'", code):
             s = lit[0] or lit[1]
-            sub = _api.analyze(s) if len(s) < 2000 else None
+            sub = run.verdict(s) if len(s) < 2000 else None
             if sub is not None and sub.kind == "destructive":
                 run.flag("destructive", f"{name} inline code runs a destructive command")
                 return
@@ -246,3 +250,23 @@ def _source(run: _Run) -> None:
         run.code(run.ctx.stdin, f"{run.name} /dev/stdin")
         return
     run.flag("unknown", f"{run.name} runs a script file", risk="runs-code")
+
+
+def _java(run: _Run) -> None:
+    if len(run.args) == 1 and run.args[0].text in ("-version", "--version", "-help", "--help"):
+        return
+    if any(a.text.lower().startswith(("delete", "remove", "drop", "purge")) for a in run.args):
+        run.flag("destructive", "java runs a destructive CLI command")
+    else:
+        run.flag("unknown", "java runs a program")
+
+
+def _make(run: _Run) -> None:
+    if not any(a.text in ("-n", "--dry-run", "--just-print", "--recon", "-q", "--question", "-v", "--version",
+                          "--help", "-h") for a in run.args):
+        run.flag("unknown", "make runs recipes (arbitrary commands)", risk="runs-code")
+
+
+RULES: dict[str, Callable[[_Run], None]] = {
+    "eval": _eval, "source": _source, ".": _source, "java": _java, "make": _make,
+}

@@ -10,6 +10,7 @@ from orchestrator.shell.rules.fs import _SYSTEM_PATH, _sources
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
+    from typing import Callable
     from orchestrator.shell.run import _Run
 
 
@@ -241,3 +242,18 @@ def _ip(run: _Run) -> None:
     kind = "destructive" if rest[0] in ("flush", "del", "delete") and args[k].text.startswith(("r", "a")) else \
         "mutating"
     run.flag(kind, f"ip {args[k].text} {rest[0]}")
+
+
+def _iptables(run: _Run) -> None:
+    changes = ("-A", "-D", "-F", "-X", "-I", "-R", "-P", "-Z", "-N")
+    if any(a.text in ("-L", "--list", "-S", "--list-rules", "-n") and not any(b.text in changes for b in run.args)
+           for a in run.args):
+        return
+    destroys = any(b.text in ("-F", "--flush", "-X") for b in run.args)
+    run.flag("destructive" if destroys else "mutating", "iptables changes firewall rules")
+
+
+RULES: dict[str, Callable[[_Run], None]] = {
+    "rsync": _rsync, "scp": _scp, "curl": _curl, "wget": _wget, "ssh": _ssh, "openssl": _openssl,
+    "gpg": _gpg, "gpg2": _gpg, "ip": _ip, "iptables": _iptables,
+}

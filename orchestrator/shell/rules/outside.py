@@ -2,8 +2,8 @@
 
 The shell analyzer judges what a command does to *files*. ``terraform apply``, ``kubectl delete``, ``npm publish``
 or ``gh pr merge`` touch no file in the workspace, yet they deploy, delete or publish for real. This module's table
-says, per CLI, which command paths change remote state; :func:`check` (called by :mod:`orchestrator.shell.dispatch` for every
-simple command) tags those with the ``outside-world`` risk, which the approval hook turns into a question to a
+says, per CLI, which command paths change remote state; :func:`check` (called by :mod:`orchestrator.shell.dispatch`
+for every simple command) tags those with the ``outside-world`` risk, which the approval hook turns into a question to a
 person (``outside_world`` in policy.yaml: ``ask``, ``deny`` or ``allow``). Read verbs (``terraform plan``, ``kubectl
 get``, ``aws ... describe-*``, ``gh pr view``) and local ones (``terraform fmt``, ``kubectl config use-context``,
 ``docker build``) are not tagged.

@@ -1,7 +1,7 @@
 """Secret reads and exfiltration in shell commands: the analyzer's rules, kept out of the main rule tables.
 
-:mod:`orchestrator.shell.dispatch` calls :func:`check_argv` for every simple command and :func:`redirect_in` for every
-``< FILE`` redirection; they record ``(path, pattern, how)`` hits in the accumulator and tag
+:mod:`orchestrator.shell.dispatch` calls :func:`check_argv` for every simple command and the walker calls
+:func:`redirect_in` for every ``< FILE`` redirection; they record ``(path, pattern, how)`` hits in the accumulator and tag
 ``ShellAnalysis.risks`` with ``secret-read`` or ``exfiltration``. ``how`` is ``read`` (the content reaches the
 transcript: ``cat``, ``base64``, ``grep``, ``git diff``...), ``copy`` (into a place an agent can read: ``cp``,
 ``mv``, ``ln``, ``tar``, ``git add``) or ``send`` (to another host: ``curl -d @.env``, ``scp key host:``,

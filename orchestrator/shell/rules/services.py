@@ -5,11 +5,10 @@ import re
 
 from orchestrator.shell.analysis import _KINDS
 from orchestrator.shell.words import W, _has, _split_opts
-from orchestrator.shell.run import _Acc, _Ctx
-from orchestrator.shell.rules.databases import _SQL_DESTROY, _sql_read_only
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
+    from typing import Callable
     from orchestrator.shell.run import _Run
 
 
@@ -106,6 +105,8 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
         return  # e.g. `brew --prefix python`
     qs = [a.text.split("=", 1)[1] if "=" in a.text else (args[k + 1].text if k + 1 < len(args) else "")
           for k, a in enumerate(args) if a.text.split("=", 1)[0] in ("--query-string",)]
+    if qs:  # the database rules load only when a command carries a query (athena/redshift-data)
+        from orchestrator.shell.rules.databases import _SQL_DESTROY, _sql_read_only
     if qs and any(_SQL_DESTROY.search(q) for q in qs):
         run.flag("destructive", f"{run.name} {' '.join(path)} runs destructive SQL")
         return
@@ -234,8 +235,6 @@ _DOCKER_EXEC_VALUED = frozenset("-e --env --env-file -u --user -w --workdir --de
 
 def _container_exec(run: _Run, args: list[W], svc: _Svc) -> None:
     """docker/kubectl exec: judge the command run inside the container (its paths are not ours)."""
-    from orchestrator.shell import dispatch as _dispatch  # imported at call time: a cycle
-    from orchestrator.shell import walker as _walker  # imported at call time: a cycle
     texts = [a.text for a in args]
     if "--" in texts:
         inner = args[texts.index("--") + 1:]
@@ -247,8 +246,7 @@ def _container_exec(run: _Run, args: list[W], svc: _Svc) -> None:
     if not inner:
         run.flag("unknown", f"{run.name} exec opens a shell")
         return
-    sub = _Acc()
-    _dispatch._run_argv(_walker._Walker(sub, run.depth + 1), inner, _Ctx(), run.depth + 1)
+    sub = run.isolated(inner)
     if sub.rank > 0:
         kind = _KINDS[sub.rank]
         run.flag(kind, f"{run.name} exec runs a {kind} command in a container")
@@ -460,3 +458,89 @@ def _uv(run: _Run) -> None:
         return  # bare `uv pip` prints the pip interface's help
     svc = _SERVICE_CLIS.get(run.name) or _S(depth=2)
     _service_cli(run, svc)
+
+
+
+def _fmt_or(name: str) -> Callable[[_Run], None]:
+    """``NAME fmt`` formats files (like the formatters); every other verb is NAME's service CLI entry."""
+    def rule(run: _Run) -> None:
+        if run.args[:1] and run.args[0].text == "fmt":
+            from orchestrator.shell.rules.editors import _formatter
+
+            _formatter(run)
+        else:
+            _service_cli(run, _SERVICE_CLIS[name])
+    return rule
+
+
+def _compose(run: _Run) -> None:
+    _service_cli(run, _SERVICE_CLIS["docker"])
+
+
+_BD = _S(depth=1, read="list show ready blocked stats search ")
+_GALAXY = _S(depth=2, read="list search info verify")
+_PROFILES = _S(depth=1, read="help status list show validate version")
+
+
+def _bd(run: _Run) -> None:
+    _service_cli(run, _BD)
+
+
+def _ansible_galaxy(run: _Run) -> None:
+    _service_cli(run, _GALAXY)
+
+
+def _profiles(run: _Run) -> None:
+    _service_cli(run, _PROFILES)
+
+
+def _ansible(run: _Run) -> None:
+    """Ad-hoc ansible runs a module on remote hosts (even -m ping ships and runs Python there): ask, unless it
+    only lists hosts, checks syntax or runs in --check mode."""
+    if not any(a.text in ("--list-hosts", "--syntax-check", "--version", "--check", "-C", "--help", "-h",
+                          "--list-tasks") for a in run.args):
+        run.flag("unknown", "ansible runs modules on remote hosts")
+
+
+def _ansible_pull(run: _Run) -> None:
+    # ansible-pull -C is --checkout (a branch), not --check.
+    if not any(a.text in ("--help", "-h", "--version", "--check", "--list-hosts") for a in run.args):
+        run.flag("unknown", "ansible-pull runs a playbook")
+
+
+def _ansible_console(run: _Run) -> None:
+    if not any(a.text in ("--help", "-h", "--version", "--list-hosts") for a in run.args):
+        run.flag("unknown", "ansible-console is a REPL")
+
+
+def _ansible_playbook(run: _Run) -> None:
+    if not any(a.text in ("--syntax-check", "--list-hosts", "--list-tasks", "--list-tags", "--check", "-C", "--help",
+                          "-h", "--version") for a in run.args):
+        run.flag("unknown", "ansible-playbook runs tasks on hosts")
+
+
+def _ansible_inventory(run: _Run) -> None:
+    if any(a.text == "--output" for a in run.args):
+        out = next((run.args[i + 1].text for i, a in enumerate(run.args[:-1]) if a.text == "--output"), "")
+        run.write(W(out), "ansible-inventory --output")
+
+
+def _ansible_lint(run: _Run) -> None:
+    if any(a.text.startswith("--fix") or a.text == "--write" for a in run.args):
+        run.flag("mutating", "ansible-lint --fix rewrites files")
+
+
+def _no_effect(run: _Run) -> None:
+    """ansible-doc only prints documentation."""
+
+
+RULES: dict[str, Callable[[_Run], None]] = {
+    "pip": _pip, "pip3": _pip, "uv": _uv, "poetry": _uv,
+    "terraform": _fmt_or("terraform"), "tofu": _fmt_or("tofu"), "packer": _fmt_or("packer"),
+    "cargo": _fmt_or("cargo"),
+    "docker-compose": _compose, "podman-compose": _compose, "bd": _bd, "profiles": _profiles,
+    "ansible": _ansible,
+    "ansible-pull": _ansible_pull, "ansible-console": _ansible_console, "ansible-doc": _no_effect,
+    "ansible-inventory": _ansible_inventory, "ansible-lint": _ansible_lint, "ansible-playbook": _ansible_playbook,
+    "ansible-galaxy": _ansible_galaxy,
+}

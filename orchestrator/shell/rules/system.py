@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from orchestrator.shell.words import _has, _split_opts
+from orchestrator.shell.words import W, _has, _split_opts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
@@ -106,7 +106,6 @@ def _dscl(run: _Run) -> None:
 
 
 def _security(run: _Run) -> None:
-    from orchestrator.shell import rules as _rules  # imported at call time: a cycle
     if not run.args:
         run.flag("unknown", "security opens an interactive prompt")
         return
@@ -115,7 +114,7 @@ def _security(run: _Run) -> None:
             any(a.text == "-s" for a in run.args[1:]):
         run.flag("mutating", f"security {first} -s changes the keychain search list")
         return
-    _rules._SECURITY_RO(run)
+    _SECURITY_READ(run)
 
 
 # -- verb-prefix read-only dispatch for macOS tools ------------------------------------------------------
@@ -142,3 +141,140 @@ def _mac_tool(read_prefixes: tuple[str, ...], read_exact: tuple[str, ...] = (),
             return
         run.flag("mutating", f"{run.name} {first}")
     return rule
+
+
+
+_SECURITY_READ = _mac_tool(("find-", "show-", "dump-", "list-", "verify-", "cms", "smartcard-list", "get-", "leaks",
+                            "translocate-", "requirement-evaluate", "default-keychain", "login-keychain", "error",
+                            "authorizationdb read", "dump"), destroy=("delete-",))
+_SCUTIL_READ = _mac_tool(("--get", "--dns", "--proxy", "-r", "--nwi", "--nc list", "--nc status", "-w"), ("-d",))
+_PROMETHEUS_READ = _mac_tool(("--version", "--help", "-h", "--help-long"))
+_PLUTIL_READ = _mac_tool(("-p", "-lint", "-help", "-type", "-extract"))
+_SIPS_READ = _mac_tool(("-g", "--getProperty", "-1", "--verify"))
+_APPLE_ARCHIVERS = _mac_tool(("-h", "--help", "probe", "info", "-V", "--version"),
+                             stdout_flags=("-c", "--pipe", "--to-stdout"))
+
+
+def _scutil(run: _Run) -> None:
+    if not run.args:
+        run.flag("unknown", "scutil opens an interactive prompt")
+    else:
+        _SCUTIL_READ(run)
+
+
+def _prometheus(run: _Run) -> None:
+    if not run.args:
+        run.flag("unknown", "prometheus starts a server")
+    else:
+        _PROMETHEUS_READ(run)
+
+
+def _plutil(run: _Run) -> None:
+    if run.args and not any(a.text.startswith("-") for a in run.args):
+        return  # plutil FILE... defaults to -lint (a syntax check)
+    _PLUTIL_READ(run)
+
+
+def _sips(run: _Run) -> None:
+    if run.args and not any(a.text.startswith("-") for a in run.args):
+        return  # with only file operands sips has no function to apply (it modifies only with -s/-r/-z/...)
+    _SIPS_READ(run)
+
+
+def _lipo(run: _Run) -> None:
+    """lipo takes the input file anywhere: read-only when an inspection operation is given and no output."""
+    if not run.args:
+        run.flag("unknown", "lipo without an operation")
+    elif any(a.text in ("-info", "-detailed_info", "-archs", "-verify_arch") for a in run.args) and \
+            not any(a.text in ("-create", "-output", "-extract", "-extract_family", "-remove", "-replace", "-thin")
+                    for a in run.args):
+        return
+    else:
+        run.flag("mutating", "lipo writes a binary")
+
+
+def _say(run: _Run) -> None:
+    for k, a in enumerate(run.args):
+        if a.text.split("=", 1)[0] in ("-o", "--output-file"):
+            if "=" in a.text:
+                run.write(W(a.text.split("=", 1)[1]), "say -o")
+            else:
+                run.write(run.args[k + 1] if k + 1 < len(run.args) else W("", True), "say -o")
+
+
+def _symbols(run: _Run) -> None:
+    for k, a in enumerate(run.args[:-1]):
+        if a.text in ("-saveSignature", "-symbolsPackageDir"):
+            run.write(run.args[k + 1], f"symbols {a.text}")
+
+
+def _sample(run: _Run) -> None:
+    if not run.args:
+        run.flag("unknown", "sample without a process")
+        return
+    for k, a in enumerate(run.args[:-1]):
+        if a.text == "-file":
+            run.write(run.args[k + 1], "sample -file")
+
+
+def _open(run: _Run) -> None:
+    if not any(a.text in ("-R", "--reveal") for a in run.args):
+        run.flag("unknown", "open launches an application (which may run the file)")
+
+
+def _hostnamectl(run: _Run) -> None:
+    if any(a.text.startswith("set-") for a in run.args):
+        run.flag("mutating", "hostnamectl changes host settings")
+
+
+def _dpkg(run: _Run) -> None:
+    _pkg_query(run, ("-l", "-L", "-s", "-S", "-p", "--list", "--listfiles", "--status", "--search", "--print-avail",
+                     "--get-selections", "--print-architecture", "-c", "--contents", "-I", "--info",
+                     "--compare-versions", "--audit", "-C"))
+
+
+def _rpm(run: _Run) -> None:
+    _pkg_query(run, ("-q", "-qa", "-qi", "-ql", "-qf", "-qc", "-qd", "-qR", "--query", "-K", "--checksig", "-V",
+                     "--verify", "--eval", "--showrc", "-qp", "-qpl"))
+
+
+def _no_effect(run: _Run) -> None:
+    """ping and sleep: read-only whatever their arguments."""
+
+
+_signals = _dangerous_simple("mutating", "{name} signals processes")
+
+RULES: dict[str, Callable[[_Run], None]] = {
+    "kill": _kill, "pkill": _signals, "killall": _signals,
+    "mkswap": _dangerous_simple("destructive", "{name} formats a device"),
+    "dmesg": _dmesg, "journalctl": _journalctl, "sysctl": _sysctl, "date": _date, "hostname": _hostname,
+    "ifconfig": _ifconfig, "crontab": _crontab, "dpkg": _dpkg, "rpm": _rpm, "hostnamectl": _hostnamectl,
+    "ping": _no_effect, "sleep": _no_effect,
+    # macOS
+    "scutil": _scutil, "networksetup": _mac_tool(("-get", "-list", "-show", "-print", "-is", "-version", "-help")),
+    "defaults": _mac_tool(("read", "read-type", "domains", "find", "export", "help")),
+    "pmset": _mac_tool(("-g",)), "security": _security, "dscl": _dscl,
+    "tmutil": _mac_tool(("listbackups", "latestbackup", "machinedirectory", "destinationinfo", "isexcluded",
+                         "compare", "calculatedrift", "uniquesize", "version", "status", "listlocalsnapshots",
+                         "listlocalsnapshotdates", "verifychecksums"),
+                        destroy=("delete", "thinlocalsnapshots")),
+    "diskutil": _mac_tool(("list", "info", "activity", "listFilesystems", "apfs list", "verifyVolume",
+                           "verifyDisk", "cs list"), destroy=("erase", "zeroDisk", "randomDisk",
+                                                              "secureErase", "partitionDisk", "reformat")),
+    "plutil": _plutil, "csrutil": _mac_tool(("status", "report")),
+    "spctl": _mac_tool(("--status", "--disable-status", "-a", "--assess", "--list", "--test", "--check")),
+    "mdutil": _mac_tool(("-s",)),
+    "codesign": _mac_tool(("-d", "--display", "-v", "--verify", "-dv", "-dvv", "-dvvv", "--validate-constraint")),
+    "pkgutil": _mac_tool(("--pkgs", "--files", "--groups", "--pkg-groups", "--pkg-info", "--export-plist",
+                          "--file-info", "--packages", "--group-pkgs", "--check-signature", "--payload-files",
+                          "--pkgs-plist")),
+    "softwareupdate": _mac_tool(("-l", "--list", "--history", "--dump-state")),
+    "nvram": _mac_tool(("-p", "-x")),
+    "hdiutil": _mac_tool(("info", "imageinfo", "verify", "isencrypted", "checksum", "pmap", "plugins", "help")),
+    "lipo": _lipo, "sips": _sips, "qlmanage": _mac_tool(("-m", "-h", "-p", "-t")),
+    "mdimport": _mac_tool(("-L", "-A", "-X", "-t", "-n")), "say": _say,
+    "binhex": _APPLE_ARCHIVERS, "applesingle": _APPLE_ARCHIVERS, "macbinary": _APPLE_ARCHIVERS,
+    "open": _open, "symbols": _symbols, "sample": _sample,
+    "pre-commit": _mac_tool((), ("--version", "help", "validate-config", "validate-manifest", "sample-config")),
+    "prometheus": _prometheus, "ansible-test": _mac_tool(("sanity", "units", "--version", "env")),
+}

@@ -8,6 +8,7 @@ from orchestrator.shell.words import W, _has, _split_opts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
+    from typing import Callable
     from orchestrator.shell.run import _Run
 
 
@@ -153,9 +154,8 @@ def _fzf(run: _Run) -> None:
 
 
 def _fzf_code(run: _Run, body: str) -> None:
-    from orchestrator.shell import api as _api  # imported at call time: a cycle
     body = body.replace("\\ ", " ")
-    res = _api.analyze(re.sub(r"\{[+nqs0-9.,-]*\}", "x", body))
+    res = run.verdict(re.sub(r"\{[+nqs0-9.,-]*\}", "x", body))
     if res.kind != "read_only":
         run.flag("unknown" if res.kind != "destructive" else "destructive",
                  f"fzf binds a command that is not read-only: {body[:40]}")
@@ -220,3 +220,34 @@ def _pager(run: _Run) -> None:
     if any(a.text.startswith("+") and "!" in a.text for a in run.args) or any(a.dyn and a.text.startswith("+")
                                                                                for a in run.args):
         run.flag("unknown", f"{run.name} +command runs a shell command")
+
+
+def _rg(run: _Run) -> None:
+    if any(a.text == "--pre" or a.text.startswith("--pre=") for a in run.args):
+        run.flag("unknown", "rg --pre runs a preprocessor command")
+
+
+def _man(run: _Run) -> None:
+    if any(a.text.startswith(("-P", "--pager", "-H", "--html")) for a in run.args):
+        run.flag("unknown", "man with a custom pager/browser runs it")
+
+
+def _xxd(run: _Run) -> None:
+    _, pos = _split_opts(run.args, ("-l", "-len", "-s", "-seek", "-c", "-cols", "-g", "-groupsize", "-o", "-offset",
+                                    "-n", "-name"))
+    for p in pos[1:2]:  # xxd INFILE OUTFILE
+        run.write(p, "xxd outfile")
+
+
+def _textutil(run: _Run) -> None:
+    if not any(a.text in ("-stdout", "-info", "-help") for a in run.args):
+        run.flag("mutating", "textutil converts files")
+
+
+RULES: dict[str, Callable[[_Run], None]] = {
+    "sed": _sed, "gsed": _sed, "awk": _awk, "gawk": _awk, "mawk": _awk, "nawk": _awk,
+    "sort": _sort, "iconv": _sort, "uniq": _uniq_split, "split": _uniq_split, "csplit": _uniq_split,
+    "yq": _yq, "jq": _jq, "printf": _printf, "base64": _base64, "base32": _base64, "basenc": _base64,
+    "fzf": _fzf, "sk": _fzf, "less": _pager, "more": _pager, "most": _pager, "rg": _rg, "man": _man, "xxd": _xxd,
+    "textutil": _textutil,
+}

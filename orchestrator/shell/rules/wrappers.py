@@ -8,6 +8,7 @@ from orchestrator.shell.programs import _WRAPPERS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
+    from typing import Callable
     from orchestrator.shell.run import _Run
 
 
@@ -290,3 +291,14 @@ def _script(run: _Run) -> None:
         run.sub(pos[1:])
     elif not ("-c" in opts or "--command" in opts):
         run.flag("unknown", "script starts an interactive shell")
+
+
+def _systemd_run(run: _Run) -> None:
+    run.flag("unknown", "systemd-run runs a command")
+
+
+RULES: dict[str, Callable[[_Run], None]] = {
+    "exec": _wrapper, "env": _env, "timeout": _timeout, "gtimeout": _timeout, "watch": _watch, "chroot": _chroot,
+    "parallel": _parallel, "sem": _parallel, "busybox": _busybox, "toybox": _busybox, "xargs": _xargs, "su": _su,
+    "script": _script, "rtk": _rtk, "systemd-run": _systemd_run,
+}
