@@ -1,6 +1,6 @@
 """Third adversarial round on the hard-link rule (selfguard ``hard-linked-file``, with its exemption for targets a
 command only *replaces*) and the rule for writes through entries a command makes itself
-(``Governor._check_new_entries``, fed by the shell analysis' ``entries`` / ``write_log``).
+(``orchestrator.prepare._check_new_entries``, fed by the shell analysis' ``entries`` / ``write_log``).
 
 Every attack is judged by a fresh Governor (approval channel "deny", INT-001 selected: scope ``src/**``); when it
 is allowed, the command is run for real in the workspace and the test checks whether the governance file changed.

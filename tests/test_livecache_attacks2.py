@@ -1,5 +1,5 @@
 """Second adversarial round: the hard-link rule (selfguard ``hard-linked-file``), the rule for writes through
-entries a command makes itself (``Governor._check_new_entries`` on canonical paths, fed by the shell analysis'
+entries a command makes itself (``orchestrator.prepare._check_new_entries`` on canonical paths, fed by the shell analysis'
 ``entries`` / ``write_log``), and the live cache on the fixed code.
 
 Passing tests document attacks that are handled; the bypasses and false alarms this round found (other spellings

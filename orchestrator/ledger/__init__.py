@@ -63,7 +63,7 @@ from .format import (GENESIS, GITATTRIBUTES_LINE, NS, SPEC_VERSION, TAIL_LEN, Le
                      quarantine_path, schema_path)
 from typing import TYPE_CHECKING, Any
 
-from .read import iter_lines, iter_records
+from .read import iter_lines, iter_records, tail_lines
 from .write import append, scan_tips, tips_path
 
 if TYPE_CHECKING:  # imported lazily below: the writer's path needs neither the schema regex nor the verifier
@@ -85,6 +85,7 @@ __all__ = [
     "line_hash",
     "iter_lines",
     "iter_records",
+    "tail_lines",
     "check_record",
     "verify",
     "repair",

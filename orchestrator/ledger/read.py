@@ -1,4 +1,4 @@
-"""Reading the ledger: raw lines and parsed records, streamed with constant memory."""
+"""Reading the ledger: raw lines and parsed records, streamed with constant memory; the last lines (the console)."""
 
 from __future__ import annotations
 
@@ -47,3 +47,25 @@ def iter_records(path: str | os.PathLike[str], *, contains: bytes | None = None,
         elif not skip_bad:
             raise LedgerError(f"line {i}: not a JSON object")
 
+
+def tail_lines(path: str | os.PathLike[str], n: int, *, block: int = 8192) -> list[bytes]:
+    """The last ``n`` non-empty lines of ``path`` (read backwards in blocks; never the whole file)."""
+    if n <= 0:
+        return []
+    try:
+        fh = open(path, "rb")
+    except OSError:
+        return []
+    with fh:
+        fh.seek(0, os.SEEK_END)
+        pos = fh.tell()
+        data = b""
+        while pos > 0 and data.count(b"\n") <= n:
+            step = min(block, pos)
+            pos -= step
+            fh.seek(pos)
+            data = fh.read(step) + data
+    lines = [ln for ln in data.split(b"\n") if ln.strip()]
+    if pos > 0 and lines:
+        lines = lines[1:] if len(lines) > n else lines  # the first one may be cut
+    return lines[-n:]

@@ -30,7 +30,7 @@ class ShellAnalysis:
     #: "cplink-replace" (rsync -a), "replace" (install, rsync, sed -i: renamed over, not written through) or
     #: "copy" (cp, rsync --inplace: written through). ``sources`` are paths like those of ``write_log``; ``named``
     #: says that into an existing directory the entry is DIR/<basename of each source> (else: anything in DIR).
-    #: The pipeline compares them with ``write_log`` on canonical paths (Governor._check_new_entries).
+    #: The pipeline compares them with ``write_log`` on canonical paths (orchestrator.prepare._check_new_entries).
     entries: tuple[tuple[int, str, tuple[str, ...], bool], ...] = ()
     #: a write target or a ``cd`` went through ``..``: lexically simplified, which is wrong through a new link
     dotdot: bool = False

@@ -11,9 +11,9 @@ import json
 import os
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from orchestrator.ledger.read import tail_lines
 from orchestrator.workspace import Workspace
 
 META_KEY = "dev.orchestrator"
@@ -58,29 +58,6 @@ class Snapshot:
     forbid_remember: frozenset[str] | None = None  # None: policy unreadable, remember nothing
     grant_ttl: float = 3600.0
     policy_error: str | None = None
-
-
-def tail_lines(path: Path, n: int, *, block: int = 8192) -> list[bytes]:
-    """The last ``n`` non-empty lines of ``path`` (read backwards in blocks; never the whole file)."""
-    if n <= 0:
-        return []
-    try:
-        fh = open(path, "rb")
-    except OSError:
-        return []
-    with fh:
-        fh.seek(0, os.SEEK_END)
-        pos = fh.tell()
-        data = b""
-        while pos > 0 and data.count(b"\n") <= n:
-            step = min(block, pos)
-            pos -= step
-            fh.seek(pos)
-            data = fh.read(step) + data
-    lines = [ln for ln in data.split(b"\n") if ln.strip()]
-    if pos > 0 and lines:
-        lines = lines[1:] if len(lines) > n else lines  # the first one may be cut
-    return lines[-n:]
 
 
 def _hhmmss(ts: Any) -> str:

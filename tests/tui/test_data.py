@@ -4,18 +4,8 @@ from __future__ import annotations
 
 import json
 
-from orchestrator.tui.data import ago, ledger_row, load_intents, load_ledger, load_sessions, tail_lines
+from orchestrator.tui.data import ago, ledger_row, load_intents, load_ledger, load_sessions
 from tests.approval_support import NOW, ledger_record, make_workspace, scene
-
-
-def test_tail_reads_only_the_last_lines(tmp_path) -> None:
-    p = tmp_path / "l.jsonl"
-    p.write_bytes(b"".join(f'{{"n": {i}}}\n'.encode() for i in range(5000)))
-    got = tail_lines(p, 7, block=64)
-    assert [json.loads(x)["n"] for x in got] == list(range(4993, 5000))
-    assert tail_lines(tmp_path / "missing", 5) == [] and tail_lines(p, 0) == []
-    p.write_bytes(b'{"n": 1}\n\n{"n": 2}')  # blank line, no trailing newline
-    assert [json.loads(x)["n"] for x in tail_lines(p, 10)] == [1, 2]
 
 
 def test_ledger_rows_newest_first_and_bad_lines_visible(tmp_path) -> None:
