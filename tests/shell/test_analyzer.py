@@ -126,67 +126,7 @@ def test_mv_reports_both_sides() -> None:
     assert res.writes == ("b.txt",) and res.deletes == ("a.txt",)
 
 
-# --- git ------------------------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("cmd", [
-    "git checkout -- f", "git checkout .", "git checkout HEAD -- src", "git restore f", "git reset --hard",
-    "git clean -fd", "git push --force", "git push -f origin x", "git push --force --force-with-lease",
-    "git push -f --force-with-lease",
-    "git push origin +main", "git push origin :old", "git rebase main", "git branch -D x", "git stash drop",
-    "git stash clear", "git filter-branch --all", "git reflog expire --all", "git gc --prune=now",
-])
-def test_git_destructive(cmd: str) -> None:
-    assert analyze(cmd).kind == "destructive", analyze(cmd)
-
-
-@pytest.mark.parametrize("cmd", ["git add .", "git commit -m x", "git checkout main", "git switch -c x",
-                                 "git restore --staged f", "git reset HEAD f", "git push", "git stash pop",
-                                 "git branch new", "git tag v1", "git pull --rebase",
-                                 "git push --force-with-lease", "git push --force-with-lease=main:abc origin main",
-                                 "git checkout --track origin/x", "git checkout --track=direct main"])
-def test_git_mutating(cmd: str) -> None:
-    assert analyze(cmd).kind == "mutating", analyze(cmd)
-
-
-# --- interpreters ----------------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("cmd", ["python -c 'import os; os.system(\"ls\")'", "node -e 'require(\"fs\")'",
-                                 "ruby -e 'File.write(\"x\", 1)'", "php -r 'unlink(\"x\");' ",
-                                 "deno eval 'Deno.remove(\"x\")'", "python -c \"open('f','w').write('x')\"",
-                                 "python3 script.py", "python -", "perl script.pl"])
-def test_interpreters_unknown_or_worse(cmd: str) -> None:
-    assert analyze(cmd).kind in ("unknown", "destructive"), analyze(cmd)
-
-
-def test_inline_code_running_destructive_shell_is_destructive() -> None:
-    assert analyze("python -c 'import os; os.system(\"rm -rf /\")'").kind == "destructive"
-    assert analyze("node -e \"require('child_process').execSync('rm -rf /')\"").kind == "destructive"
-
-
-# --- cd handling (documented choice: literal cd is applied; dynamic cd makes later paths unresolved) -------
-
-def test_cd_literal_is_applied_to_relative_targets() -> None:
-    res = analyze("cd sub && rm x")
-    assert res.deletes == ("sub/x",) and not res.unresolved
-    assert analyze("cd a; cd b; touch c").writes == ("a/b/c",)
-    assert analyze("cd /srv/app && touch f").writes == ("/srv/app/f",)
-    assert analyze("cd a && echo x > out").writes == ("a/out",)
-
-
-def test_cd_dynamic_makes_relative_targets_unresolved() -> None:
-    for cmd in ("cd \"$D\" && rm x", "cd - && rm x", "cd && rm x", "popd; rm x"):
-        res = analyze(cmd)
-        assert res.unresolved, (cmd, res)
-        assert res.deletes == ("x",)
-
-
-def test_cd_in_subshell_does_not_leak() -> None:
-    assert analyze("(cd sub && ls); rm x").deletes == ("x",)
-
-
-def test_absolute_target_unaffected_by_cd() -> None:
-    assert analyze("cd sub && rm /tmp/x").deletes == ("/tmp/x",)
-
+# git, interpreters, cd and service-CLI verdicts: tests/shell/rules/test_<family>.py
 
 # --- unknown and parse errors ------------------------------------------------------------------------------
 
@@ -206,7 +146,6 @@ def test_system_program_paths_are_seen_through() -> None:
     assert analyze("/bin/cat f").kind == "read_only"
     assert analyze("./rm -rf /").kind == "destructive"
     assert analyze("/usr/local/bin/git reset --hard").kind == "destructive"
-
 
 
 def test_never_raises_on_odd_input() -> None:
@@ -290,11 +229,6 @@ def test_execution_hijacks_are_never_read_only(cmd: str) -> None:
     assert analyze(cmd).kind != "read_only", analyze(cmd)
 
 
-def test_safe_git_config_overrides_stay_read_only() -> None:
-    assert analyze("git -c color.ui=always log --oneline").kind == "read_only"
-    assert analyze("git -c core.quotepath=false status").kind == "read_only"
-
-
 @pytest.mark.parametrize("cmd", [
     "trap 'rm -rf /' EXIT", "sh <<EOF\nrm -rf /\nEOF", "bash <<< 'git reset --hard'",
     "cat <<EOF | sh\nrm -rf /\nEOF", "python3 <<EOF\nimport shutil; shutil.rmtree('/')\nEOF",
@@ -312,39 +246,6 @@ def test_heredoc_to_shell_with_read_only_body_is_read_only() -> None:
 def test_stray_heredoc_parse_is_unknown() -> None:
     # `<<-EOF` followed by a literal backslash-t: tree-sitter leaves the body in stray words.
     assert analyze("bash <<-EOF\n\\trm -rf /etc\nEOF").kind == "unknown"
-
-
-def test_redirect_after_cd_in_list_uses_new_cwd() -> None:
-    assert analyze("cd a && echo x > out").writes == ("a/out",)
-    assert analyze("cd a; ls | tee t").writes == ("a/t",)
-
-
-@pytest.mark.parametrize("cmd", [
-    "kubectl get secret db -o yaml", "kubectl config view --raw", "aws secretsmanager get-secret-value --secret-id x",
-    "aws ssm get-parameter --name p --with-decryption", "gh auth token", "gcloud auth print-access-token",
-])
-def test_reads_that_print_credentials_ask(cmd: str) -> None:
-    assert analyze(cmd).kind == "unknown", analyze(cmd)
-
-
-@pytest.mark.parametrize("cmd,kind", [
-    ("kubectl get pods", "read_only"), ("kubectl delete pod x", "destructive"), ("kubectl apply -f x.yaml", "mutating"),
-    ("kubectl exec pod -- ls", "read_only"), ("kubectl exec pod -- rm -rf /data", "destructive"),
-    ("docker ps -a", "read_only"), ("docker system prune -af", "destructive"), ("docker exec c cat /etc/hosts", "read_only"),
-    ("aws s3 ls s3://b", "read_only"), ("aws ec2 terminate-instances --instance-ids i-1", "destructive"),
-    ("aws s3 sync . s3://b --delete", "destructive"), ("aws ec2 describe-instances --instance-ids i-1", "read_only"),
-    ("gh pr list", "read_only"), ("gh pr merge 3", "mutating"), ("gh repo delete o/r", "destructive"),
-    ("gh api repos/o/r", "read_only"), ("gh api -X DELETE repos/o/r", "destructive"),
-    ("az vm list", "read_only"), ("az group delete -n rg", "destructive"), ("helm upgrade x c --dry-run", "read_only"),
-    ("terraform plan", "read_only"), ("terraform apply", "mutating"), ("terraform destroy", "destructive"),
-    ("npm ls", "read_only"), ("npm install x", "unknown"), ("npm ci --ignore-scripts", "mutating"), ("npm test", "unknown"), ("cargo build", "unknown"),
-    ("psql -c 'select 1'", "read_only"), ("psql -c 'DROP TABLE t'", "destructive"),
-    ("sqlite3 db 'insert into t values (1)'", "mutating"), ("sqlite3 -readonly db 'DROP TABLE t'", "read_only"),
-    ("curl -X DELETE https://api/x/1", "destructive"), ("curl -d a=1 https://api", "mutating"),
-    ("curl -s https://api/x", "read_only"), ("ip addr show", "read_only"), ("ip route add 1.2.3.0/24 dev e0", "mutating"),
-])
-def test_service_cli_verbs(cmd: str, kind: str) -> None:
-    assert analyze(cmd).kind == kind, analyze(cmd)
 
 
 @pytest.mark.parametrize("cmd", [
@@ -369,15 +270,6 @@ def test_prompt_expansion_is_unknown() -> None:
                                  "emacs --batch --eval '(delete-file \"x\")'"])
 def test_code_running_installs_and_editors_are_unknown(cmd: str) -> None:
     assert analyze(cmd).kind == "unknown", analyze(cmd)
-
-
-@pytest.mark.parametrize("cmd", ["security frobnicate", "ansible-test integration", "tmutil frobnicate",
-                                 "diskutil eraseDisk JHFS+ X disk2", "defaults write com.x k v", "networksetup -setv6off x",
-                                 "launchctl load x.plist", "dpkg -i x.deb", "rpm -e pkg", "hostnamectl set-hostname h",
-                                 "pmset -a sleep 0", "scutil --set HostName x", "pkgutil --forget com.x"])
-def test_table_driven_tools_default_to_not_read_only(cmd: str) -> None:
-    # Guards the verb/prefix tables: an unlisted action must never fall through to read_only.
-    assert analyze(cmd).kind != "read_only", analyze(cmd)
 
 
 def test_concurrent_use_from_threads() -> None:
@@ -533,9 +425,3 @@ def test_entries_a_command_makes_are_reported_with_the_write_order(command: str,
     assert a.write_log == ("b", "b")  # duplicates kept, in command order: the pipeline compares them
 
 
-def test_tree_writing_git_commands_and_dotdot_are_reported() -> None:
-    assert analyze("git checkout main && echo x > f").entries == ((-1, "ln", (), False),)
-    assert analyze("git stash -u").kind == "destructive"  # it deletes untracked files it never names
-    assert analyze("ln -s ../x y").dotdot is False  # a ".." in a source is read, not written through
-    assert analyze("ln -s x y && echo > y/../z").dotdot is True
-    assert analyze("CDPATH=/tmp cd x").kind == "unknown"

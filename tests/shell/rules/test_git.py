@@ -1,0 +1,40 @@
+"""The git rule: destructive and mutating subcommands, configuration that runs code."""
+
+from __future__ import annotations
+
+import pytest
+
+from orchestrator.shell import analyze
+
+
+@pytest.mark.parametrize("cmd", [
+    "git checkout -- f", "git checkout .", "git checkout HEAD -- src", "git restore f", "git reset --hard",
+    "git clean -fd", "git push --force", "git push -f origin x", "git push --force --force-with-lease",
+    "git push -f --force-with-lease",
+    "git push origin +main", "git push origin :old", "git rebase main", "git branch -D x", "git stash drop",
+    "git stash clear", "git filter-branch --all", "git reflog expire --all", "git gc --prune=now",
+])
+def test_git_destructive(cmd: str) -> None:
+    assert analyze(cmd).kind == "destructive", analyze(cmd)
+
+
+@pytest.mark.parametrize("cmd", ["git add .", "git commit -m x", "git checkout main", "git switch -c x",
+                                 "git restore --staged f", "git reset HEAD f", "git push", "git stash pop",
+                                 "git branch new", "git tag v1", "git pull --rebase",
+                                 "git push --force-with-lease", "git push --force-with-lease=main:abc origin main",
+                                 "git checkout --track origin/x", "git checkout --track=direct main"])
+def test_git_mutating(cmd: str) -> None:
+    assert analyze(cmd).kind == "mutating", analyze(cmd)
+
+
+def test_safe_git_config_overrides_stay_read_only() -> None:
+    assert analyze("git -c color.ui=always log --oneline").kind == "read_only"
+    assert analyze("git -c core.quotepath=false status").kind == "read_only"
+
+
+def test_tree_writing_git_commands_and_dotdot_are_reported() -> None:
+    assert analyze("git checkout main && echo x > f").entries == ((-1, "ln", (), False),)
+    assert analyze("git stash -u").kind == "destructive"  # it deletes untracked files it never names
+    assert analyze("ln -s ../x y").dotdot is False  # a ".." in a source is read, not written through
+    assert analyze("ln -s x y && echo > y/../z").dotdot is True
+    assert analyze("CDPATH=/tmp cd x").kind == "unknown"
