@@ -18,7 +18,7 @@ from orchestrator.shell.programs import (
 from orchestrator.shell.run import _Run
 from orchestrator.shell.rules.interpreters import _interpreter, _shell
 from orchestrator.shell.rules.wrappers import _wrapper
-from orchestrator.shell.rules import _READ_ONLY, family, rule_for
+from orchestrator.shell.rules import _READ_ONLY, _SERVICE_NAMES, family, rule_for
 from orchestrator.shell.rules import outside as _outside
 from orchestrator.shell.rules import secrets as _shell_secrets
 
@@ -66,7 +66,7 @@ def _run_argv(wk: _Walker, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = F
     if len(args) == 1 and args[0].text in _HELP_ARGS and not args[0].dyn and (
             rule is not None or name in _READ_ONLY or name in _WRAPPERS
             or name in _INTERPRETERS or name in _SHELLS or re.fullmatch(r"python[0-9.]*", name)
-            or name in family("services")._SERVICE_CLIS):
+            or name in _SERVICE_NAMES):
         return
     if len(args) == 1 and args[0].text in ("--help", "-h", "--version", "-V") and not args[0].dyn and \
             not xargs and "/" not in head.text and name not in _POWER and name not in _DISK_TOOLS and \
@@ -100,9 +100,8 @@ def _run_argv(wk: _Walker, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = F
     if name in _POWER:
         run.flag("destructive", f"{name} stops or restarts the machine")
         return
-    services = family("services")  # cloud, cluster, container and package CLIs (verb trees)
-    svc = services._SERVICE_CLIS.get(name)
-    if svc is not None:
-        services._service_cli(run, svc)
+    if name in _SERVICE_NAMES:
+        services = family("services")  # cloud, cluster, container and package CLIs (verb trees)
+        services._service_cli(run, services._SERVICE_CLIS[name])
         return
     wk.acc.flag("unknown", f"unknown program {name!r}", risk="runs-code")

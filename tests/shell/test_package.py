@@ -71,10 +71,11 @@ def test_registry_index_matches_the_family_tables() -> None:
     assert rules._FAMILY_OF == by_tables
     assert len(rules.all_rules()) == len(by_tables)  # no program in two families
     assert not rules._READ_ONLY & set(by_tables)
+    assert rules._SERVICE_NAMES == set(rules.family("services")._SERVICE_CLIS)
 
 
 def test_rule_families_load_on_demand() -> None:
-    code = ("import sys, orchestrator.shell as s; s.analyze('git status && ls -la'); "
+    code = ("import sys, orchestrator.shell as s; s.analyze('git status && ls -la && pytest -q'); "
             "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('orchestrator.shell.rules.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, timeout=60)

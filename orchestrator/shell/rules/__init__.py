@@ -51,6 +51,16 @@ _PROGRAMS: dict[str, str] = {
 _FAMILY_OF: dict[str, str] = {name: family for family, names in _PROGRAMS.items() for name in names.split()}
 FAMILIES = tuple(_PROGRAMS)
 
+#: the service CLIs of :data:`.services._SERVICE_CLIS` (verb trees), so that an unknown program does not load that
+#: family just to learn it is not one of them; tests/shell/test_package.py checks it against the table
+_SERVICE_NAMES = frozenset("""
+ansible-config ansible-vault apigeecli apt apt-cache auth0 aws az azcopy borg brew cargo cdk
+circleci conda deck docker doctl doppler eksctl fastly firebase flatpak flipt fly flyctl gcloud gem
+gh glab go gsutil hcloud helm heroku ip k3d kind kong kubectl launchctl ldcli linode-cli mc minikube
+nats netlify newrelic npm oc op packer pip pip3 pnpm podman poetry pulumi rabbitmqadmin rabbitmqctl
+rclone restic snap stripe systemctl terraform tofu unleash uv vault velero vercel wrangler yarn
+""".split())
+
 #: programs that never write by themselves and have no rule
 _READ_ONLY = _ALL_READ_ONLY - frozenset(_FAMILY_OF)
 
