@@ -28,27 +28,8 @@ import pytest
 
 from tests.e2e.claude_cli import CLI_TIMINGS
 from tests.e2e.fake_llm import CODEX_MODEL, FakeResponses, fn, patch, tool_search
+from tests.e2e.orch_support import APP, INTENTS, NEW, REPO_ROOT, orch
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-INTENTS = """\
-active_intents:
-  - id: INT-1
-    name: app work
-    status: IN_PROGRESS
-    owned_scope: ["src/**"]
-"""
-APP = "x = 1\nprint(x)\n"
-NEW = "def f():\n    return 1\n"
-
-
-def orch(root: Path, *args: str, env: dict[str, str] | None = None, check: bool = True
-         ) -> subprocess.CompletedProcess:
-    full = dict(os.environ, PYTHONPATH=str(REPO_ROOT), **(env or {}))
-    proc = subprocess.run([sys.executable, "-m", "orchestrator", *args], cwd=root, env=full, capture_output=True,
-                          text=True, timeout=60)
-    if check:
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-    return proc
 
 
 def add_file(path: str, text: str) -> str:
