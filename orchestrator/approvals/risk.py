@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import re
-import shlex
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from orchestrator.models import Kind
 
@@ -30,83 +28,36 @@ _MULTI = frozenset({"git", "npm", "pnpm", "yarn", "cargo", "go", "docker", "kube
                     "poetry", "make", "terraform", "helm", "gh", "bun", "deno", "dotnet", "mvn", "gradle"})
 
 
-def _argv(command: str) -> list[str] | None:
-    try:
-        argv = shlex.split(command)
-    except ValueError:
+def _analysis(call: ToolCall) -> Any:
+    """The shell analysis of a command call: the pipeline's, else the analyzer's on the bare command."""
+    if not call.command:
         return None
-    # skip leading VAR=value assignments, and wrappers that do not change what runs
-    while argv and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", argv[0]):
-        argv = argv[1:]
-    while argv and os.path.basename(argv[0]) in ("sudo", "env", "command", "nohup", "time", "nice"):
-        argv = argv[1:]
-    return argv
+    if call.shell is not None:
+        return call.shell
+    from orchestrator.shell import analyze
 
-
-def _segments(command: str) -> list[list[str]]:
-    """Simple commands of a (possibly compound) command line, split on ; && || | and newlines."""
-    out = []
-    for part in re.split(r"\|\||&&|[;|\n&]", command):
-        argv = _argv(part.strip())
-        if argv:
-            out.append(argv)
-    return out
-
-
-def _command_risks(command: str) -> set[str]:
-    risks: set[str] = set()
-    for argv in _segments(command):
-        prog = os.path.basename(argv[0])
-        args = argv[1:]
-        if prog == "git" and args:
-            # git -C dir push ...: find the subcommand
-            i = 0
-            while i < len(args) and args[i].startswith("-"):
-                i += 2 if args[i] in ("-C", "-c") else 1
-            sub, rest = (args[i], args[i + 1:]) if i < len(args) else ("", [])
-            if sub == "push" and (any(a in ("-f", "--force", "--mirror") or a.startswith("--force")
-                                      for a in rest) or any(a.startswith("+") for a in rest)):
-                risks.add("force-push")
-            if sub == "push" and any(a in ("-d", "--delete") or a.startswith(":") for a in rest):
-                risks.add("history-rewrite")
-            if sub in ("rebase", "filter-branch", "filter-repo", "replace") or \
-                    (sub == "reset" and "--hard" in rest) or (sub == "commit" and "--amend" in rest) or \
-                    (sub == "branch" and any(a in ("-D", "-f", "--force") for a in rest)) or \
-                    (sub in ("clean",) and any("f" in a for a in rest if a.startswith("-"))) or \
-                    (sub in ("checkout", "restore") and ("--" in rest or "." in rest or "-f" in rest)):
-                risks.add("history-rewrite")
-        elif prog in ("rm", "rmdir", "unlink", "shred"):
-            if any(a in ("-r", "-R", "--recursive") or (a.startswith("-") and not a.startswith("--")
-                                                        and ("r" in a or "R" in a)) for a in args):
-                risks.add("recursive-delete")
-            else:
-                risks.add("file-delete")
-        elif prog == "find" and "-delete" in args:
-            risks.add("recursive-delete")
-    return risks
+    return analyze(call.command)
 
 
 def risk_class(call: ToolCall, reasons: Iterable[str] = ()) -> str:
-    """The single risk class of a call: the most severe that applies (see :data:`RISK_CLASSES`)."""
+    """The single risk class of a call: the most severe that applies (see :data:`RISK_CLASSES`).
+
+    A shell command's classes are the shell analyzer's structured risks (``ShellAnalysis.risks``: the same
+    keys, tagged where the analyzer recognises the program, after wrappers and ``bash -c`` are unwrapped);
+    ``reasons`` (human text) is accepted for compatibility and not read.
+    """
+    del reasons
     found: set[str] = set()
-    text = " ".join(reasons).lower()
-    if call.command:
-        found |= _command_risks(call.command)
-    if "recursive delete" in text:
-        found.add("recursive-delete")
-    if "force" in text and "push" in text:
-        found.add("force-push")
-    if "history" in text or "rewrite" in text:
-        found.add("history-rewrite")
     if call.kind is Kind.DELETE:
         found.add("file-delete")
     if call.kind is Kind.UNKNOWN:
         found.add("unknown-tool")
-    sh = call.shell
+    sh = _analysis(call)
     if sh is not None:
-        if getattr(sh, "unresolved", False):
+        found |= set(sh.risks)
+        if sh.unresolved:
             found.add("unresolved-target")
-        if getattr(sh, "kind", None) == "unknown":
+        if sh.kind == "unknown":
             found.add("unknown-command")
     for cls in RISK_CLASSES:
         if cls in found:
@@ -131,10 +82,12 @@ def signature(call: ToolCall, risk: str) -> str:
     if call.command is not None:
         cmd = " ".join(call.command.split())
         if risk == "unknown-command" and not _COMPOUND.search(cmd):
-            argv = _argv(cmd) or []
-            prog = os.path.basename(argv[0]) if argv else ""
-            if argv and not re.match(r"^(python|pypy)[0-9.]*$", prog) and prog not in _INTERPRETERS:
-                sub = next((a for a in argv[1:] if not a.startswith("-")), None) if prog in _MULTI else None
+            # what runs, as the analyzer saw it after unwrapping env/sudo/nice/timeout...: one program only
+            sh = _analysis(call)
+            programs = sh.programs if sh is not None else ()
+            prog, first = programs[0] if len(programs) == 1 else ("", None)
+            if prog and not re.match(r"^(python|pypy)[0-9.]*$", prog) and prog not in _INTERPRETERS:
+                sub = first if prog in _MULTI else None
                 # `uv run X`, `npm exec X`, `go run .`: the launcher runs whatever follows
                 if sub not in ("run", "exec", "x", "dlx", "tool", "shell"):
                     return f"exec:{prog}" + (f" {sub}" if sub else "")

@@ -79,14 +79,9 @@ def allowlisted(command: str | None, entries: list[str] | tuple[str, ...]) -> st
     words = _literal_words(command)
     if words is None:
         return None
-    import shlex
-
     for entry in entries:
         prefix = entry.endswith(":*")
-        try:
-            want = shlex.split(entry[:-2] if prefix else entry)
-        except ValueError:
-            continue
+        want = _literal_words(entry[:-2] if prefix else entry)
         if want and (words[:len(want)] == want if prefix else words == want):
             return entry
     return None
@@ -96,21 +91,20 @@ def allowlisted(command: str | None, entries: list[str] | tuple[str, ...]) -> st
 _SHELL_META = frozenset(";&|<>()$`*?[]{}~!#\\\n\"")
 
 
-def _literal_words(command: str) -> list[str] | None:
-    """The words of ``command`` if it is one simple command of literal words, else None."""
+def _literal_words(command: str) -> tuple[str, ...] | None:
+    """The words of ``command`` if it is one simple command of literal words, else None.
+
+    The documented character rule (docs/configuration.md) first, then the shell analyzer's words: one parser
+    for the project (``ShellAnalysis.argv`` is None unless the line is a single simple command of literal words).
+    """
     import re
-    import shlex
 
     # single-quoted text is literal to the shell (`pytest -k 'a or b'`); anything else must hold no metacharacter
     if any(c in _SHELL_META for c in re.sub(r"'[^']*'", "", command)):
         return None
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        return None
-    if not words or "=" in words[0]:
-        return None
-    return words
+    from orchestrator.shell import analyze
+
+    return analyze(command).argv
 
 
 def _rename_only(ctx: Context) -> bool:
@@ -129,10 +123,14 @@ def _contained(ctx: Context) -> bool:
     if sh is None or call.kind is not Kind.EXEC:
         return False
     from orchestrator.sandbox import CONTAINED
+    from orchestrator.shell.analysis import APPROVAL_CLASSES
 
-    if not sh.risks <= CONTAINED or (call.destructive and not _rename_only(ctx)):
+    # the approval-class keys only refine what is already destructive or mutating (see APPROVAL_CLASSES);
+    # whether the kernel holds the command is decided on the others, as before they existed
+    risks = sh.risks - APPROVAL_CLASSES
+    if not risks <= CONTAINED or (call.destructive and not _rename_only(ctx)):
         return False
-    if sh.kind == "mutating" and not sh.unresolved and not sh.risks:
+    if sh.kind == "mutating" and not sh.unresolved and not risks:
         # fully analysed (an in-scope `mv`): nothing for the kernel to hold. Only where the sandbox model is in
         # force, so that the fallback (no sandbox) asks exactly as before
         from orchestrator.sandbox import unavailable_reason

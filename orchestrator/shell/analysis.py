@@ -41,6 +41,15 @@ class ShellAnalysis:
     #: secret files the command reads, copies or sends: ``(path as written, pattern, "read"|"copy"|"send")``
     #: (rules in :mod:`orchestrator.shell.rules.secrets`; the secrets pre-hook refuses the command on them)
     secrets: tuple[tuple[str, str, str], ...] = ()
+    #: every simple command the analyzer dispatched, after wrappers (env, sudo, nice, timeout...) were unwrapped
+    #: and shell code (bash -c, eval) was walked: ``(program name, first argument not starting with "-" or None)``
+    #: in command order. Approval signatures bind to it (orchestrator.approvals.risk.signature) instead of
+    #: re-parsing the command.
+    programs: tuple[tuple[str, str | None], ...] = ()
+    #: the words of the command (after quote removal) when the whole command line is ONE simple command of
+    #: literal words -- no list, pipeline, subshell, redirection, ``VAR=value``, expansion, substitution or glob;
+    #: else None. ``approval.allow_commands`` matches on it (orchestrator.pre.approval.allowlisted)
+    argv: tuple[str, ...] | None = None
 
     @property
     def read_only(self) -> bool:
@@ -66,5 +75,18 @@ RISKS: dict[str, str] = {
     "hijack": "environment, options or configuration make a program run other code",
     "unparseable": "the command could not be parsed or analyzed",
     "unresolved-target": "a target path depends on a variable, glob or substitution",
+    # the approval risk classes (orchestrator.approvals.risk.RISK_CLASSES): policy `approval.forbid_remember`
+    # names the first three, so these keys are part of the configuration surface
+    "force-push": "git push that overwrites remote history (--force, -f, +refspec, --mirror, --force-with-lease)",
+    "history-rewrite": "discards commits or uncommitted work (reset --hard, rebase, amend, branch -D, clean -f, "
+                       "checkout/restore of paths, push --delete)",
+    "recursive-delete": "deletes a directory tree (rm -r, find -delete)",
+    "file-delete": "deletes files (rm, rmdir, unlink, shred)",
     "unclassified": "an unknown or destructive reason no category above names (the approval policy always asks)",
 }
+
+
+#: the :data:`RISKS` keys that name an approval risk class rather than a new kind of danger: they refine
+#: "destructive" / "mutating" for what a person may remember, and policies that gate on the other keys (the
+#: sandbox's contained set) look past them
+APPROVAL_CLASSES: frozenset[str] = frozenset({"force-push", "history-rewrite", "recursive-delete", "file-delete"})

@@ -43,6 +43,9 @@ def _run_argv(wk: _Walker, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = F
         # `./ls` or `tools/cat` is whatever file sits there (the agent may have just written it): never
         # read-only. The name is still analyzed so `./rm -rf /` stays destructive.
         wk.acc.flag("unknown", f"program {head.text[:60]!r} is not a system binary", risk="runs-code")
+    if name not in _WRAPPERS and name not in ("env", "timeout"):
+        # what runs, after wrappers: (program, its first non-option word) -- approval signatures bind to it
+        wk.acc.programs.append((name, next((a.text for a in args if not a.text.startswith("-")), None)))
     run = _Run(wk, ctx, depth, name, args, xargs)
     if wk.acc.secrets is not None:
         _shell_secrets.check_argv(run)

@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off th
 
 class _Acc:
     __slots__ = ("rank", "writes", "deletes", "reasons", "unresolved", "entries", "dotdot", "risks", "secrets",
-                 "secret_hits")
+                 "secret_hits", "programs", "argv")
 
     def __init__(self) -> None:
         self.rank = 0
@@ -40,6 +40,8 @@ class _Acc:
         self.risks: set[str] = set()
         self.secrets: Any = None  # a SecretMatcher: shell_secrets records hits when set
         self.secret_hits: list[tuple[str, str, str]] = []
+        self.programs: list[tuple[str, str | None]] = []  # see ShellAnalysis.programs
+        self.argv: tuple[str, ...] | None = None  # see ShellAnalysis.argv
 
     def flag(self, kind: str, reason: str, risk: str | None = None) -> None:
         """Raise the command's kind to at least ``kind``, with a reason and (optionally) a :data:`RISKS` key."""
@@ -70,6 +72,8 @@ class _Acc:
             write_log=tuple(self.writes),
             risks=frozenset(self.risks | {"unresolved-target"} if self.unresolved else self.risks),
             secrets=tuple(dict.fromkeys(self.secret_hits)),
+            programs=tuple(self.programs),
+            argv=self.argv,
         )
 
 
@@ -110,6 +114,10 @@ class _Run:
 
     def flag(self, kind: str, reason: str, risk: str | None = None) -> None:
         self.wk.acc.flag(kind, reason, risk)
+
+    def tag(self, risk: str) -> None:
+        """Add a :data:`RISKS` key without changing the kind (``rm -r build`` is mutating, yet a recursive delete)."""
+        self.wk.acc.risks.add(risk)
 
     def write(self, w: W, why: str | None = None, kind: str = "mutating") -> None:
         self.wk.write_target(w, self.ctx, why or self.name, kind)

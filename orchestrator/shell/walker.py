@@ -379,6 +379,12 @@ class _Walker:
             argv.extend(extra)
         if not argv:
             return
+        parent = node.parent
+        if self.depth == 0 and extra is None and parent is not None and parent.type == "program" and \
+                parent.named_child_count == 1 and len(argv) == node.named_child_count and \
+                all(w.literal for w in argv):
+            # the whole line is this one command of literal words (ShellAnalysis.argv): nothing else to run
+            self.acc.argv = tuple(w.text for w in argv)
         _run_argv(self, _expand_braces(argv), ctx, self.depth)
 
 

@@ -24,6 +24,9 @@ def _rm(run: _Run) -> None:
     if _has(opts, "--help", "--version") and not pos:
         return
     recursive = _has(opts, "-r", "-R", "--recursive", "--dir", "-d") and _has(opts, "-r", "-R", "--recursive")
+    # the approval risk class, whatever the kind: `rm -r build` is a mutating delete the pipeline scopes,
+    # and still a recursive delete to a person asked to remember a grant for it
+    run.tag("recursive-delete" if recursive else "file-delete")
     if not pos:
         if run.xargs:
             run.acc.unresolved = True
@@ -273,6 +276,7 @@ def _shred(run: _Run) -> None:
     opts, pos = _split_opts(run.args, ("-n", "--iterations", "-s", "--size", "--random-source"))
     if _has(opts, "--help", "--version") and not pos:
         return
+    run.tag("file-delete")
     for p in pos:
         if _has(opts, "-u", "--remove", "--zero", "-z") or True:
             run.delete(p, "shred", "destructive")
@@ -282,6 +286,7 @@ def _shred(run: _Run) -> None:
 
 def _unlink(run: _Run) -> None:
     opts, pos = _split_opts(run.args)
+    run.tag("file-delete")
     for p in pos:
         kind = "destructive" if not p.literal else "mutating"
         run.delete(p, run.name, kind)
@@ -310,7 +315,7 @@ def _find(run: _Run) -> None:
         if s in ("-delete",):
             # The deleted paths are whatever find matches: no path to report, only `unresolved`.
             run.acc.unresolved = True
-            run.flag("destructive", "find -delete")
+            run.flag("destructive", "find -delete", risk="recursive-delete")
         elif s in ("-exec", "-execdir", "-ok", "-okdir"):
             j = i + 1
             inner: list[W] = []

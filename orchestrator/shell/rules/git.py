@@ -136,7 +136,7 @@ def _git_refs(run: _Run, sub: str, rest: list[W], r: list[str], opts: dict[str, 
     """git branches, tags, remotes, config, stash: True when this decided the command."""
     if sub == "branch":
         if _has(opts, "-D", "-f", "--force", "-M", "-C"):
-            run.flag("destructive", "git branch -D/-f/-M deletes or force-moves a branch")
+            run.flag("destructive", "git branch -D/-f/-M deletes or force-moves a branch", risk="history-rewrite")
         elif _has(opts, "-d", "--delete", "-m", "-M", "--move", "-c", "-C", "--copy", "-u", "--set-upstream-to",
                   "--unset-upstream", "--edit-description", "-f", "--force", "-t", "--track"):
             run.flag("mutating", f"{name} modifies branches")
@@ -266,7 +266,7 @@ def _git_checkout(run: _Run, sub: str, rest: list[W], r: list[str], opts: dict[s
                              "--pathspec-from-file") or \
                 any(p.text in (".", "*", ":/") or p.glob for p in pos) or \
                 (len(pos) >= 2 and not _has(opts, "-b", "-B", "--orphan")):
-            run.flag("destructive", "git checkout of paths discards uncommitted changes")
+            run.flag("destructive", "git checkout of paths discards uncommitted changes", risk="history-rewrite")
             return True
         run.flag("mutating", "git checkout switches branches")
         return True
@@ -280,11 +280,11 @@ def _git_checkout(run: _Run, sub: str, rest: list[W], r: list[str], opts: dict[s
         if _has(opts, "-S", "--staged") and not _has(opts, "-W", "--worktree"):
             run.flag("mutating", "git restore --staged unstages")
             return True
-        run.flag("destructive", "git restore discards working-tree changes")
+        run.flag("destructive", "git restore discards working-tree changes", risk="history-rewrite")
         return True
     if sub == "reset":
         if _has(opts, "--hard", "--merge", "--keep"):
-            run.flag("destructive", "git reset --hard discards uncommitted changes")
+            run.flag("destructive", "git reset --hard discards uncommitted changes", risk="history-rewrite")
             return True
         run.flag("mutating", "git reset")
         return True
@@ -298,7 +298,7 @@ def _git_history(run: _Run, sub: str, rest: list[W], r: list[str], opts: dict[st
         if _has(opts, "-n", "--dry-run") and not _has(opts, "-i", "--interactive"):
             return True
         if _has(opts, "-f", "--force"):
-            run.flag("destructive", "git clean -f deletes untracked files")
+            run.flag("destructive", "git clean -f deletes untracked files", risk="history-rewrite")
             return True
         run.flag("mutating", "git clean")
         return True
@@ -310,11 +310,16 @@ def _git_history(run: _Run, sub: str, rest: list[W], r: list[str], opts: dict[st
             p.text.startswith("+") or p.text.startswith(":") for p in pos[1:])
         if _has(opts, "-n", "--dry-run"):
             return True
+        if _has(opts, "-d", "--delete") or any(p.text.startswith(":") for p in pos[1:]):
+            run.tag("history-rewrite")  # deletes a remote branch
         if force:
-            run.flag("destructive", "git push rewrites or deletes remote history")
+            overwrite = _has(opts, "-f", "--force", "--mirror") or any(p.text.startswith("+") for p in pos[1:])
+            run.flag("destructive", "git push rewrites or deletes remote history",
+                     risk="force-push" if overwrite else None)
             return True
         if _has(opts, "--force-with-lease", "--force-if-includes"):
-            run.flag("mutating", "git push --force-with-lease (refused if the remote moved)")
+            # not destructive (refused if the remote moved), but still a force push to a person approving it
+            run.flag("mutating", "git push --force-with-lease (refused if the remote moved)", risk="force-push")
             return True
         run.flag("mutating", "git push")
         return True
@@ -324,7 +329,7 @@ def _git_history(run: _Run, sub: str, rest: list[W], r: list[str], opts: dict[st
         if sub == "rebase" and _has(opts, "--abort", "--show-current-patch"):
             run.flag("mutating", "git rebase --abort")
             return True
-        run.flag("destructive", f"{name} rewrites history")
+        run.flag("destructive", f"{name} rewrites history", risk="history-rewrite")
         return True
     if sub == "gc":
         if any(x.startswith("--prune") for x in r) or "--aggressive" in r:
@@ -379,7 +384,7 @@ def _git_other(run: _Run, sub: str, rest: list[W], r: list[str], opts: dict[str,
         return
     if sub == "commit":
         if _has(opts, "--amend"):
-            run.flag("mutating", "git commit --amend rewrites the last commit")
+            run.flag("mutating", "git commit --amend rewrites the last commit", risk="history-rewrite")
             return
         run.flag("mutating", "git commit")
         return
