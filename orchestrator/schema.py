@@ -110,16 +110,16 @@ class ApprovalPolicy(BaseModel):
     @field_validator("allow_commands")
     @classmethod
     def _allow_entries(cls, v: list[str]) -> list[str]:
-        import shlex
+        from orchestrator.pre.approval import entry_words
 
         for entry in v:
             words = entry[:-2] if entry.endswith(":*") else entry
-            try:
-                split = shlex.split(words)
-            except ValueError as exc:
-                raise ValueError(f"allow_commands entry {entry!r}: {exc}") from None
-            if not split:
+            if not words.strip():
                 raise ValueError(f"allow_commands entry {entry!r} names no command")
+            if entry_words(words) is None:
+                # split by the shell analyzer, like the commands it is matched against
+                raise ValueError(f"allow_commands entry {entry!r} is not one simple command of literal words "
+                                 "(it could never match)")
         return v
 
 

@@ -303,3 +303,26 @@ def test_wait_falls_back_to_polling_without_watchdog(tmp_path, monkeypatch) -> N
     got = b.wait("abc-000001", 5.0, mode="auto")
     t.join()
     assert got is not None and got["decision"] == "approve"
+
+
+@pytest.mark.parametrize("command,risk", [
+    # wrappers the old shlex parser did not unwrap (it knew 6 of them): the analyzer's classes see through them
+    ("env FOO=1 git push -f", "force-push"),
+    ("nice -n 5 rm -rf build", "recursive-delete"),
+    ("timeout 10 git reset --hard", "history-rewrite"),
+    ("bash -c 'git push --force'", "force-push"),
+    ("ionice -c 3 find . -name '*.o' -delete", "recursive-delete"),
+    ("git push origin --delete feature", "history-rewrite"),
+    ("git commit --amend -m x", "history-rewrite"),
+])
+def test_risk_class_sees_through_wrappers(command: str, risk: str) -> None:
+    call = to_call("Bash", {"command": command})
+    assert risk_class(call) == risk  # without a prepared analysis, the command is analyzed here
+
+
+def test_signature_unwraps_like_the_analyzer() -> None:
+    assert signature(to_call("Bash", {"command": "timeout 60 pytest -q"}), "unknown-command") == "exec:pytest"
+    assert signature(to_call("Bash", {"command": "env CI=1 cargo build"}), "unknown-command") == "exec:cargo build"
+    # a wrapped interpreter is still an interpreter: the exact command
+    cmd = "nice python3 x.py"
+    assert signature(to_call("Bash", {"command": cmd}), "unknown-command") == f"cmd:{cmd}"

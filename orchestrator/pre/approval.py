@@ -81,7 +81,7 @@ def allowlisted(command: str | None, entries: list[str] | tuple[str, ...]) -> st
         return None
     for entry in entries:
         prefix = entry.endswith(":*")
-        want = _literal_words(entry[:-2] if prefix else entry)
+        want = entry_words(entry[:-2] if prefix else entry)
         if want and (words[:len(want)] == want if prefix else words == want):
             return entry
     return None
@@ -105,6 +105,14 @@ def _literal_words(command: str) -> tuple[str, ...] | None:
     from orchestrator.shell import analyze
 
     return analyze(command).argv
+
+
+def entry_words(entry: str) -> tuple[str, ...] | None:
+    """The words of an ``allow_commands`` entry (without its ``:*``), split by the shell analyzer like a command;
+    None when the entry is not one simple command of literal words (it could never match)."""
+    from orchestrator.shell import analyze
+
+    return analyze(entry).argv if entry.strip() else None
 
 
 def _rename_only(ctx: Context) -> bool:

@@ -203,6 +203,8 @@ def check(run: _Run, i: int) -> bool:
                 cwd = posixpath.normpath(d.text if d.text.startswith("/") or not cwd
                                          else posixpath.join(cwd, d.text))
         ctx.cwd = cwd
+        if run.acc.programs and run.acc.programs[-1][0] == "git":
+            run.acc.programs.pop()  # this same command, recorded again below without -C (ShellAnalysis.programs)
         dispatch._run_argv(run.wk, [W("git"), *kept, *args[i:]], ctx, run.depth, xargs=run.xargs)
         return True
     read = sub in _GIT_READ
