@@ -69,8 +69,8 @@ def _parser(lang: str) -> Any:
             import tree_sitter_javascript as g
             language = g.language()
         else:
-            import tree_sitter_typescript as g  # type: ignore[no-redef]
-            language = g.language_typescript() if lang == "typescript" else g.language_tsx()
+            import tree_sitter_typescript as ts
+            language = ts.language_typescript() if lang == "typescript" else ts.language_tsx()
         p = _PARSERS[lang] = tree_sitter.Parser(tree_sitter.Language(language))
     return p
 

@@ -43,6 +43,7 @@ import copy
 import io
 import pickle
 from collections import Counter
+from typing import cast
 
 __all__ = ["normalise", "tree_key", "strip_positions"]
 
@@ -279,7 +280,8 @@ def _format_to_fstring(fmt: str, args: list[ast.expr]) -> ast.JoinedStr | None:
     merged: list[ast.expr] = []
     for v in values:  # adjacent literals, as the parser of an f-string produces them
         if merged and isinstance(v, ast.Constant) and isinstance(merged[-1], ast.Constant):
-            merged[-1] = ast.Constant(value=merged[-1].value + v.value, kind=None)
+            # both are the format string's literal pieces, so str
+            merged[-1] = ast.Constant(value=cast(str, merged[-1].value) + cast(str, v.value), kind=None)
         else:
             merged.append(v)
     return ast.JoinedStr(values=merged)
@@ -447,7 +449,7 @@ def _index(tree: ast.AST) -> tuple[dict[int, tuple[ast.AST, str, int | None]], C
 def _inline_one_function(tree: ast.Module, fixed: frozenset[str]) -> str | None:
     exported = _all_strings(tree)
     # candidates: module-level functions and methods
-    cands: list[tuple[ast.FunctionDef, ast.AST, bool]] = []
+    cands: list[tuple[ast.FunctionDef, ast.Module | ast.ClassDef, bool]] = []
     for st in tree.body:
         if isinstance(st, ast.FunctionDef):
             cands.append((st, tree, False))
@@ -540,6 +542,7 @@ def _inline_one_function(tree: ast.Module, fixed: frozenset[str]) -> str | None:
         else:
             continue
         if new_stmts is not None:
+            assert tidx is not None  # each branch that sets new_stmts checked stmt_parent[2]
             lst = getattr(target_owner, tfield)
             lst[tidx:tidx + 1] = new_stmts or [ast.Pass()]
         owner_body = owner.body
@@ -900,7 +903,7 @@ def _bound_in(scope: ast.AST) -> set[str]:
             out.update(n.id for n in ast.walk(g.target) if isinstance(n, ast.Name))
         return out
     children = scope.body if isinstance(scope, (ast.Module, ast.ClassDef, ast.FunctionDef,
-                                                ast.AsyncFunctionDef)) else [scope.body]
+                                                ast.AsyncFunctionDef)) else [cast(ast.Lambda, scope).body]
     stack: list[ast.AST] = list(children)
     while stack:
         n = stack.pop()

@@ -27,7 +27,10 @@ without git, difflib with ``autojunk`` (coarser hunks, still correct).
 from __future__ import annotations
 
 import hashlib
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = [
     "Hunk",
@@ -133,7 +136,7 @@ def diff_hunks(old: list[str], new: list[str]) -> list[Hunk]:
     if not a and not b:
         return []
     if not a or not b:
-        opcodes = [("replace", 0, len(a), 0, len(b))]
+        opcodes: Sequence[tuple[str, int, int, int, int]] = [("replace", 0, len(a), 0, len(b))]
     elif len(a) * len(b) > _BIG:
         # difflib is near-quadratic per popular line: a 2,000-line reformat with repeated lines takes seconds, a
         # 4,000-line one a minute (a post-hook that long loses its record). git's histogram diff takes milliseconds.

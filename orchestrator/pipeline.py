@@ -27,6 +27,8 @@ from orchestrator.sessions import SessionStore, stamp
 from orchestrator.workspace import Workspace
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from orchestrator.intents import IntentSet
     from orchestrator.livecache import LiveCache
     from orchestrator.policy import PolicyView as Policy
@@ -318,7 +320,7 @@ class Governor:
         if call.kind is Kind.READ:
             if call.resolved:
                 digests = {p: file_hash(os.path.join(self.root, p)) for p in call.resolved}
-                self.sessions.update(call.session_id, lambda s: [stamp(s, p, d) for p, d in digests.items()])
+                self.sessions.update(call.session_id, lambda s: _stamp_all(s, digests))
             return None
         if not self.is_mutating(call, pol):
             return None
@@ -336,7 +338,7 @@ class Governor:
                 elif entry.get("after"):
                     known[entry["path"]] = entry["after"]
             digests = {p: known[p] if p in known else file_hash(os.path.join(self.root, p)) for p in call.resolved}
-            self.sessions.update(call.session_id, lambda s: [stamp(s, p, d) for p, d in digests.items()])
+            self.sessions.update(call.session_id, lambda s: _stamp_all(s, digests))
         return record
 
     # ------------------------------------------------------------------ handshake, lessons
@@ -437,3 +439,9 @@ def _failed(result: dict[str, Any] | None) -> bool:
 
 
 __all__ = ["Governor", "Context", "Denied", "HOOKS"]  # Context: re-exported from orchestrator.context
+
+
+def _stamp_all(state: dict[str, Any], digests: Mapping[str, str | None]) -> None:
+    """Record each read path's digest in the session ``state`` (see :func:`orchestrator.sessions.stamp`)."""
+    for p, d in digests.items():
+        stamp(state, p, d)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orchestrator import confcache
 from orchestrator.errors import ConfigError
@@ -22,6 +22,10 @@ class PolicyView:
     fallback costs ≈ 1 µs a read, several per tool call). The schema forbids unknown keys, so no key can
     shadow a method.
     """
+
+    if TYPE_CHECKING:
+        # the keys are the schema's (orchestrator.schema.Policy), set per instance: typed as Any for mypy
+        def __getattr__(self, name: str) -> Any: ...
 
     def __init__(self, data: dict[str, Any]) -> None:
         self.__dict__.update({k: PolicyView(v) if isinstance(v, dict) and k != "tools" else v

@@ -98,7 +98,7 @@ class SessionStore:
 
     def list(self) -> list[tuple[str, dict[str, Any]]]:
         """All sessions (id, state), most recently seen first."""
-        out = []
+        out: list[tuple[str, dict[str, Any]]] = []
         if not self.dir.is_dir():
             return out
         for p in self.dir.glob("*.json"):

@@ -128,8 +128,8 @@ def to_call(
     spec = lookup(tool, overrides)
     if spec is None:
         # unknown: keep any path-like argument so scope/protection can still be checked
-        paths = [raw[k] for k in _FILE if isinstance(raw.get(k), str)]
-        return ToolCall(tool=tool, kind=Kind.UNKNOWN, paths=paths, input=raw, **fields)
+        return ToolCall(tool=tool, kind=Kind.UNKNOWN, paths=[raw[k] for k in _FILE if isinstance(raw.get(k), str)],
+                        input=raw, **fields)
     kind, keys = spec
     if kind is Kind.EXEC:
         command = next((c for c in (_command_text(raw.get(k)) for k in keys) if c is not None), None)

@@ -136,7 +136,7 @@ def find_workspace(start: str | os.PathLike[str] | None = None) -> Workspace:
 def _template(name: str) -> str:
     from importlib import resources
 
-    return resources.files("orchestrator.data").joinpath("templates", name).read_text(encoding="utf-8")
+    return resources.files("orchestrator.data").joinpath("templates").joinpath(name).read_text(encoding="utf-8")
 
 
 def init(directory: str | os.PathLike[str] = ".") -> list[Path]:

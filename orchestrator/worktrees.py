@@ -175,7 +175,7 @@ def governed(root: str | os.PathLike[str]) -> list[tuple[str, Worktree | None]]:
     trees = worktrees(here)
     if not trees:
         return [(here, None)]
-    out = [(wt.path, wt) for wt in trees if wt.path == here]
+    out: list[tuple[str, Worktree | None]] = [(wt.path, wt) for wt in trees if wt.path == here]
     if not out:
         out = [(here, worktree_of(here))]
     out += [(wt.path, wt) for wt in trees if wt.path != here and os.path.isdir(os.path.join(wt.path, ".orchestration"))]

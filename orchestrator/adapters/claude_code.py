@@ -116,7 +116,7 @@ def error_verdict(exc: OrchestratorError, hook: str) -> Verdict:
 
 def select_intent(event: dict[str, Any], governor: Any, *, agent: str = AGENT) -> Verdict:
     """The handshake: validate the requested intent and record it for the event's session."""
-    tool_input = event.get("tool_input") if isinstance(event.get("tool_input"), dict) else {}
+    tool_input = ti if isinstance(ti := event.get("tool_input"), dict) else {}
     intent_id = tool_input.get("intent_id")
     if not isinstance(intent_id, str) or not intent_id.strip():
         available = [i.id for i in governor.intents().in_progress()]

@@ -23,7 +23,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 HOOKS_FILE = ".codex/hooks.json"
 CONFIG_FILE = ".codex/config.toml"
@@ -69,7 +69,7 @@ def _load_toml(path: Path) -> dict[str, Any] | None:
         return None
 
 
-def user_config_path(env: dict[str, str] | None = None) -> Path:
+def user_config_path(env: Mapping[str, str] | None = None) -> Path:
     """Codex's user config: ``$CODEX_HOME/config.toml``, default ``~/.codex/config.toml``."""
     env = os.environ if env is None else env
     home = env.get("CODEX_HOME") or os.path.join(os.path.expanduser("~"), ".codex")
@@ -305,7 +305,7 @@ def check_codex(ws: Any) -> Iterable[Any]:
     project = ((cfg.get("projects") or {}).get(str(root)) or {}) if isinstance(cfg.get("projects"), dict) else {}
     if project.get("trust_level") != "trusted":
         problems.append(f"the project {root} is not trusted in {cfg_path} (Codex ignores .codex/ entirely)")
-    feats = cfg.get("features") if isinstance(cfg.get("features"), dict) else {}
+    feats = f if isinstance(f := cfg.get("features"), dict) else {}
     if feats.get("hooks") is False or feats.get("codex_hooks") is False:
         problems.append("the `hooks` feature is disabled ([features] hooks = false)")
     states = ((cfg.get("hooks") or {}).get("state") or {}) if isinstance(cfg.get("hooks"), dict) else {}

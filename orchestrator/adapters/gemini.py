@@ -88,7 +88,7 @@ def capture_key(event: dict[str, Any], call: ToolCall) -> str:
 def call_of(event: dict[str, Any]) -> ToolCall:
     """The canonical ToolCall of a Gemini tool event (dir_path as the shell's cwd, the pairing key)."""
     call = claude_code.call_from(event, agent=AGENT)
-    tool_input = event.get("tool_input") if isinstance(event.get("tool_input"), dict) else {}
+    tool_input = ti if isinstance(ti := event.get("tool_input"), dict) else {}
     dir_path = tool_input.get("dir_path")
     if call.tool == "run_shell_command" and isinstance(dir_path, str) and dir_path.strip():
         # the command runs there; a relative dir_path is relative to the project directory (the event's cwd)

@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 SETTINGS_FILE = ".gemini/settings.json"
 
 
-def gemini_dir(env: dict[str, str] | None = None) -> Path:
+def gemini_dir(env: Mapping[str, str] | None = None) -> Path:
     """The user's Gemini CLI directory (``~/.gemini``)."""
     env = os.environ if env is None else env
     return Path(env.get("HOME") or os.path.expanduser("~")) / ".gemini"
@@ -31,7 +31,7 @@ def _json(path: Path) -> Any:
         return None
 
 
-def folder_trust(root: Path, env: dict[str, str] | None = None) -> tuple[bool | None, str]:
+def folder_trust(root: Path, env: Mapping[str, str] | None = None) -> tuple[bool | None, str]:
     """(trusted?, why). None: the user said nothing about this folder (Gemini will ask, or refuse headless)."""
     env = os.environ if env is None else env
     if env.get("GEMINI_CLI_TRUST_WORKSPACE", "").lower() == "true":
@@ -97,7 +97,7 @@ def check_gemini(ws: Any) -> Iterable[Any]:
     else:
         yield Finding("gemini.trust", "fail", f"the folder is marked untrusted ({why}): Gemini CLI ignores "
                       ".gemini/settings.json, so its tool calls are not governed", fix)
-    servers = settings.get("mcpServers") if isinstance(settings.get("mcpServers"), dict) else {}
+    servers = s if isinstance(s := settings.get("mcpServers"), dict) else {}
     if "orchestrator" in servers:
         yield Finding("gemini.mcp", "ok", f"MCP server `orchestrator` registered in {SETTINGS_FILE}")
     else:

@@ -30,7 +30,7 @@ import shlex
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 MARK = "# orch:managed"
 SERVER = "orchestrator"
@@ -145,7 +145,7 @@ def launcher_text() -> str:
     """The launcher script (``orchestrator/data/templates/orch-hook``)."""
     from importlib import resources
 
-    return resources.files("orchestrator.data").joinpath("templates", "orch-hook").read_text(encoding="utf-8")
+    return resources.files("orchestrator.data").joinpath("templates").joinpath("orch-hook").read_text(encoding="utf-8")
 
 
 def write_launcher(root: str | os.PathLike[str], *, python: str | None = None) -> list[Path]:
@@ -291,7 +291,7 @@ def install(agent: str, root: str | os.PathLike[str], *, python: str | None = No
         hooks_file = local
     # one install at a time: drop our hooks from the other scope's file, or every call would run twice
     for other in {spec.hooks_file, LOCAL_SETTINGS.get(agent)} - {hooks_file, None}:
-        opath = root / other
+        opath = root / cast(str, other)  # None was taken out by the set difference
         if opath.exists():
             odata = _load(opath)
             if isinstance(odata.get("hooks"), dict):

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from orchestrator.agent.loop import AgentLoop, ApprovalDecision, ApprovalQuestion, LoopEvent
 from orchestrator.agent.providers import from_env
 from orchestrator.workspace import find_workspace
+
+if TYPE_CHECKING:
+    from orchestrator.agent.providers import Provider
 
 
 def _ask_on_terminal(request: ApprovalQuestion) -> ApprovalDecision:
@@ -43,12 +47,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.script:
         from orchestrator.agent.providers.scripted import ScriptedProvider
 
-        provider = ScriptedProvider.from_yaml(args.script)
+        provider: Provider = ScriptedProvider.from_yaml(args.script)
     else:
-        provider = from_env()
-        if provider is None:
+        found = from_env()
+        if found is None:
             print("no model: set ANTHROPIC_API_KEY or OPENAI_API_KEY, or pass --script FILE", file=sys.stderr)
             return 2
+        provider = found
     from orchestrator.pipeline import Governor
 
     gov = Governor(find_workspace(args.workspace))

@@ -330,7 +330,7 @@ def run(args: argparse.Namespace) -> int:
                  f"(INT-101 farewell, INT-102 docstrings, INT-103 README: PENDING); vendor/ protected")
 
     channel = None
-    approver = auto_approver
+    approver: Any = auto_approver
     if args.interactive:
         channel, approver = "tui", None
         narrator.say(s.yellow(f"  interactive: before the destructive step, run `cd {root} && orch tui` "

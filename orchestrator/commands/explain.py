@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from typing import Any
 
 from orchestrator.commands import add_workspace_arg, resolve_session, workspace_of
 from orchestrator.output import json_out, out
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
                    intent_id=args.intent, cwd=os.path.abspath(args.cwd) if args.cwd else str(ws.root))
     verdict = gov.pre(call, sandbox=not args.no_sandbox)
     sh = call.shell
-    analysis = {
+    analysis: dict[str, Any] = {
         "kind": sh.kind if sh else "?", "risks": sorted(sh.risks) if sh else [],
         "writes": list(sh.writes) if sh else [], "deletes": list(sh.deletes) if sh else [],
         "secrets": [{"path": p, "pattern": pat, "how": how} for p, pat, how in (sh.secrets if sh else ())],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import textwrap
 from collections import deque
+from typing import Any
 
 from orchestrator.commands import add_workspace_arg, workspace_of
 from orchestrator.output import json_out, out
@@ -21,7 +22,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     ws = workspace_of(args)
-    rows: deque[dict[str, object]] = deque(maxlen=args.limit or None)
+    rows: deque[dict[str, Any]] = deque(maxlen=args.limit or None)
     for entry in read(ws.run_dir):
         if args.session and not str(entry.get("session_id") or "").startswith(args.session):
             continue

@@ -316,7 +316,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 # Every option defaults to SUPPRESS: an absent option then sets no attribute, so neither the `trace` parser nor a
 # verb parser can overwrite a value (or a same-named global option of the main CLI) parsed at another level;
 # run() fills in the defaults.
-_SUP = {"default": argparse.SUPPRESS}
+_SUP: dict[str, Any] = {"default": argparse.SUPPRESS}
 
 
 def _add_filters(p: argparse.ArgumentParser, *, sub: bool) -> None:

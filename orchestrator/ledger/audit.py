@@ -209,8 +209,8 @@ def audit(root: Path, ledger_path: Path) -> dict:
         for _info, m, _r in evs:
             if m.get("op") == "rename" and isinstance(m.get("from"), str) and m.get("after"):
                 renamed_to.setdefault(m["from"], []).append(m["after"])
-    for p, blob in sorted(changed.items()):
-        rel = os.path.relpath(top / p, root).replace(os.sep, "/")
+    for top_rel, blob in sorted(changed.items()):
+        rel = os.path.relpath(top / top_rel, root).replace(os.sep, "/")
         if rel.startswith("../") or not audited(rel):
             continue
         seen.add(rel)
@@ -243,14 +243,14 @@ def _check_file(rel: str, old: bytes | None, new: bytes | None, events: list, ow
         last = own[-1][1] if own else None
         if last is not None and last.get("op") == "delete":
             return None
-        old_shas = _variants(old)
+        head_shas = _variants(old)
         for after in renamed_away:  # moved away by a governed rename of the HEAD content (or of a governed edit)
-            if after in old_shas or _chain_explains(own, old_shas, after):
+            if after in head_shas or _chain_explains(own, head_shas, after):
                 return None
         return {"path": rel, "kind": "deleted", "ranges": []}
     old_shas = _variants(old) if old is not None else None
     new_sha = _sha(new)
-    if old is not None and new_sha in old_shas:
+    if old_shas is not None and new_sha in old_shas:  # old_shas is None exactly when old is
         return None  # mode/stat-only or an eol conversion
     if _chain_explains(events, old_shas, new_sha):
         return None

@@ -39,7 +39,8 @@ class Filters:
     @classmethod
     def of(cls, obj: Any) -> Filters:
         """The filters set as attributes of ``obj`` (e.g. an argparse namespace); absent ones stay unset."""
-        return cls(**{f.name: getattr(obj, f.name, f.default) for f in fields(cls)})
+        values: dict[str, Any] = {f.name: getattr(obj, f.name, f.default) for f in fields(cls)}
+        return cls(**values)
 
 
 def parse_since(text: str, now: datetime | None = None) -> str:

@@ -335,6 +335,7 @@ def _file_change(path: str, before: dict | None, after: dict, patch: list | None
         return None
     ch: dict[str, Any] = {"path": path}
     if not a_exists:
+        assert before is not None  # b_exists
         ch.update(op="delete", ranges=[], added=0, removed=_count_lines(before), sha_before=before.get("sha256"))
         ch["class"], ch["evidence"] = _cls.INTENT_EVOLUTION, "file deleted"
         return ch

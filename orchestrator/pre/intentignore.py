@@ -85,9 +85,10 @@ def _validate(path: Path, text: str) -> list[list[Any]]:
         raise ConfigError(f"invalid pattern: {exc}", file=path, hint="fix the gitignore-style pattern") from None
     out = []
     for p in spec.patterns:
-        if p.include is None or getattr(p, "regex", None) is None:
+        regex = getattr(p, "regex", None)
+        if p.include is None or regex is None:
             continue  # comments and blank lines
-        out.append([p.regex.pattern, p.include, getattr(p, "pattern", None) or str(p)])
+        out.append([regex.pattern, p.include, getattr(p, "pattern", None) or str(p)])
     return out
 
 

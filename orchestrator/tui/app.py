@@ -174,7 +174,7 @@ class ApprovalApp(App[None]):
         self.ledger_lines = ledger_lines
         self.clock = clock
         self.refresh_seconds = refresh_seconds
-        self.watch = watch
+        self.watch_files = watch  # not `watch`: that is Textual's DOMNode.watch method
         # the broker of every worktree of the repository: one console serves them all
         self.broker = Broker(workspace.shared_run_dir, clock=clock)
         self.snapshot = Snapshot()
@@ -191,7 +191,7 @@ class ApprovalApp(App[None]):
         """Begin loading, once the main screen's widgets exist (called from its on_mount)."""
         self.reload()
         self.set_interval(self.refresh_seconds, self.reload)
-        if self.watch:
+        if self.watch_files:
             self._start_watch()
 
     def on_unmount(self) -> None:
@@ -304,7 +304,7 @@ class ApprovalApp(App[None]):
             queue.highlighted = ids.index(current) if current in ids else 0
         self.show_detail(queue.highlighted_option.id if queue.highlighted_option else None)
         self._fill(screen, "#ledger-table", [(r.time, r.intent, r.tool, r.mutation, r.files) for r in snap.ledger])
-        intents = [(r.id, r.status, r.name, r.scope) for r in snap.intents]
+        intents: list[tuple[Any, ...]] = [(r.id, r.status, r.name, r.scope) for r in snap.intents]
         if snap.intents_error:
             intents = [("ERROR", "", Text(snap.intents_error[:200], style="bold red"), "")]
         self._fill(screen, "#intents-table", intents)

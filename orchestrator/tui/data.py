@@ -76,9 +76,9 @@ def ledger_row(line: bytes) -> LedgerRow:
             raise ValueError("not an object")
     except ValueError:
         return LedgerRow("?", "-", "(unparseable line)", "-", line[:40].decode("utf-8", "replace"))
-    meta = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
-    ours = meta.get(META_KEY) if isinstance(meta.get(META_KEY), dict) else {}
-    files = rec.get("files") if isinstance(rec.get("files"), list) else []
+    meta = m if isinstance(m := rec.get("metadata"), dict) else {}
+    ours = o if isinstance(o := meta.get(META_KEY), dict) else {}
+    files = f if isinstance(f := rec.get("files"), list) else []
     paths = [str(f.get("path")) for f in files if isinstance(f, dict) and f.get("path")]
     # the record's own `tool` names the tracer (orchestrator); the agent's tool is in our metadata
     tool = ours.get("tool_name")

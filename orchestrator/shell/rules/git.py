@@ -123,7 +123,7 @@ def _git(run: _Run) -> None:
             for v in opts["--output"]:
                 run.write(W(v), "git diff --output")
         if sub in ("log", "show", "format-patch") and _has(opts, "--output", "-o"):
-            run.write(W((opts.get("--output") or opts.get("-o"))[-1]), name)
+            run.write(W((opts.get("--output") or opts["-o"])[-1]), name)
         return
     for part in (_git_refs, _git_linked, _git_checkout, _git_history):
         if part(run, sub, rest, r, opts, pos, name):
