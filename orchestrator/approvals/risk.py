@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from orchestrator.models import Kind
 
 if TYPE_CHECKING:
     from orchestrator.models import ToolCall
+    from orchestrator.shell import ShellAnalysis
 
 #: risk classes from most to least severe; a call gets the first one that applies
 RISK_CLASSES = (
@@ -28,12 +29,13 @@ _MULTI = frozenset({"git", "npm", "pnpm", "yarn", "cargo", "go", "docker", "kube
                     "poetry", "make", "terraform", "helm", "gh", "bun", "deno", "dotnet", "mvn", "gradle"})
 
 
-def _analysis(call: ToolCall) -> Any:
+def _analysis(call: ToolCall) -> ShellAnalysis | None:
     """The shell analysis of a command call: the pipeline's, else the analyzer's on the bare command."""
     if not call.command:
         return None
     if call.shell is not None:
-        return call.shell
+        sh: ShellAnalysis = call.shell
+        return sh
     from orchestrator.shell import analyze
 
     return analyze(call.command)
@@ -84,7 +86,7 @@ def signature(call: ToolCall, risk: str) -> str:
         if risk == "unknown-command" and not _COMPOUND.search(cmd):
             # what runs, as the analyzer saw it after unwrapping env/sudo/nice/timeout...: one program only
             sh = _analysis(call)
-            programs = sh.programs if sh is not None else ()
+            programs: tuple[tuple[str, str | None], ...] = sh.programs if sh is not None else ()
             prog, first = programs[0] if len(programs) == 1 else ("", None)
             if prog and not re.match(r"^(python|pypy)[0-9.]*$", prog) and prog not in _INTERPRETERS:
                 sub = first if prog in _MULTI else None
