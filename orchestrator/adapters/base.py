@@ -81,6 +81,19 @@ def event_cwd(event: Mapping[str, Any]) -> str | None:
 GovernorFactory = Callable[[Path, "str | None"], Any]
 
 
+def read_tail(path: Any, max_bytes: int = 256 * 1024) -> bytes | None:
+    """The last ``max_bytes`` of the file at ``path`` (an agent's session transcript); None when unreadable."""
+    if not isinstance(path, str) or not path:
+        return None
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, 2)
+            fh.seek(max(0, fh.tell() - max_bytes))
+            return fh.read()
+    except OSError:
+        return None
+
+
 def _default_governor(root: Path, approval_channel: str | None) -> Any:
     from orchestrator.pipeline import Governor
 

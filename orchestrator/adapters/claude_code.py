@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from orchestrator.adapters.base import HookResult
+from orchestrator.adapters.base import HookResult, read_tail
 from orchestrator.errors import OrchestratorError
 from orchestrator.models import ToolCall, Verdict
 from orchestrator.tools import to_call
@@ -176,14 +176,8 @@ def _post_warning(record: Any) -> dict[str, Any] | None:
 def model_from_transcript(path: Any, tool_use_id: str | None, *, max_bytes: int = 256 * 1024) -> str | None:
     """The model that issued ``tool_use_id``, from the tail of a Claude Code transcript (JSONL); else the last
     model seen there; None when unreadable. Reads at most ``max_bytes`` from the end of the file."""
-    if not isinstance(path, str) or not path:
-        return None
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, 2)
-            fh.seek(max(0, fh.tell() - max_bytes))
-            data = fh.read()
-    except OSError:
+    data = read_tail(path, max_bytes)
+    if data is None:
         return None
     fallback = None
     for line in reversed(data.splitlines()):

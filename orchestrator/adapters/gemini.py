@@ -35,7 +35,7 @@ import time
 from typing import Any
 
 from orchestrator.adapters import claude_code
-from orchestrator.adapters.base import HookResult
+from orchestrator.adapters.base import HookResult, read_tail
 from orchestrator.models import ToolCall, Verdict
 
 AGENT = "gemini"
@@ -99,14 +99,8 @@ def call_of(event: dict[str, Any]) -> ToolCall:
 
 def model_from_transcript(path: Any, *, max_bytes: int = 256 * 1024) -> str | None:
     """The last model named in the tail of a Gemini CLI session transcript (JSONL); None when unknown."""
-    if not isinstance(path, str) or not path:
-        return None
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, 2)
-            fh.seek(max(0, fh.tell() - max_bytes))
-            data = fh.read()
-    except OSError:
+    data = read_tail(path, max_bytes)
+    if data is None:
         return None
     found = _MODEL.findall(data)
     return found[-1].decode("utf-8", "replace") if found else None

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Union
 
+from tests.e2e.loopback import LoopbackServer
+
 MODEL = "claude-sonnet-4-5"
 
 
@@ -40,7 +42,7 @@ Turn = Union[str, list, Callable[[dict], Any]]
 
 
 @dataclass
-class FakeAnthropic:
+class FakeAnthropic(LoopbackServer):
     """The scripted server. Use as a context manager: ``with FakeAnthropic(script) as api: api.base_url``."""
 
     script: list[Turn] = field(default_factory=list)
@@ -52,7 +54,6 @@ class FakeAnthropic:
         self._ids = itertools.count(1)
         self._turn = 0
         self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------------------
     def start(self) -> "FakeAnthropic":
@@ -115,37 +116,10 @@ class FakeAnthropic:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        daemon=True)
-        self._thread.start()
+        self._serve(Handler)
         return self
 
-    def stop(self) -> None:
-        """Stop serving and close the socket (idempotent)."""
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> "FakeAnthropic":
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
-
-    @property
-    def base_url(self) -> str:
-        assert self._server is not None, "server not started"
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
     # -- scripting -------------------------------------------------------------------------------------------
-    @property
-    def turns_used(self) -> int:
-        return self._turn
-
     def _answer(self, body: dict) -> tuple[list[dict], str]:
         """Pick the content blocks for this request (the script for main requests, text for side ones)."""
         with self._lock:

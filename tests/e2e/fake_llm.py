@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Union
 
+from tests.e2e.loopback import LoopbackServer
+
 CODEX_MODEL = "gpt-5.5"  # a slug in Codex 0.169.0's bundled model catalog, so it offers apply_patch
 GEMINI_MODEL = "gemini-2.5-pro"
 
@@ -57,7 +59,7 @@ def gcall(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
 
 
 @dataclass
-class FakeLLM:
+class FakeLLM(LoopbackServer):
     """Base: a threaded loopback HTTP server running a script. Use as a context manager."""
 
     script: list[Turn] = field(default_factory=list)
@@ -101,32 +103,8 @@ class FakeLLM:
                 self.end_headers()
                 self.wfile.write(data)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        self._serve(Handler)
         return self
-
-    def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> "FakeLLM":
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
-
-    @property
-    def base_url(self) -> str:
-        assert self._server is not None, "server not started"
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    @property
-    def turns_used(self) -> int:
-        return self._turn
 
     def insert_next(self, turn: Turn) -> None:
         """Make ``turn`` the next turn (a callable turn may use it to repeat itself, e.g. wait for a tool)."""
