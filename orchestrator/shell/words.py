@@ -103,14 +103,15 @@ def _word_parts(node: Any) -> tuple[str, bool, bool]:
 # option parsing helpers
 
 
-def _split_opts(args: list[W], valued: Iterable[str] = (), stop_at_first_pos: bool = False
-                ) -> tuple[dict[str, list[str]], list[W]]:
-    """Split GNU-style options from positionals. Short clusters are split into single letters.
+def _split_opt_words(args: list[W], valued: Iterable[str] = (), stop_at_first_pos: bool = False
+                     ) -> tuple[dict[str, list[W]], list[W]]:
+    """Split GNU-style options from positionals, keeping each option value as a word (so a value with ``$x``
+    stays dynamic). ``--name=value`` is split; short clusters are split into single letters.
 
     ``valued`` names options taking a value ("-o", "--output"). Returns ({opt: [values]}, positionals).
     """
     valued = set(valued)
-    opts: dict[str, list[str]] = {}
+    opts: dict[str, list[W]] = {}
     pos: list[W] = []
     i = 0
     n = len(args)
@@ -123,28 +124,25 @@ def _split_opts(args: list[W], valued: Iterable[str] = (), stop_at_first_pos: bo
         if s.startswith("--") and len(s) > 2 and not a.dyn:
             name, eq, val = s.partition("=")
             if eq:
-                opts.setdefault(name, []).append(val)
+                opts.setdefault(name, []).append(W(val, a.dyn, a.glob))
             elif name in valued and i + 1 < n:
-                opts.setdefault(name, []).append(args[i + 1].text)
                 i += 1
+                opts.setdefault(name, []).append(args[i])
             else:
-                opts.setdefault(name, []).append("")
+                opts.setdefault(name, []).append(W(""))
         elif s.startswith("-") and len(s) > 1 and not a.dyn:
-            j = 1
-            while j < len(s):
+            for j in range(1, len(s)):
                 o = "-" + s[j]
                 if o in valued:
-                    rest = s[j + 1:]
-                    if rest:
-                        opts.setdefault(o, []).append(rest)
+                    if s[j + 1:]:
+                        opts.setdefault(o, []).append(W(s[j + 1:], a.dyn, a.glob))
                     elif i + 1 < n:
-                        opts.setdefault(o, []).append(args[i + 1].text)
                         i += 1
+                        opts.setdefault(o, []).append(args[i])
                     else:
-                        opts.setdefault(o, []).append("")
+                        opts.setdefault(o, []).append(W(""))
                     break
-                opts.setdefault(o, []).append("")
-                j += 1
+                opts.setdefault(o, []).append(W(""))
         else:
             pos.append(a)
             if stop_at_first_pos:
@@ -152,6 +150,13 @@ def _split_opts(args: list[W], valued: Iterable[str] = (), stop_at_first_pos: bo
                 break
         i += 1
     return opts, pos
+
+
+def _split_opts(args: list[W], valued: Iterable[str] = (), stop_at_first_pos: bool = False
+                ) -> tuple[dict[str, list[str]], list[W]]:
+    """:func:`_split_opt_words` with option values as plain text (what most rules compare)."""
+    opts, pos = _split_opt_words(args, valued, stop_at_first_pos)
+    return {k: [w.text for w in v] for k, v in opts.items()}, pos
 
 
 def _has(opts: dict[str, list[str]], *names: str) -> bool:

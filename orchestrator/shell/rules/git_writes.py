@@ -91,45 +91,10 @@ def humanish(source: str, bare: bool = False) -> str | None:
 
 
 def _split(args: list[W], valued: frozenset[str]) -> tuple[dict[str, list[W]], list[W]]:
-    """Options and positionals, like ``words._split_opts`` but keeping each option value as a word (so a value
-    with ``$x`` stays dynamic). ``--name=value`` is split; short clusters are split into letters."""
-    from orchestrator.shell.words import W
+    """Options and positionals, option values kept as words (see ``words._split_opt_words``)."""
+    from orchestrator.shell.words import _split_opt_words
 
-    opts: dict[str, list[W]] = {}
-    pos: list[W] = []
-    i, n = 0, len(args)
-    while i < n:
-        a = args[i]
-        s = a.text
-        if s == "--" and not a.dyn:
-            pos.extend(args[i + 1:])
-            break
-        if s.startswith("--") and len(s) > 2 and not a.dyn:
-            name, eq, val = s.partition("=")
-            if eq:
-                opts.setdefault(name, []).append(W(val, a.dyn, a.glob))
-            elif name in valued and i + 1 < n:
-                i += 1
-                opts.setdefault(name, []).append(args[i])
-            else:
-                opts.setdefault(name, []).append(W(""))
-        elif s.startswith("-") and len(s) > 1 and not a.dyn:
-            for j in range(1, len(s)):
-                o = "-" + s[j]
-                if o in valued:
-                    if s[j + 1:]:
-                        opts.setdefault(o, []).append(W(s[j + 1:], a.dyn, a.glob))
-                    elif i + 1 < n:
-                        i += 1
-                        opts.setdefault(o, []).append(args[i])
-                    else:
-                        opts.setdefault(o, []).append(W(""))
-                    break
-                opts.setdefault(o, []).append(W(""))
-        else:
-            pos.append(a)
-        i += 1
-    return opts, pos
+    return _split_opt_words(args, valued)
 
 
 def _last(opts: dict[str, list[W]], *names: str) -> W | None:
