@@ -14,7 +14,7 @@ from types import SimpleNamespace
 
 from orchestrator import ledger
 from orchestrator.pipeline import Governor
-from orchestrator.post import changes, trace
+from orchestrator.post import changes, preimage, trace
 from orchestrator.shell import analyze
 from orchestrator.tools import to_call
 from tests.conftest import make_workspace
@@ -154,7 +154,7 @@ def test_an_unknown_command_is_traced_with_exact_ranges_and_out_of_scope_changes
     gov.select_intent("INT-001", "s")
     cmd = "sh src/run.sh"
     assert gov.pre(to_call("Bash", {"command": cmd}, session_id="s", cwd=str(root), tool_use_id="tu1")).allowed
-    trace._MEM.clear()  # the post-hook runs in another process: only the persisted snapshot survives
+    preimage._MEM.clear()  # the post-hook runs in another process: only the persisted snapshot survives
     result = _bash(root, cmd)
     rec = gov.post(to_call("Bash", {"command": cmd}, session_id="s", cwd=str(root), tool_use_id="tu1"), result)
     assert rec is not None
@@ -286,9 +286,9 @@ def test_orphaned_pre_images_are_swept(tmp_path: Path) -> None:
     old, new = d / "old.json", d / "new.json"
     old.write_text("{}")
     new.write_text("{}")
-    past = time.time() - trace.PREIMAGE_TTL_SECONDS - 60
+    past = time.time() - preimage.PREIMAGE_TTL_SECONDS - 60
     os.utime(old, (past, past))
-    trace._sweep(d)
+    preimage._sweep(d)
     assert not old.exists() and new.exists()
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from orchestrator import ledger
 from orchestrator.diffing import hash_lines, split_lines
-from orchestrator.post import trace
+from orchestrator.post import preimage, trace
 
 SCHEMA = json.loads(ledger.schema_path().read_text())
 CC = Path("/work/shared/protocols/claude-code")
@@ -164,7 +164,7 @@ def test_separate_process_post_hook_reads_the_persisted_preimage(repo: Path) -> 
     big = "".join(f"line {i}\n" for i in range(300))
     (repo / "a.py").write_text(big)
     trace.capture(gov, call)
-    trace._MEM.clear()  # what a fresh process would see
+    preimage._MEM.clear()  # what a fresh process would see
     lines = split_lines(big)
     lines[150:152] = ["changed A\n", "changed B\n", "changed C\n"]
     (repo / "a.py").write_text("".join(lines))
