@@ -7,7 +7,8 @@ bodies and function bodies. For each simple command it strips wrappers (``sudo``
 ``xargs``...), recurses into code strings (``bash -c``, ``eval``, ``find -exec``), and looks the program up
 in per-program rules. Anything it cannot vouch for is ``unknown`` -- the pipeline asks, never allows.
 
-Public API (see docs/CONTRACT.md): :func:`analyze`, :class:`ShellAnalysis` and :data:`RISKS`.
+Public API (see docs/CONTRACT.md): :func:`analyze`, :class:`ShellAnalysis` (its ``entries`` are
+:class:`ShellEntry` records) and :data:`RISKS`.
 
 ``cd`` handling (documented choice): a literal ``cd DIR`` (or ``pushd DIR``) earlier in the same list changes
 the directory used for later *relative* targets, so ``cd sub && rm x`` reports ``sub/x``. A ``cd`` whose
@@ -23,7 +24,7 @@ imported on first use, and :mod:`.rules.git_writes` and :mod:`.braces` only when
 """
 from __future__ import annotations
 
-from orchestrator.shell.analysis import RISKS, ShellAnalysis
+from orchestrator.shell.analysis import RISKS, ShellAnalysis, ShellEntry
 from orchestrator.shell.api import analyze
 
-__all__ = ["RISKS", "ShellAnalysis", "analyze"]
+__all__ = ["RISKS", "ShellAnalysis", "ShellEntry", "analyze"]

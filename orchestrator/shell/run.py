@@ -2,7 +2,7 @@
 simple command (:class:`_Run`) with the helpers rules use to record writes, deletes, flags and inner code."""
 from __future__ import annotations
 
-from orchestrator.shell.analysis import ShellAnalysis, _KINDS, _RANK
+from orchestrator.shell.analysis import ShellAnalysis, ShellEntry, _KINDS, _RANK
 from orchestrator.shell.words import W
 
 TYPE_CHECKING = False
@@ -35,7 +35,7 @@ class _Acc:
         self.deletes: list[str] = []
         self.reasons: list[tuple[int, str]] = []
         self.unresolved = False
-        self.entries: list[tuple[int, str, tuple[str, ...], bool]] = []  # see ShellAnalysis.entries
+        self.entries: list[ShellEntry] = []
         self.dotdot = False
         self.risks: set[str] = set()
         self.secrets: Any = None  # a SecretMatcher: shell_secrets records hits when set
@@ -124,6 +124,12 @@ class _Run:
 
     def delete(self, w: W, why: str | None = None, kind: str = "mutating") -> None:
         self.wk.delete_target(w, self.ctx, why or self.name, kind)
+
+    def entry(self, op: str, sources: tuple[str, ...] = (), named: bool = False, anywhere: bool = False) -> None:
+        """Record that the command makes a directory entry (:class:`ShellEntry`) at its latest write target, or
+        ``anywhere`` in the tree."""
+        acc = self.wk.acc
+        acc.entries.append(ShellEntry(-1 if anywhere else len(acc.writes) - 1, op, sources, named))
 
     def extra_targets(self, why: str) -> None:
         """xargs/find -exec append targets we cannot see: mark unresolved."""

@@ -117,7 +117,7 @@ def _git(run: _Run) -> None:
     if sub in _GIT_TREE_WRITERS:
         # these write entries (symlinks included) from the object store anywhere in the tree: nothing else in the
         # same command can be judged by its path any more
-        run.wk.acc.entries.append((-1, "ln", (), False))
+        run.entry("ln", anywhere=True)
     if sub in _GIT_READ:
         if sub == "diff" and _has(opts, "--output"):
             for v in opts["--output"]:
@@ -183,7 +183,7 @@ def _git_refs(run: _Run, sub: str, rest: list[W], r: list[str], opts: dict[str, 
             run.flag("destructive", f"git stash {act} --include-untracked removes untracked files")
             return True
         if act in ("pop", "apply"):
-            run.wk.acc.entries.append((-1, "ln", (), False))  # restores entries (links too) anywhere
+            run.entry("ln", anywhere=True)  # restores entries (links too) anywhere
         run.flag("mutating", f"git stash {act}")
         return True
     return False
@@ -362,9 +362,8 @@ def _git_other(run: _Run, sub: str, rest: list[W], r: list[str], opts: dict[str,
         return
     if sub == "mv":
         if len(pos) >= 2:
-            acc = run.wk.acc
             run.write(pos[-1], "git mv")
-            acc.entries.append((len(acc.writes) - 1, "mv", _sources(run, pos[:-1]), True))
+            run.entry("mv", _sources(run, pos[:-1]), named=True)
             for s in pos[:-1]:
                 run.delete(s, "git mv (source)")
         run.flag("mutating", "git mv")
