@@ -48,7 +48,7 @@ def test_entries_are_immutable_records_with_named_fields() -> None:
 
 
 def test_each_module_imports_first() -> None:
-    """Rules call into the dispatcher and walker at call time; no module may need another imported before it."""
+    """No module may need another imported before it (the package imports one way; see tests/test_import_graph.py)."""
     script = (
         "import importlib, sys\n"
         "failed = []\n"
