@@ -143,23 +143,10 @@ def test_no_import_cycle_among_orchestrator_modules() -> None:
     assert _cycles(graph) == []
 
 
-#: TEMPORARY: the cycles inside orchestrator/shell/ that engineer #16i is removing (run <-> dispatch/walker/api,
-#: rules.interpreters -> run, rules.git <-> rules.git_writes). #16i deletes this list when they land; nothing may
-#: be added to it (a new cycle is fixed where it appears, not listed here).
-KNOWN_SHELL_CYCLES_16I = [
-    ["orchestrator.shell.api", "orchestrator.shell.dispatch", "orchestrator.shell.rules.interpreters",
-     "orchestrator.shell.run", "orchestrator.shell.walker"],
-    ["orchestrator.shell.rules.git", "orchestrator.shell.rules.git_writes"],
-]
-
-
 def test_no_import_cycle_counting_function_level_imports() -> None:
     mods = _modules()
     graph = {name: _imports(path, mods, runtime=True) - {name} for name, path in mods.items()}
-    found = sorted(_cycles(graph))
-    assert found == sorted(KNOWN_SHELL_CYCLES_16I), (
-        "import cycles counting imports inside functions (TYPE_CHECKING blocks excluded); if only the known "
-        f"orchestrator/shell/ cycles disappeared, shrink KNOWN_SHELL_CYCLES_16I: {found}")
+    assert _cycles(graph) == []
 
 
 def test_runtime_graph_sees_function_level_imports_but_not_type_checking(tmp_path: Path) -> None:
@@ -218,34 +205,7 @@ def test_each_engine_module_imports_first() -> None:
 def _all_imports(path: Path, mods: dict[str, Path]) -> set[str]:
     """The orchestrator modules ``path`` imports anywhere -- module level and inside functions -- except under
     ``if TYPE_CHECKING:`` (annotations only: never executed)."""
-    out: set[str] = set()
-    package = ".".join(path.relative_to(PACKAGE.parent).with_suffix("").parts[:-1])
-    if path.name == "__init__.py":
-        package = ".".join(path.relative_to(PACKAGE.parent).parent.parts)
-
-    class Visitor(ast.NodeVisitor):
-        def visit_If(self, node: ast.If) -> None:
-            test = node.test
-            if (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or \
-                    (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"):
-                for stmt in node.orelse:
-                    self.visit(stmt)
-                return
-            self.generic_visit(node)
-
-        def visit_Import(self, node: ast.Import) -> None:
-            out.update(a.name for a in node.names)
-
-        def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-            base = node.module or ""
-            if node.level:
-                up = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-                base = ".".join([*up, base] if base else up)
-            for a in node.names:
-                out.add(f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base)
-
-    Visitor().visit(ast.parse(path.read_text(encoding="utf-8")))
-    return {m for m in out if m in mods}
+    return _imports(path, mods, runtime=True)
 
 
 def test_no_import_cycle_inside_the_shell_package_counting_function_level_imports() -> None:
