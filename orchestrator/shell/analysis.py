@@ -85,7 +85,7 @@ class ShellAnalysis:
     programs: tuple[tuple[str, str | None], ...] = ()
     #: the words of the command (after quote removal) when the whole command line is ONE simple command of
     #: literal words -- no list, pipeline, subshell, redirection, ``VAR=value``, expansion, substitution or glob;
-    #: else None. ``approval.allow_commands`` matches on it (orchestrator.pre.approval.allowlisted)
+    #: else None. ``approval.allow_commands`` matches on it (orchestrator.allowlist.allowlisted)
     argv: tuple[str, ...] | None = None
 
     @property
