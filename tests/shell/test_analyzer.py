@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from orchestrator.shell import ShellAnalysis, analyze
+from orchestrator.shell import ShellAnalysis, ShellEntry, analyze
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 
@@ -421,7 +421,9 @@ def test_still_not_read_only(cmd: str) -> None:
 ])
 def test_entries_a_command_makes_are_reported_with_the_write_order(command: str, entry: tuple) -> None:
     a = analyze(command + " && echo x > b")
-    assert a.entries == (entry,)
+    assert a.entries == (ShellEntry(*entry),)
+    made = a.entries[0]
+    assert (made.write_index, made.op, made.sources, made.named) == entry
     assert a.write_log == ("b", "b")  # duplicates kept, in command order: the pipeline compares them
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from orchestrator.shell import analyze
+from orchestrator.shell import ShellEntry, analyze
 
 
 @pytest.mark.parametrize("cmd", [
@@ -33,7 +33,7 @@ def test_safe_git_config_overrides_stay_read_only() -> None:
 
 
 def test_tree_writing_git_commands_and_dotdot_are_reported() -> None:
-    assert analyze("git checkout main && echo x > f").entries == ((-1, "ln", (), False),)
+    assert analyze("git checkout main && echo x > f").entries == (ShellEntry(-1, "ln", (), False),)
     assert analyze("git stash -u").kind == "destructive"  # it deletes untracked files it never names
     assert analyze("ln -s ../x y").dotdot is False  # a ".." in a source is read, not written through
     assert analyze("ln -s x y && echo > y/../z").dotdot is True
