@@ -352,7 +352,7 @@ def _writer_lines(tmp_path: Path) -> list[bytes]:
         tr.capture(gov, call)
         for pth in paths:
             (tmp_path / pth).write_text(f"x = {i}\n")
-        assert tr.record(gov, call, {}) is not None
+        assert tr.record(gov, call) is not None
     return [x.rstrip(b"\n") for x in lines(gov.workspace.ledger_file)]
 
 
