@@ -170,7 +170,7 @@ def test_read_stamp_written_by_another_governor_is_seen(live: Governor, ws: Path
     other = Governor(ws, live=False)  # a separate post-hook process, say
     read = to_call("Read", {"file_path": "src/app.py"}, session_id="s1")
     other.pre(read)
-    other.post(read, {"ok": True})
+    other.post(read)
     target.write_text("changed by someone else\n")
     assert live.pre(to_call("Edit", {"file_path": "src/app.py"}, session_id="s1")).error["type"] == "stale-file"
 

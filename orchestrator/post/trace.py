@@ -14,12 +14,13 @@ Interface used (duck-typed, so this module does not import the pipeline):
     object accepts new attributes; otherwise the key is remembered per object id in this process). A
     ``capture_key`` set beforehand by an adapter names the pre-image (pre and post compute the same one).
 ``result``
-    dict or None. For Claude Code it is ``tool_response``: ``originalFile`` (pre-image text, None for a create),
-    ``structuredPatch``, ``type`` ("create"/"update").
+    a ``models.ToolResult`` or None: what the tool's run told, translated out of the agent's response by its adapter
+    (``created``/``original``: the one target's pre-image; ``hunks``: the tool's own diff of it).
 
-Pre-image sources, in order: Claude Code's ``originalFile`` (single-file tools), the snapshot taken by
-:func:`capture` (memory, then ``run_dir/preimages/<key>.json``), and otherwise ``structuredPatch`` (ranges only) or,
-with nothing at all, the whole current file as one range with evidence "no pre-image".
+Pre-image sources, in order: the tool's own (``result.created`` / ``result.original``, single-target calls), the
+snapshot taken by :func:`capture` (memory, then ``run_dir/preimages/<key>.json``), and otherwise the tool's
+``result.hunks`` (ranges only) or, with nothing at all, the whole current file as one range with evidence
+"no pre-image".
 
 Never stored in the ledger: file contents. Never recorded twice: the ledger append is skipped when a record with the
 same ``tool_use_id`` (else ``call_id``, the capture key) is among the last 64 KiB of the ledger (checked under the
@@ -38,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import diffing
+from ..models import ToolResult
 
 
 class _LazyClassify:
@@ -324,7 +326,7 @@ def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _file_change(path: str, before: dict | None, after: dict, patch: list | None) -> dict | None:
+def _file_change(path: str, before: dict | None, after: dict, tool_hunks: list | None) -> dict | None:
     """Compute one file's change entry (internal shape), or None when unchanged."""
     b_exists = bool(before and before.get("exists"))
     a_exists = bool(after.get("exists"))
@@ -352,12 +354,11 @@ def _file_change(path: str, before: dict | None, after: dict, patch: list | None
         ch["class"], ch["evidence"] = _cls.INTENT_EVOLUTION, "file too large to diff"
         return ch
     if before is None:  # no pre-image at all
-        if patch:
-            hunks = diffing.hunks_from_structured_patch(patch)
+        if tool_hunks is not None:
             nl = diffing.split_lines(new_text)
-            ranges = diffing.ranges_from_hunks(nl, hunks)
-            ch.update(op="modify", ranges=ranges, added=sum(h.new_lines for h in hunks),
-                      removed=sum(h.old_lines for h in hunks))
+            ranges = diffing.ranges_from_hunks(nl, tool_hunks)
+            ch.update(op="modify", ranges=ranges, added=sum(h.new_lines for h in tool_hunks),
+                      removed=sum(h.old_lines for h in tool_hunks))
             ch["class"], ch["evidence"] = _cls.INTENT_EVOLUTION, "no pre-image (ranges from the agent's patch)"
         else:
             ranges = diffing.ranges_for_new_file(new_text)
@@ -503,14 +504,16 @@ def build_record(gov: Any, call: Any, changes: list[dict]) -> dict:
     return rec
 
 
-def record(gov: Any, call: Any, result: dict | None = None) -> dict | None:
+def record(gov: Any, call: Any, result: ToolResult | None = None) -> dict | None:
     """Compute the call's changes, classify them and append one record; returns it (None if nothing changed)."""
     from .. import ledger  # here, not at module level: the pre-hook's capture() must stay cheap to import
 
+    if result is not None and not isinstance(result, ToolResult):
+        # an agent's own response (a dict) is translated by its adapter, never read here
+        raise TypeError(f"trace.record takes an orchestrator.models.ToolResult, not {type(result).__name__}")
     key = _key_of(call)
     snap = _load_capture(gov, key)
     root = Path(gov.workspace.root)
-    result = result if isinstance(result, dict) else {}
     targets = list((snap or {}).get("files", {}).keys())
     for t in _targets(gov, call):
         if t not in targets:
@@ -522,17 +525,16 @@ def record(gov: Any, call: Any, result: dict | None = None) -> dict | None:
     changes: list[dict] = []
     for path in targets:
         before = (snap or {}).get("files", {}).get(path) if path not in found else found[path]
-        if single and ("originalFile" in result or result.get("type") == "create"):
-            # Claude Code told us the pre-image: trust it over a (possibly missing) capture.
-            orig = result.get("originalFile")
-            if result.get("type") == "create" or orig is None:
+        if single and result is not None and result.pre_image_known:
+            # the tool told us the pre-image: trust it over a (possibly missing) capture
+            orig = result.original
+            if result.created or orig is None:
                 before = before if (before and before.get("exists")) else {"exists": False}
             else:
                 before = {"exists": True, "text": orig,
                           "sha256": hashlib.sha256(orig.encode("utf-8", "surrogateescape")).hexdigest()}
         after = _snap_file(root / path)
-        patch = result.get("structuredPatch") if single else None
-        ch = _file_change(path, before, after, patch)
+        ch = _file_change(path, before, after, result.hunks if single and result is not None else None)
         if ch is not None:
             changes.append(ch)
     changes = _detect_renames(changes)
