@@ -115,7 +115,7 @@ def _writers_meanwhile(ws: Path, broker: Broker, waiter: threading.Thread,
 
     # the person decides at last: the waiting call gets its answer
     broker.decide(pending[0].id, "reject", reason="keep the old sources")
-    waiter.join(timeout=30)
+    waiter.join(timeout=TIMEOUT)
     answer = json.loads(waiting["r"].stdout)["hookSpecificOutput"]
     assert answer["permissionDecision"] == "deny" and "keep the old sources" in answer["permissionDecisionReason"]
     assert (ws / "src" / "old" / "a.py").exists()

@@ -142,7 +142,7 @@ async def test_remembered_grants_from_the_tui(tmp_path, monkeypatch, key: str, s
 
 async def test_intents_reload_when_the_file_changes(tmp_path) -> None:
     ws = make_workspace(tmp_path)
-    app = ApprovalApp(ws, refresh_seconds=30)  # only watchdog can make this reload in time
+    app = ApprovalApp(ws, refresh_seconds=3600)  # past any wait of this test: only watchdog can make it reload
     async with app.run_test(size=(80, 24)) as pilot:
         table = app.screen.query_one("#intents-table", DataTable)
         await until(pilot, lambda: table.row_count == 3)
@@ -157,7 +157,7 @@ async def test_intents_reload_when_the_file_changes(tmp_path) -> None:
 def test_snapshot_main_screen(tmp_path, snap_compare) -> None:
     ws = make_workspace(tmp_path)
     scene(ws)
-    app = ApprovalApp(ws, clock=lambda: NOW, watch=False, refresh_seconds=60)
+    app = ApprovalApp(ws, clock=lambda: NOW, watch=False, refresh_seconds=3600)  # no reload mid-snapshot
     app.sub_title = "~/repo"
 
     async def loaded(pilot) -> None:
