@@ -65,7 +65,7 @@ def _run_argv(wk: _Walker, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = F
         wk.acc.flag("unknown", f"{name}: an argument starts with a unicode dash")
         return
     rule = rule_for(name)
-    if _only_help(head, name, args, rule is not None, xargs):
+    if len(args) == 1 and _only_help(head, name, args, rule is not None, xargs):
         return
     if rule is not None:
         rule(run)
@@ -100,8 +100,8 @@ def _run_argv(wk: _Walker, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = F
 
 
 def _only_help(head: W, name: str, args: list[W], has_rule: bool, xargs: bool) -> bool:
-    """Whether the command only asks ``name`` for its help or version (it prints and exits)."""
-    if len(args) != 1 or args[0].dyn:
+    """Whether the command's one argument only asks ``name`` for its help or version (it prints and exits)."""
+    if args[0].dyn:
         return False
     # `--help` / `--version` as the only argument of a program we know prints and exits.
     if args[0].text in _HELP_ARGS and (

@@ -18,7 +18,9 @@ from orchestrator.pipeline import Governor
 from orchestrator.post import changes, preimage, trace
 from orchestrator.shell import analyze
 from orchestrator.tools import to_call
+from tests.approval_support import wait_for_requests
 from tests.conftest import make_workspace
+from tests.waiting import TIMEOUT
 
 GIT_ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@example.com"}
@@ -216,17 +218,12 @@ def test_a_destructive_command_approved_in_the_tui_leaves_a_record(tmp_path: Pat
     cmd = "rm -rf src"
 
     def approve() -> None:
-        d = gov.workspace.approvals_dir  # shared by the worktrees of a repository
-        for _ in range(500):
-            found = sorted(d.glob("*.request.json")) if d.is_dir() else []
-            if found:
-                Broker(gov.workspace.shared_run_dir).decide(found[0].name.split(".")[0], "approve")
-                return
-            time.sleep(0.02)
+        [found] = wait_for_requests(gov.workspace, 1)  # in the approvals dir shared by a repository's worktrees
+        Broker(gov.workspace.shared_run_dir).decide(found.name.split(".")[0], "approve")
 
     t = threading.Thread(target=approve)
     t.start()
-    os.environ["ORCH_APPROVAL_TIMEOUT"] = "20"
+    os.environ["ORCH_APPROVAL_TIMEOUT"] = str(2 * TIMEOUT)  # longer than the approver's wait: it never times out
     try:
         verdict = gov.pre(to_call("Bash", {"command": cmd}, session_id="s", cwd=str(root), tool_use_id="tu5"))
     finally:
