@@ -275,17 +275,18 @@ class Governor:
                     if verdict.decision == "ask":
                         # the agent's own prompt may get a yes, and then the call runs: its post needs the pre-images
                         hook_name = "trace"
-                        from orchestrator.post import trace
+                        from orchestrator.post import preimage
 
-                        trace.capture(self, call, lstats, intent=ctx.intent, policy=pol)
+                        preimage.capture(self, call, lstats, intent=ctx.intent, policy=pol)
                     return verdict
             hook_name = "trace"
-            from orchestrator.post import trace
+            # the pre-image half of the trace only: the record half (and the classifier) loads in the post-hook
+            from orchestrator.post import preimage
 
             plan = ctx.sandbox_plan()
             # before the capture: a sandboxed command's change scan is bounded by what the kernel lets it write
             call.sandboxed = plan is not None and plan.enabled
-            trace.capture(self, call, lstats, intent=ctx.intent, policy=pol)
+            preimage.capture(self, call, lstats, intent=ctx.intent, policy=pol)
             if plan is None:
                 return Verdict.allow()
             hook_name = "sandbox"

@@ -60,3 +60,19 @@ def test_one_call_process_never_sets_up_the_live_cache(ws: Path) -> None:
     out = subprocess.run([sys.executable, "-c", script, str(ws)], capture_output=True, text=True, check=True,
                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert out.stdout.strip() == "[]"
+
+
+def test_pre_hook_captures_without_loading_the_record_half_of_the_trace(ws: Path) -> None:
+    # an allowed Write captures its pre-image (post/preimage.py); writing the record (post/trace.py, and through it
+    # the classifier) is the post-hook's work
+    from orchestrator.pipeline import Governor
+
+    Governor(ws).select_intent("INT-001", "s")
+    script = ("import sys\nfrom orchestrator.pipeline import Governor\nfrom orchestrator.tools import to_call\n"
+              "v = Governor(sys.argv[1]).pre(to_call('Write', {'file_path': 'src/x.py', 'content': 'x'}, "
+              "session_id='s'))\n"
+              "print(v.decision, sorted(m for m in ('orchestrator.post.preimage', 'orchestrator.post.trace', "
+              "'orchestrator.classify') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", script, str(ws)], capture_output=True, text=True, check=True,
+                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert out.stdout.strip() == "allow ['orchestrator.post.preimage']"
