@@ -180,7 +180,7 @@ def check_hooks_path(ws: Any) -> Any:
     that a hook sources (husky's ``_/h``) is refused only when ``.intentignore`` covers the directory, which costs
     nothing per call.
     """
-    from orchestrator.commands.doctor import Finding
+    from orchestrator.findings import Finding
     from orchestrator.pre import intentignore
 
     dirs = hook_dirs(str(ws.root))

@@ -110,16 +110,12 @@ class ApprovalPolicy(BaseModel):
     @field_validator("allow_commands")
     @classmethod
     def _allow_entries(cls, v: list[str]) -> list[str]:
-        from orchestrator.pre.approval import entry_words
+        from orchestrator.allowlist import entry_error
 
         for entry in v:
-            words = entry[:-2] if entry.endswith(":*") else entry
-            if not words.strip():
-                raise ValueError(f"allow_commands entry {entry!r} names no command")
-            if entry_words(words) is None:
-                # split by the shell analyzer, like the commands it is matched against
-                raise ValueError(f"allow_commands entry {entry!r} is not one simple command of literal words "
-                                 "(it could never match)")
+            error = entry_error(entry)
+            if error is not None:
+                raise ValueError(error)
         return v
 
 

@@ -228,19 +228,16 @@ def enabled(policy: Any) -> bool:
     return True if sec is None else bool(getattr(sec, "enabled", True))
 
 
-def secret_spec(root: str | os.PathLike[str], policy: Any = None) -> dict[str, Any]:
+def secret_spec(root: str | os.PathLike[str], policy: Any) -> dict[str, Any]:
     """What a sandbox needs to deny secret reads in the kernel, for workspace ``root`` and ``policy``.
 
     Returns ``{"patterns": [...], "allow": [...], "home": "/home/me", "files": [...]}``: the effective patterns
     (syntax in the module docstring) and the absolute paths of the existing files under ``root`` and in the home
     directory's credential locations that they match (a kernel rule needs concrete paths; new files made later
-    are caught by the analyzer and read hooks, not by this list). ``policy`` None loads the workspace's policy.
+    are caught by the analyzer and read hooks, not by this list). ``policy`` None means the defaults; the caller
+    loads the workspace's policy (this module is a leaf under the shell analyzer: it loads no configuration).
     """
     root = os.path.realpath(os.fspath(root))
-    if policy is None:
-        from orchestrator import policy as _policy
-
-        policy = _policy.load(os.path.join(root, ".orchestration", "policy.yaml"))
     m = for_policy(policy)
     files: list[str] = []
     if enabled(policy):
@@ -279,38 +276,3 @@ def find_secret_files(root: str, m: SecretMatcher, *, limit: int = 20000) -> lis
 __all__ = ["DEFAULT_PATTERNS", "DEFAULT_ALLOW", "SecretMatcher", "matcher", "for_policy", "enabled", "secret_spec",
            "find_secret_files"]
 
-
-def check_secrets(ws: Any) -> Any:
-    """``orch doctor``: read protection is on, and no secret file is committed to git (agents cannot read it, but
-    anyone with a clone can)."""
-    import subprocess
-
-    from orchestrator import policy as _policy
-    from orchestrator.commands.doctor import Finding
-    from orchestrator.errors import OrchestratorError
-
-    try:
-        pol = _policy.load(ws.policy_file)
-    except OrchestratorError:
-        return  # config.policy reports it
-    if not enabled(pol):
-        yield Finding("secrets", "warn", "read protection is off (secrets.enabled: false): agents may read, copy and "
-                      "send .env files, private keys and credentials", "set secrets.enabled: true in "
-                      ".orchestration/policy.yaml")
-        return
-    m = for_policy(pol)
-    root = str(ws.root)
-    try:
-        proc = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        proc = None
-    tracked = [p for p in (proc.stdout.decode("utf-8", "replace").split("\0") if proc and proc.returncode == 0
-                           else []) if p and m.match(p, root) is not None]
-    if tracked:
-        shown = ", ".join(tracked[:5]) + (f" and {len(tracked) - 5} more" if len(tracked) > 5 else "")
-        yield Finding("secrets", "warn", f"secret files are committed to git: {shown}: agents cannot read them, "
-                      "but everyone with a clone can", "git rm --cached <file> (and rotate what it holds), or, if "
-                      "it holds no secret, list it under secrets.allow in .orchestration/policy.yaml")
-    else:
-        yield Finding("secrets", "ok", f"read protection on ({len(m.patterns)} patterns); no secret file is "
-                      "committed")

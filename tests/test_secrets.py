@@ -56,7 +56,7 @@ def test_secret_spec_lists_existing_files(tmp_path: Path, monkeypatch: pytest.Mo
               home / ".ssh" / "id_ed25519.pub"):
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text("x", encoding="utf-8")
-    spec = secrets.secret_spec(root)
+    spec = secrets.secret_spec(root, None)
     assert ".env" in spec["patterns"] and ".env.example" in spec["allow"]
     assert spec["home"] == str(home)
     real = str(root.resolve())

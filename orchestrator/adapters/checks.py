@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.adapters import installer
-from orchestrator.commands.doctor import Finding
+from orchestrator.findings import Finding
 from orchestrator.workspace import Workspace
 
 #: seconds one probe may take (a cold hook is ~0.1 s; an interpreter search a few tenths)

@@ -13,7 +13,8 @@ config/src/fingerprint.rs; verified with the real binary in tests/e2e/test_codex
    run;
 3. the ``hooks`` feature is on (the default; ``[features] codex_hooks`` is the old alias of ``hooks``).
 
-This module imports only the stdlib (``tomllib`` where available, Python >= 3.11).
+This module imports only the stdlib (``tomllib`` where available, Python >= 3.11) and the leaf
+:mod:`orchestrator.adapters.managed`.
 """
 from __future__ import annotations
 
@@ -25,9 +26,10 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from orchestrator.adapters.managed import MARK, SERVER
+
 HOOKS_FILE = ".codex/hooks.json"
 CONFIG_FILE = ".codex/config.toml"
-SERVER = "orchestrator"
 #: Codex's default hook timeout (seconds), part of a hook's trust identity
 DEFAULT_TIMEOUT = 600
 #: hook events whose matcher Codex ignores (the matcher is then not part of the trust identity)
@@ -95,8 +97,6 @@ def hook_hash(event: str, matcher: str | None, handler: dict[str, Any]) -> str:
 
 def our_hooks(root: Path) -> list[tuple[str, str, str]]:
     """``(event, state key, trusted hash)`` of every orchestrator hook in the project's ``.codex/hooks.json``."""
-    from orchestrator.adapters.installer import MARK
-
     path = Path(root) / HOOKS_FILE
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -286,7 +286,7 @@ def notes(root: Path) -> list[str]:
 # ------------------------------------------------------------------------------------------- doctor
 def check_codex(ws: Any) -> Iterable[Any]:
     """``orch doctor``: will Codex actually run orchestrator's hooks (and see its MCP server) here?"""
-    from orchestrator.commands.doctor import Finding
+    from orchestrator.findings import Finding
 
     root = Path(ws.root)
     hooks = our_hooks(root)

@@ -15,6 +15,8 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from orchestrator.adapters.managed import MARK
+
 SETTINGS_FILE = ".gemini/settings.json"
 
 
@@ -79,8 +81,7 @@ def notes(root: Path) -> list[str]:
 
 def check_gemini(ws: Any) -> Iterable[Any]:
     """``orch doctor``: will Gemini CLI load orchestrator's hooks in this folder?"""
-    from orchestrator.adapters.installer import MARK
-    from orchestrator.commands.doctor import Finding
+    from orchestrator.findings import Finding
 
     root = Path(ws.root)
     settings = _json(root / SETTINGS_FILE)

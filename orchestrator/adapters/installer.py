@@ -32,8 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-MARK = "# orch:managed"
-SERVER = "orchestrator"
+from orchestrator.adapters.managed import MARK, SERVER
+
 #: the committed launcher, relative to the project root
 LAUNCHER = ".orchestration/bin/orch-hook"
 #: this machine's interpreter for the launcher (runtime state: .orchestration/run/ is never committed)

@@ -1,34 +1,23 @@
 """``orch doctor``: is this workspace governed the way its owner thinks it is?
 
-Each check is a function ``(ws: Workspace) -> Iterable[Finding]`` named in :data:`CHECKS` as
-``"module:function"`` and imported only when doctor runs, so a check may live beside the code it
-checks (an adapter, the sandbox, the daemon) without the engine importing the CLI. A finding that
-is not ``ok`` carries a ``fix``: the command or edit that resolves it.
+Each check is a function ``(ws: Workspace) -> Iterable[Finding]`` (the contract is the leaf module
+:mod:`orchestrator.findings`) named in :data:`CHECKS` as ``"module:function"`` and imported only when
+doctor runs, so a check may live beside the code it checks (an adapter, the sandbox, the daemon)
+without the engine importing the CLI. A finding that is not ``ok`` carries a ``fix``: the command or
+edit that resolves it.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable
+from dataclasses import asdict
 
 from orchestrator.commands import add_workspace_arg, workspace_of
+from orchestrator.findings import STATUSES, Check, Finding
 from orchestrator.output import json_out, out
 from orchestrator.workspace import Workspace
-
-#: status values, worst last
-STATUSES = ("ok", "info", "warn", "fail")
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One result of one check."""
-
-    check: str  #: short id, e.g. ``config.intents`` or ``hooks.claude-code``
-    status: str  #: one of :data:`STATUSES`
-    message: str
-    fix: str = ""
 
 
 #: the checks, in the order they are reported ("module:function"; see the module docstring)
@@ -38,7 +27,7 @@ CHECKS: list[str] = [
     "orchestrator.adapters.checks:check_launcher",
     "orchestrator.adapters.checks:check_hooks",
     "orchestrator.adapters.checks:check_mcp",
-    "orchestrator.secrets:check_secrets",
+    "orchestrator.pre.secrets:check_secrets",
     "orchestrator.adapters.codex_setup:check_codex",
     "orchestrator.adapters.gemini_setup:check_gemini",
     "orchestrator.githooks:check_hooks_path",
@@ -70,7 +59,7 @@ def run_checks(ws: Workspace, checks: Iterable[str] = CHECKS) -> list[Finding]:
     for ref in checks:
         mod_name, _, func_name = ref.partition(":")
         try:
-            func: Callable[[Workspace], Iterable[Finding]] = getattr(importlib.import_module(mod_name), func_name)
+            func: Check = getattr(importlib.import_module(mod_name), func_name)
             findings.extend(func(ws))
         except Exception as exc:  # noqa: BLE001 — a broken check is reported, not fatal
             findings.append(Finding(ref, "fail", f"the check itself failed: {type(exc).__name__}: {exc}",

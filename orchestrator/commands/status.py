@@ -20,7 +20,7 @@ from orchestrator.output import json_out, out
 from orchestrator.workspace import Workspace
 
 if TYPE_CHECKING:
-    from orchestrator.commands.doctor import Finding
+    from orchestrator.findings import Finding
 
 #: a session seen within this many seconds counts as active
 ACTIVE_SECONDS = 3600.0
@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
 
 def check_daemon(ws: Workspace) -> Iterable[Finding]:
     """``orch doctor``: the workspace's hook daemon, if one runs, runs the orchestrator installed here."""
-    from orchestrator.commands.doctor import Finding
+    from orchestrator.findings import Finding
 
     d = daemon_state(str(ws.root))
     if not d["running"]:

@@ -603,7 +603,7 @@ def _scan_changes(gov: Any, scan: dict, named: list[str]) -> tuple[dict[str, dic
 def _mark_scope(gov: Any, call: Any, changes: list[dict], found: dict) -> list[str]:
     """Flag each change the command made outside its intent's scope (or on a governance file); return their
     paths. A change found by the scan (not named by the command) is flagged ``unnamed``."""
-    from ..pre import selfguard
+    from ..governance import protected_by
 
     intent = None
     iid = _get(call, "intent_id")
@@ -617,7 +617,7 @@ def _mark_scope(gov: Any, call: Any, changes: list[dict], found: dict) -> list[s
         paths = [c["path"]] + ([c["from"]] if c.get("from") else [])
         if any(p in found for p in paths):
             c["unnamed"] = True
-        gov_file = any(selfguard.protected_by(p) for p in paths)
+        gov_file = any(protected_by(p) for p in paths)
         out = gov_file or (intent is not None and not all(intent.owns(p) for p in paths))
         if gov_file:
             c["governance"] = True

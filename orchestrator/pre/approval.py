@@ -12,8 +12,9 @@ Two ways around a person (docs/configuration.md, docs/security.md):
   available): the kernel holds its writes to the intent's scope. A rename inside the scope (``mv a b``: "deletes"
   ``a``) does not count as destructive there either. Destructive, outside-world, hijack, unparseable and
   unclassified risks still ask.
-- **the allowlist** ``approval.allow_commands`` (``"pytest:*"``, ``"make test"``): a matching command does not
-  ask unless it is destructive. It still runs sandboxed where available and still passes every other hook.
+- **the allowlist** ``approval.allow_commands`` (``"pytest:*"``, ``"make test"``; :mod:`orchestrator.allowlist`): a
+  matching command does not ask unless it is destructive. It still runs sandboxed where available and still
+  passes every other hook.
 """
 
 from __future__ import annotations
@@ -65,56 +66,6 @@ def channel(ctx: Context) -> str:
     return ctx.policy.approval.channel
 
 
-def allowlisted(command: str | None, entries: list[str] | tuple[str, ...]) -> str | None:
-    """The ``approval.allow_commands`` entry that ``command`` matches, or None.
-
-    Matching (like Claude Code's ``Bash(pytest:*)``, but on words, not characters): the command must be ONE simple
-    command of literal words — no ``;`` ``&&`` ``|`` redirections, substitutions, variables, globs or leading
-    ``VAR=value`` — split like the shell splits it. ``"X:*"`` matches when the command's words start with the words
-    of ``X`` (``pytest:*`` matches ``pytest``, ``pytest -x tests/``, not ``pytest-foo``); ``"X"`` matches when the
-    words are exactly those of ``X``.
-    """
-    if not command or not entries:
-        return None
-    words = _literal_words(command)
-    if words is None:
-        return None
-    for entry in entries:
-        prefix = entry.endswith(":*")
-        want = entry_words(entry[:-2] if prefix else entry)
-        if want and (words[:len(want)] == want if prefix else words == want):
-            return entry
-    return None
-
-
-#: characters that make a command line more than one simple command of literal words (outside single quotes)
-_SHELL_META = frozenset(";&|<>()$`*?[]{}~!#\\\n\"")
-
-
-def _literal_words(command: str) -> tuple[str, ...] | None:
-    """The words of ``command`` if it is one simple command of literal words, else None.
-
-    The documented character rule (docs/configuration.md) first, then the shell analyzer's words: one parser
-    for the project (``ShellAnalysis.argv`` is None unless the line is a single simple command of literal words).
-    """
-    import re
-
-    # single-quoted text is literal to the shell (`pytest -k 'a or b'`); anything else must hold no metacharacter
-    if any(c in _SHELL_META for c in re.sub(r"'[^']*'", "", command)):
-        return None
-    from orchestrator.shell import analyze
-
-    return analyze(command).argv
-
-
-def entry_words(entry: str) -> tuple[str, ...] | None:
-    """The words of an ``allow_commands`` entry (without its ``:*``), split by the shell analyzer like a command;
-    None when the entry is not one simple command of literal words (it could never match)."""
-    from orchestrator.shell import analyze
-
-    return analyze(entry).argv if entry.strip() else None
-
-
 def _rename_only(ctx: Context) -> bool:
     """True when every path the command "deletes" is the source of an ``mv`` (a rename; scope checked both ends)."""
     sh = ctx.call.shell
@@ -159,9 +110,11 @@ def check(ctx: Context) -> Verdict | None:
         if _contained(ctx):
             return None  # runs in the kernel sandbox: its writes cannot leave the scope
         entries = getattr(ctx.policy.approval, "allow_commands", None) or ()
-        if entries and "destructive" not in call.shell.risks and not (call.destructive and not _rename_only(ctx)) \
-                and allowlisted(call.command, entries):
-            return None
+        if entries and "destructive" not in call.shell.risks and not (call.destructive and not _rename_only(ctx)):
+            from orchestrator.allowlist import allowlisted  # only where a policy lists commands
+
+            if allowlisted(call.command, entries):
+                return None
     chosen = channel(ctx)
     summary = call.command if call.command else f"{call.tool} {' '.join(call.resolved)}".strip()
     if call.shell is not None and "outside-world" in call.shell.risks and _outside_mode(ctx) == "deny":

@@ -156,3 +156,39 @@ def _short(command: str, limit: int = 80) -> str:
 def check(ctx: Any) -> Verdict | None:
     """The pre-hook interface (``Context`` in, verdict out), for hosts that run it through ``HOOKS``."""
     return check_call(ctx.call, ctx.policy, ctx.root)
+
+
+def check_secrets(ws: Any) -> Any:
+    """``orch doctor``: read protection is on, and no secret file is committed to git (agents cannot read it, but
+    anyone with a clone can)."""
+    import subprocess
+
+    from orchestrator import policy as _policy
+    from orchestrator.errors import OrchestratorError
+    from orchestrator.findings import Finding
+
+    try:
+        pol = _policy.load(ws.policy_file)
+    except OrchestratorError:
+        return  # config.policy reports it
+    if not _secrets.enabled(pol):
+        yield Finding("secrets", "warn", "read protection is off (secrets.enabled: false): agents may read, copy and "
+                      "send .env files, private keys and credentials", "set secrets.enabled: true in "
+                      ".orchestration/policy.yaml")
+        return
+    m = _secrets.for_policy(pol)
+    root = str(ws.root)
+    try:
+        proc = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        proc = None
+    tracked = [p for p in (proc.stdout.decode("utf-8", "replace").split("\0") if proc and proc.returncode == 0
+                           else []) if p and m.match(p, root) is not None]
+    if tracked:
+        shown = ", ".join(tracked[:5]) + (f" and {len(tracked) - 5} more" if len(tracked) > 5 else "")
+        yield Finding("secrets", "warn", f"secret files are committed to git: {shown}: agents cannot read them, "
+                      "but everyone with a clone can", "git rm --cached <file> (and rotate what it holds), or, if "
+                      "it holds no secret, list it under secrets.allow in .orchestration/policy.yaml")
+    else:
+        yield Finding("secrets", "ok", f"read protection on ({len(m.patterns)} patterns); no secret file is "
+                      "committed")

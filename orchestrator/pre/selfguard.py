@@ -8,11 +8,11 @@ governance check (like scope and ``.intentignore``) can only see the name it was
 
 from __future__ import annotations
 
-import re
 import stat
 from typing import TYPE_CHECKING, Any
 
 from orchestrator import githooks
+from orchestrator.governance import GOVERNANCE, protected_by
 from orchestrator.models import Kind, Verdict
 
 if TYPE_CHECKING:
@@ -20,35 +20,7 @@ if TYPE_CHECKING:
 
 NAME = "selfguard"
 
-#: (pattern shown to the agent, regex over workspace-relative paths)
-GOVERNANCE = (
-    (".orchestration/**", r"\.orchestration(?:/.*)?"),
-    (".claude/settings*.json", r"\.claude/settings[^/]*\.json"),
-    (".mcp.json", r"\.mcp\.json"),
-    (".codex/**", r"\.codex(?:/.*)?"),
-    (".gemini/**", r"\.gemini(?:/.*)?"),
-    (".cursor/hooks.json", r"\.cursor/hooks\.json"),
-    ("AGENTS.md", r"AGENTS\.md"),
-    (".gitattributes", r"\.gitattributes"),
-    # git internals: hooks and config would run code or rewrite history outside any governance
-    (".git/**", r"\.git(?:/.*)?"),
-    # the same two in any nested repository (and `.git/config` named from a subdirectory: git looks upwards for
-    # the repository, a shell analysis cannot; see shellgit.py)
-    ("**/.git/config", r".*/\.git/config(?:\.worktree)?"),
-    ("**/.git/hooks/**", r".*/\.git/hooks(?:/.*)?"),
-)
-# one alternation, one named group per pattern: a single fullmatch answers for all of them
-_RE = re.compile("|".join(f"(?P<g{i}>{rx})" for i, (_shown, rx) in enumerate(GOVERNANCE)),
-                 re.IGNORECASE | re.DOTALL)
-
-
-def protected_by(path: str) -> str | None:
-    """The governance pattern ``path`` falls under, or None."""
-    m = _RE.fullmatch(path)
-    if m is None:
-        return None
-    return GOVERNANCE[int(m.lastgroup[1:])][0]  # type: ignore[index]
-
+__all__ = ["GOVERNANCE", "NAME", "check", "hooks_pattern", "protected_by"]
 
 def hooks_pattern(path: str, dirs: tuple[str, ...]) -> str | None:
     """The ``core.hooksPath`` directory (of ``dirs``, see :mod:`orchestrator.githooks`) that ``path`` falls

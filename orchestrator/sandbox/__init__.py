@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 #: devices any program may write (terminal output, /dev/null redirections); granted as files
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts", "/dev/random", "/dev/urandom")
-#: directories inside which a governance file may be *created* (see selfguard.GOVERNANCE): never granted whole
+#: directories inside which a governance file may be *created* (see orchestrator.governance): never granted whole
 _GOVERNANCE_PARENTS = frozenset({".claude", ".cursor"})
 #: risk categories the sandbox contains: a command whose risks are only these runs unasked when sandboxed
 CONTAINED = frozenset({"runs-code", "unresolved-target"})
@@ -247,7 +247,7 @@ def private_tmp(root: str, session_id: str) -> str:
 
 def _workspace_entry(root: str, rel: str) -> tuple[str, bool] | None:
     """A workspace-relative ``sandbox.writable`` entry: (absolute path, must be created), or None to skip."""
-    from orchestrator.pre.selfguard import protected_by
+    from orchestrator.governance import protected_by
 
     rel = os.path.normpath(rel).replace(os.sep, "/")
     if rel.startswith("..") or rel in (".", "") or protected_by(rel) or rel.split("/")[0].lower() in _GOVERNANCE_PARENTS:
@@ -268,7 +268,7 @@ def scope_grants(root: str, patterns: Any) -> tuple[list[str], list[str]]:
     directory that holds (or may hold) one instead of the directory itself.
     """
     from orchestrator.globs import static_root, static_roots
-    from orchestrator.pre.selfguard import protected_by
+    from orchestrator.governance import protected_by
 
     grants: list[str] = []
     create: list[str] = []
@@ -373,7 +373,7 @@ def readable_except(root: str, deny: list[str]) -> list[str]:
 def check_sandbox(ws: Any) -> Any:
     """``orch doctor``: is the shell sandbox available here, and does the policy use it?"""
     from orchestrator import policy as _policy
-    from orchestrator.commands.doctor import Finding
+    from orchestrator.findings import Finding
 
     try:
         pol = _policy.load(ws.policy_path)

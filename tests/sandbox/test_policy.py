@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator import sandbox
-from orchestrator.pre.approval import allowlisted
+from orchestrator.allowlist import allowlisted
 from orchestrator.shell import analyze
 from tests.sandbox.conftest import Host, needs_landlock
 

@@ -6,59 +6,17 @@ A provider turns the loop's neutral message list into one model reply. The neutr
 * ``{"role": "assistant", "content": str, "tool_calls": [{"id", "name", "input"}]}``
 * ``{"role": "tool", "tool_call_id": str, "name": str, "content": str, "is_error": bool}``
 
-Implementations: :mod:`.scripted` (replays a YAML script; offline, deterministic),
-:mod:`.anthropic` (Messages API) and :mod:`.openai` (Chat Completions, any compatible server).
+The interface is :mod:`.base` (re-exported here). Implementations: :mod:`.scripted` (replays a YAML script;
+offline, deterministic), :mod:`.anthropic` (Messages API) and :mod:`.openai` (Chat Completions, any compatible
+server).
 The HTTP providers use only the standard library (``urllib``): no SDK is needed.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
-from typing import Any, Protocol
 
-
-class ProviderError(Exception):
-    """The model could not be asked (HTTP error, malformed reply, script mismatch)."""
-
-
-@dataclass(frozen=True)
-class ToolUse:
-    """One tool call the model asked for."""
-
-    id: str
-    name: str
-    input: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Reply:
-    """One model turn: text and/or tool calls. No tool calls means the model has answered."""
-
-    text: str = ""
-    tool_calls: tuple[ToolUse, ...] = ()
-    model: str | None = None
-    stop_reason: str | None = None
-    raw: Any = field(default=None, compare=False, repr=False)
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """A tool offered to the model: name, description and a JSON schema of its input."""
-
-    name: str
-    description: str
-    parameters: dict[str, Any]
-
-
-class Provider(Protocol):
-    """Anything that can produce the next model turn."""
-
-    model: str
-
-    def complete(self, system: str, messages: list[dict[str, Any]], tools: list[ToolSpec]) -> Reply:
-        """The model's reply to ``messages`` (neutral format) with ``tools`` available."""
-        ...
+from orchestrator.agent.providers.base import Provider, ProviderError, Reply, ToolSpec, ToolUse
 
 
 def from_env(env: dict[str, str] | None = None) -> Provider | None:

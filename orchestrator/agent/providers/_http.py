@@ -7,7 +7,7 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from orchestrator.agent.providers import ProviderError
+from orchestrator.agent.providers.base import ProviderError
 
 
 def post_json(url: str, body: dict[str, Any], headers: dict[str, str], *, timeout: float = 120.0) -> dict[str, Any]:

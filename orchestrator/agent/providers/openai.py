@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from orchestrator.agent.providers import ProviderError, Reply, ToolSpec, ToolUse
+from orchestrator.agent.providers.base import ProviderError, Reply, ToolSpec, ToolUse
 from orchestrator.agent.providers._http import post_json
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from orchestrator.agent.providers import ProviderError, Reply, ToolSpec, ToolUse
+from orchestrator.agent.providers.base import ProviderError, Reply, ToolSpec, ToolUse
 
 
 class ScriptedProvider:

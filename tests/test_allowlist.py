@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from orchestrator.pre.approval import allowlisted, entry_words
+from orchestrator.allowlist import allowlisted, entry_words
 from orchestrator.schema import Policy
 
 

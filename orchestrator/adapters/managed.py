@@ -1,0 +1,15 @@
+"""How orchestrator recognises what it wrote into an agent's configuration (standard library only, no imports).
+
+A leaf shared by the generic installer (:mod:`orchestrator.adapters.installer`) and the agent-specific setup
+modules it calls (:mod:`~orchestrator.adapters.codex_setup`, :mod:`~orchestrator.adapters.gemini_setup`), so that
+neither side imports the other to learn the marks.
+"""
+
+from __future__ import annotations
+
+#: trails every hook command orchestrator installs (a shell comment: inert when the agent runs the command)
+MARK = "# orch:managed"
+#: the name of orchestrator's MCP server in every agent's configuration
+SERVER = "orchestrator"
+
+__all__ = ["MARK", "SERVER"]

@@ -1,0 +1,41 @@
+"""Governance files: the hard-coded paths no agent may change, whatever its intent (and no sandbox grants).
+
+A leaf (only :mod:`re`): the self-guard pre-hook (:mod:`orchestrator.pre.selfguard`) refuses writes to these
+paths, the sandbox (:mod:`orchestrator.sandbox`) never grants them, and the trace marks calls that touched one.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: (pattern shown to the agent, regex over workspace-relative paths)
+GOVERNANCE = (
+    (".orchestration/**", r"\.orchestration(?:/.*)?"),
+    (".claude/settings*.json", r"\.claude/settings[^/]*\.json"),
+    (".mcp.json", r"\.mcp\.json"),
+    (".codex/**", r"\.codex(?:/.*)?"),
+    (".gemini/**", r"\.gemini(?:/.*)?"),
+    (".cursor/hooks.json", r"\.cursor/hooks\.json"),
+    ("AGENTS.md", r"AGENTS\.md"),
+    (".gitattributes", r"\.gitattributes"),
+    # git internals: hooks and config would run code or rewrite history outside any governance
+    (".git/**", r"\.git(?:/.*)?"),
+    # the same two in any nested repository (and `.git/config` named from a subdirectory: git looks upwards for
+    # the repository, a shell analysis cannot; see orchestrator/shell/rules/git_writes.py)
+    ("**/.git/config", r".*/\.git/config(?:\.worktree)?"),
+    ("**/.git/hooks/**", r".*/\.git/hooks(?:/.*)?"),
+)
+# one alternation, one named group per pattern: a single fullmatch answers for all of them
+_RE = re.compile("|".join(f"(?P<g{i}>{rx})" for i, (_shown, rx) in enumerate(GOVERNANCE)),
+                 re.IGNORECASE | re.DOTALL)
+
+
+def protected_by(path: str) -> str | None:
+    """The governance pattern ``path`` falls under, or None."""
+    m = _RE.fullmatch(path)
+    if m is None:
+        return None
+    return GOVERNANCE[int(m.lastgroup[1:])][0]  # type: ignore[index]
+
+
+__all__ = ["GOVERNANCE", "protected_by"]
