@@ -76,7 +76,7 @@ def _run(tmp: Path, files: int, seed: int, between: bool) -> dict:
                       model_id=None)
             trace.capture(gov, call)
             (tmp / rel).write_text("".join(lines))
-            rec = trace.record(gov, call, {})
+            rec = trace.record(gov, call)
             if rec is None:
                 continue
             meta = rec["metadata"]["dev.orchestrator"]["files"][0]

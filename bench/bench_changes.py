@@ -117,7 +117,7 @@ def main() -> int:
         call = to_call("Bash", {"command": cmd}, session_id="bench", cwd=str(root))
         v = gov.pre(call)
         assert v.allowed, v
-        gov.post(to_call("Bash", {"command": cmd}, session_id="bench", cwd=str(root)), {"stdout": ""})
+        gov.post(to_call("Bash", {"command": cmd}, session_id="bench", cwd=str(root)))
 
     ms, _ = timed(through, args.runs)
     row("Governor.pre + post, bounded command (targets only)", ms)

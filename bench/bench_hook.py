@@ -6,7 +6,8 @@ Measured in one run, on one machine, against a tmp workspace:
 - ``python -m orchestrator hook claude-code`` (the plain in-process CLI path, for reference);
 - daemon: the installed hook command with ``orch serve`` running (the normal case after the first call).
 
-Each on three events: a Write refused before any intent, an allowed in-scope Write (pre-image captured), a Read.
+Each on four events: a Write refused before any intent, an allowed in-scope Write (pre-image captured), a Read, and
+an Edit's PostToolUse (the post-hook: ranges, classification, the ledger's dedupe check).
 Prints min / median / max in ms and the median's ratio to the median of ``python -S -c pass``, which is run
 once before every timed run (paired), so machine load drifts into both.
 Targets (issue 4): daemon <= 3x the baseline, cold <= 80 ms.
@@ -79,6 +80,11 @@ def main() -> int:
         return json.dumps({"session_id": session, "cwd": str(root), "hook_event_name": "PreToolUse",
                            "tool_name": tool, "tool_input": tool_input, "tool_use_id": "toolu_bench"}).encode()
 
+    def post(session: str, tool: str, tool_input: dict, response: dict) -> bytes:
+        return json.dumps({"session_id": session, "cwd": str(root), "hook_event_name": "PostToolUse",
+                           "tool_name": tool, "tool_input": tool_input, "tool_response": response,
+                           "tool_use_id": "toolu_bench_post"}).encode()
+
     from orchestrator.pipeline import Governor
 
     Governor(root).select_intent("INT-1", "bench-selected")
@@ -87,6 +93,12 @@ def main() -> int:
         "Write in scope (allow)": ev("bench-selected", "Edit", {"file_path": str(root / "src/app.py"),
                                                                  "old_string": "x = 1", "new_string": "x = 2"}),
         "Read (allow)": ev("bench-selected", "Read", {"file_path": str(root / "src/app.py")}),
+        # the post-hook: Claude Code's tool_response -> the engine's ToolResult -> diff, classify, ledger (the
+        # record is written once, then deduplicated by its tool_use_id: every later run does all but the append)
+        "Edit post (record)": post("bench-selected", "Edit", {"file_path": str(root / "src/app.py"),
+                                                              "old_string": "x = 1", "new_string": "x = 2"},
+                                   {"filePath": str(root / "src/app.py"), "originalFile": "x = 2\n" + "x = 1\n" * 199,
+                                    "structuredPatch": [], "userModified": False, "replaceAll": False}),
     }
     py = sys.executable
     fast = hook_command("claude-code", python=py)

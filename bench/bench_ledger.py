@@ -65,7 +65,7 @@ def bench_record(n: int = 200) -> None:
                     lines[i].replace("return b - a", "return (b - a)  # same", 1)
                 (root / "big.py").write_text("".join(lines))
                 t2 = time.perf_counter()
-                r = trace.record(gov, call, {})
+                r = trace.record(gov, call)
                 t3 = time.perf_counter()
                 assert r is not None
                 cap_t.append(t1 - t0)

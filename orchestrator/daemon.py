@@ -133,6 +133,9 @@ class Daemon:
         self.requests = 0
         #: calls being evaluated right now (some may be waiting for a person)
         self.in_flight = 0
+        #: monotonic time of the watchdog's last check that kept the daemon running. Only observed (by tests, to
+        #: know that the idle rule was applied after a given moment without sleeping and hoping it was).
+        self.last_check = 0.0
         self.started = time.time()
         self._governors: dict[str | None, Any] = {}
         self._gov_lock = threading.Lock()
@@ -253,12 +256,14 @@ class Daemon:
         ticks = 0
         while not self._stopped.wait(0.25):
             ticks += 1
-            idle = 0.0 if self.in_flight else time.monotonic() - self.last_request
+            now = time.monotonic()
+            idle = 0.0 if self.in_flight else now - self.last_request
             gone = not self.sock_path.exists() or not (self.root / ".orchestration").is_dir()
             upgraded = ticks % 4 == 0 and _code_stamp() != self._code
             if gone or upgraded or idle > self.idle_timeout:
                 self.stop()
                 return
+            self.last_check = now
 
     def serve_forever(self) -> None:
         assert self._server is not None, "bind() first"

@@ -42,7 +42,6 @@ __all__ = [
     "changed_ranges",
     "ranges_from_hunks",
     "ranges_for_new_file",
-    "hunks_from_structured_patch",
     "is_binary",
     "decode",
 ]
@@ -259,43 +258,3 @@ def ranges_for_new_file(new_text: str) -> list[Range]:
     if not new:
         return []
     return [Range(1, len(new), hash_lines(new))]
-
-
-def hunks_from_structured_patch(patch: list[dict]) -> list[Hunk]:
-    """Convert Claude Code's ``structuredPatch`` (jsdiff hunks *with* context lines) to ``-U0`` hunks.
-
-    Each input hunk has ``oldStart``, ``newStart`` and ``lines`` prefixed with ``" "``, ``"-"`` or ``"+"``.
-    Used as a fallback when the post-image cannot be read (e.g. the file was removed again before the hook ran).
-    """
-    hunks: list[Hunk] = []
-    for ph in patch or ():
-        o = int(ph.get("oldStart", 1))
-        n = int(ph.get("newStart", 1))
-        cur: list[int] | None = None  # [old_start, old_lines, new_start, new_lines]
-        for raw in ph.get("lines", ()):
-            tag = raw[:1]
-            if tag == "\\":  # "\ No newline at end of file"
-                continue
-            if tag == " ":
-                if cur is not None:
-                    hunks.append(_close(cur))
-                    cur = None
-                o += 1
-                n += 1
-                continue
-            if cur is None:
-                cur = [o, 0, n, 0]
-            if tag == "-":
-                cur[1] += 1
-                o += 1
-            elif tag == "+":
-                cur[3] += 1
-                n += 1
-        if cur is not None:
-            hunks.append(_close(cur))
-    return hunks
-
-
-def _close(cur: list[int]) -> Hunk:
-    os_, ol, ns_, nl = cur
-    return Hunk(os_ if ol else os_ - 1, ol, ns_ if nl else ns_ - 1, nl)

@@ -1,4 +1,4 @@
-"""Hot-path data types: the canonical tool call and the verdict.
+"""Hot-path data types: the canonical tool call, the verdict and the tool's result.
 
 These are plain slotted classes rather than pydantic models (or even dataclasses) on purpose: one is
 built for every tool call of every agent, a pydantic model costs ~40 ms to import and microseconds to
@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import json
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from orchestrator.diffing import Hunk
 
 
 class Kind(str, Enum):
@@ -87,6 +90,60 @@ class ToolCall:
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ToolCall):
+            return NotImplemented
+        return all(getattr(self, n) == getattr(other, n) for n in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
+
+
+class ToolResult:
+    """What a tool's run told the engine, translated out of the agent's own response by an adapter.
+
+    The engine's post-hooks (:meth:`Governor.post <orchestrator.pipeline.Governor.post>`, ``post/trace.py``) read
+    only this; each agent's response shape (Claude Code's ``tool_response``, Gemini's ``returnDisplay``…) is known
+    to its adapter alone (e.g. :func:`orchestrator.adapters.claude_code.tool_result`).
+
+    ``failed``
+        the tool reported a failure: nothing is traced and a read is not stamped. A command that ran and then
+        exited non-zero may still have changed files: report it as not failed, so its changes are recorded.
+    ``created``, ``original``
+        what the tool says about its one target file *before* the call: ``created`` — it did not exist (the pre-image
+        is known: none); ``original`` — its text (a known pre-image). Neither (the default): the tool did not say,
+        and the pre-image comes from the engine's own snapshot. ``created`` wins over ``original``; both are used
+        only when the call has exactly one target.
+    ``hunks``
+        the tool's own diff of that one target (``orchestrator.diffing.Hunk``, ``git diff -U0`` numbering): changed
+        lines when no pre-image is known at all. None: not reported.
+
+    A plain slotted class, like :class:`ToolCall` (this module is on every cold hook process's import path).
+    """
+
+    __slots__ = ("failed", "created", "original", "hunks")
+
+    def __init__(self, *, failed: bool = False, created: bool = False, original: str | None = None,
+                 hunks: list[Hunk] | None = None) -> None:
+        self.failed = failed
+        self.created = created
+        self.original = original
+        self.hunks = hunks
+
+    @classmethod
+    def failure(cls) -> ToolResult:
+        """The tool failed (or did not run): no trace, no read-stamp."""
+        return cls(failed=True)
+
+    @property
+    def pre_image_known(self) -> bool:
+        """Whether the tool told what its one target held before the call (nothing: ``created``; else
+        ``original``)."""
+        return self.created or self.original is not None
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"ToolResult({fields})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ToolResult):
             return NotImplemented
         return all(getattr(self, n) == getattr(other, n) for n in self.__slots__)
 

@@ -17,7 +17,7 @@ from orchestrator import prepare as _prep
 from orchestrator.context import Context
 from orchestrator.errors import ConfigError, IntentError, OrchestratorError
 from orchestrator.fsutil import file_hash
-from orchestrator.models import Kind, ToolCall, Verdict
+from orchestrator.models import Kind, ToolCall, ToolResult, Verdict
 from orchestrator.paths import PathError, is_case_insensitive
 from orchestrator.pre import approval, gatekeeper, intentignore, scope, selfguard, stale
 from orchestrator.pre import secrets as _secrets_hook
@@ -213,15 +213,21 @@ class Governor:
             )
 
     # ------------------------------------------------------------------ post
-    def post(self, call: ToolCall, result: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    def post(self, call: ToolCall, result: ToolResult | None = None) -> dict[str, Any] | None:
         """After the tool ran: stamp reads, trace mutations. Returns the ledger record, if any.
 
-        ``result`` is the tool's response (Claude Code's ``tool_response``); a result with
-        ``error``/``is_error``/``success: false`` is not traced.
+        ``result`` is what the tool's run told (:class:`ToolResult`, built by the agent's adapter): a failed one
+        is not traced; a pre-image it reports is trusted over the engine's own snapshot. None: nothing known
+        (the tool ran; the snapshot taken by :meth:`pre` gives the pre-image).
+
+        Deprecated, for one release: a ``dict`` (the former argument) is still accepted with a
+        ``DeprecationWarning``, and read for its failure flags only (``is_error``, ``error``, ``success: false``);
+        translate an agent's response with its adapter instead (docs/adapters.md, "Writing an adapter").
         """
+        result = _tool_result(result)
         pol = self.policy
         self.prepare(call, pol)
-        if _failed(result):
+        if result is not None and result.failed:
             return None
         if call.kind is Kind.READ:
             if call.resolved:
@@ -314,7 +320,7 @@ class Governor:
                 if not verdict.allowed:
                     raise Denied(verdict)
                 value = func(*args, **kwargs)
-                self.post(call, {"ok": True})
+                self.post(call)
                 return value
 
             return wrapper
@@ -336,12 +342,18 @@ class Governor:
 
 #: the session id of `orch doctor`'s hook probes: refused by design, never logged as a refusal
 PROBE_SESSION = "orch-doctor-probe"
-def _failed(result: dict[str, Any] | None) -> bool:
+def _tool_result(result: Any) -> ToolResult | None:
+    """``result`` as a :class:`ToolResult`; the deprecated ``dict`` form read for its failure flags only."""
+    if result is None or isinstance(result, ToolResult):
+        return result
+    import warnings
+
+    warnings.warn("Governor.post(call, <dict>) is deprecated: pass an orchestrator.models.ToolResult (an agent's "
+                  "response is translated by its adapter, e.g. orchestrator.adapters.claude_code.tool_result); "
+                  "the dict is read for is_error / error / success: false only", DeprecationWarning, stacklevel=3)
     if not isinstance(result, dict):
-        return False
-    if result.get("is_error") or result.get("error") or result.get("success") is False:
-        return True
-    return bool(result.get("interrupted")) and not result.get("stdout")
+        return ToolResult()
+    return ToolResult(failed=bool(result.get("is_error") or result.get("error") or result.get("success") is False))
 
 
 __all__ = ["Governor", "Context", "Denied", "HOOKS"]  # Context: re-exported from orchestrator.context

@@ -100,19 +100,20 @@ def _check_new_entries(call: ToolCall, sh: Any, root: str, cwd: str, ignore_case
 
     log = [canon(w) for w in sh.write_log]
     deleted = [d for d in (canon(x) for x in sh.deletes) if d is not None]
-    replacing = {i for i, op, _sources, _named in sh.entries if op in _REPLACING}  # indices into log
+    replacing = {e.write_index for e in sh.entries if e.op in _REPLACING}  # indices into log
     replaced = {w for i, w in enumerate(log) if w is not None and i in replacing}
     written_through = {w for i, w in enumerate(log) if w is not None and i not in replacing}
     extra: list[str] = []
     through = None
-    for index, op, sources, named in sh.entries:
+    for made in sh.entries:
+        index, op, sources = made.write_index, made.op, made.sources
         dest = "." if index < 0 else (log[index] if index < len(log) else None)
         if dest is None:
             continue
         created = [dest]
         full = os.path.join(root, dest)
         into_dir = index >= 0 and os.path.isdir(full) and not os.path.islink(full)
-        if into_dir and named and sources:
+        if into_dir and made.named and sources:
             created = [posixpath.basename(src) if dest == "." else f"{dest}/{posixpath.basename(src)}"
                        for src in sources]
             extra.extend(created)

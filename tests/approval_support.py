@@ -6,10 +6,10 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from orchestrator.workspace import Workspace, init
+from tests.waiting import TIMEOUT, wait_until
 
 INTENTS = """\
 active_intents:
@@ -57,27 +57,30 @@ print(json.dumps(gov.pre(call).to_dict()), flush=True)
 
 
 def spawn_waiter(ws: Workspace, session: str, command: str, *, intent: str = "INT-1",
-                 timeout: float = 20.0) -> subprocess.Popen[str]:
-    """A real hook-like process running Governor.pre with channel tui; prints the verdict JSON."""
+                 timeout: float = 2 * TIMEOUT) -> subprocess.Popen[str]:
+    """A real hook-like process running Governor.pre with channel tui; prints the verdict JSON.
+
+    ``timeout`` is its approval timeout: longer than any wait of the test deciding, so a slow machine never turns
+    the person's decision into a timeout."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "ORCH_APPROVAL_TIMEOUT": str(timeout)}
     env.pop("ORCH_APPROVAL_CHANNEL", None)
     return subprocess.Popen([sys.executable, "-c", WAITER, str(ws.root), session, intent, command],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
-def wait_for_requests(ws: Workspace, n: int, *, timeout: float = 15.0) -> list[Path]:
-    """Poll until ``n`` request files exist (the waiters have submitted)."""
+def wait_for_requests(ws: Workspace, n: int, *, timeout: float = TIMEOUT) -> list[Path]:
+    """Wait until ``n`` request files exist (the waiters have submitted); returns them, oldest name first."""
     d = ws.approvals_dir  # shared by every worktree of a git repository; run/approvals otherwise
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = sorted(d.glob("*.request.json")) if d.is_dir() else []
-        if len(found) >= n:
-            return found
-        time.sleep(0.02)
-    raise AssertionError(f"expected {n} request(s) in {d}")
+
+    def found() -> list[Path]:
+        files = sorted(d.glob("*.request.json")) if d.is_dir() else []
+        return files if len(files) >= n else []
+
+    return wait_until(found, what=f"{n} approval request(s) in {d}", timeout=timeout)
 
 
-def verdict_of(proc: subprocess.Popen[str], timeout: float = 20.0) -> dict:
+def verdict_of(proc: subprocess.Popen[str], timeout: float = TIMEOUT) -> dict:
+    """The verdict a :func:`spawn_waiter` process printed (it exits once decided)."""
     out, errs = proc.communicate(timeout=timeout)
     assert proc.returncode == 0, errs
     return json.loads(out.strip().splitlines()[-1])

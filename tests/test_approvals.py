@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -23,6 +26,7 @@ from orchestrator.models import Kind
 from orchestrator.pipeline import Governor
 from orchestrator.tools import to_call
 from tests.approval_support import make_workspace, spawn_waiter, verdict_of, wait_for_requests
+from tests.waiting import TIMEOUT, wait_until
 
 
 def _req(rid: str = "abc-000001", session: str = "s1", risk: str = "unknown-command", *, now: float = 1000.0,
@@ -163,18 +167,40 @@ def test_corrupt_request_files_are_reported_not_crashing(tmp_path) -> None:
         b.decide("bad-1", "approve")
 
 
+def _inside(thread: threading.Thread, function: Callable[..., Any]) -> bool:
+    """True while ``thread`` is running ``function`` (read from its live stack)."""
+    frame = sys._current_frames().get(thread.ident or -1)
+    while frame is not None:
+        if frame.f_code is function.__code__:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _decided_while_waiting(b: Broker, decide: Callable[[], object], *, mode: str) -> dict[str, Any] | None:
+    """What ``b.wait`` returns when ``decide`` runs while it blocks.
+
+    The decision comes once the waiting thread is inside :meth:`Broker.wait` (its stack says so), not after a
+    head-start sleep, so the wake-up is what is tested on any machine. The wait's own timeout is far longer than the
+    join: returning within the join means the decision woke it, not its deadline (at which it finds the file too)."""
+    got: dict[str, dict[str, Any] | None] = {}
+    waiter = threading.Thread(target=lambda: got.setdefault("r", b.wait("abc-000001", 4 * TIMEOUT, mode=mode)),
+                              daemon=True)
+    waiter.start()
+    wait_until(lambda: _inside(waiter, Broker.wait), what="the waiter to block in Broker.wait")
+    decide()
+    waiter.join(timeout=TIMEOUT)
+    assert not waiter.is_alive(), "the decision did not wake the waiter"
+    return got["r"]
+
+
 @pytest.mark.parametrize("mode", ["watchdog", "poll"])
 def test_wait_wakes_on_the_decision_file(tmp_path, mode: str) -> None:
     b = Broker(tmp_path)
     b.submit(_req(now=time.time()))
-    t = threading.Timer(0.15, lambda: b.decide("abc-000001", "reject", reason="too broad"))
-    t.start()
-    start = time.monotonic()
-    got = b.wait("abc-000001", 5.0, mode=mode)
-    elapsed = time.monotonic() - start
-    t.join()
+    got = _decided_while_waiting(b, lambda: b.decide("abc-000001", "reject", reason="too broad"), mode=mode)
     assert got is not None and got["decision"] == "reject" and got["reason"] == "too broad"
-    assert 0.1 < elapsed < 1.5
+    # nobody decides: the timeout is the behaviour, and it answers None
     assert b.wait("nope-2", 0.05, mode=mode) is None
 
 
@@ -298,10 +324,7 @@ def test_wait_falls_back_to_polling_without_watchdog(tmp_path, monkeypatch) -> N
     assert approvals._start_observer(tmp_path, "x", threading.Event()) is None
     b = Broker(tmp_path)
     b.submit(_req(now=time.time()))
-    t = threading.Timer(0.1, lambda: b.decide("abc-000001", "approve"))
-    t.start()
-    got = b.wait("abc-000001", 5.0, mode="auto")
-    t.join()
+    got = _decided_while_waiting(b, lambda: b.decide("abc-000001", "approve"), mode="auto")
     assert got is not None and got["decision"] == "approve"
 
 

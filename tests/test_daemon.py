@@ -8,13 +8,13 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
 from orchestrator import daemon, hookclient, workspace
 from orchestrator.adapters.base import run_hook
+from tests.waiting import TIMEOUT, wait_until
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CLIENT = REPO_ROOT / "orchestrator" / "hookclient.py"
@@ -52,17 +52,9 @@ def event(root: Path, tool: str = "Write", **tool_input) -> dict:
 def start_daemon(root: Path) -> subprocess.Popen:
     proc = subprocess.Popen([sys.executable, "-m", "orchestrator", "serve", "--root", str(root)], env=ENV,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    wait_for(lambda: daemon.is_alive(daemon.socket_path(root)) or proc.poll() is not None)
+    wait_until(lambda: daemon.is_alive(daemon.socket_path(root)) or proc.poll() is not None,
+               what="the daemon to answer on its socket (or exit)")
     return proc
-
-
-def wait_for(cond, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return
-        time.sleep(0.05)
-    raise AssertionError("condition not met in time")
 
 
 def client(root: Path, ev: dict | str, **env: str) -> subprocess.CompletedProcess:
@@ -99,10 +91,10 @@ def test_forwarded_approval_channel_is_per_request(ws: Path) -> None:
 def test_one_daemon_per_workspace_under_concurrent_starts(ws: Path) -> None:
     procs = [subprocess.Popen([sys.executable, "-m", "orchestrator", "serve", "--root", str(ws)], env=ENV,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(3)]
-    wait_for(lambda: sum(p.poll() is not None for p in procs) == 2)
+    wait_until(lambda: sum(p.poll() is not None for p in procs) == 2, what="two of three daemons to give way")
     survivors = [p for p in procs if p.poll() is None]
     assert len(survivors) == 1 and all(p.returncode == 0 for p in procs if p not in survivors)
-    wait_for(lambda: daemon.is_alive(daemon.socket_path(ws)))
+    wait_until(lambda: daemon.is_alive(daemon.socket_path(ws)), what="the surviving daemon's socket")
     assert int((ws / ".orchestration/run/orch.pid").read_text()) == survivors[0].pid
 
 
@@ -122,7 +114,8 @@ def test_daemon_reloads_intents_when_the_file_changes(ws: Path) -> None:
     start_daemon(ws)
     select2 = event(ws, "mcp__orchestrator__select_active_intent", intent_id="INT-2")
     assert json.loads(ask(ws, select2)[1])["hookSpecificOutput"]["permissionDecision"] == "deny"
-    time.sleep(0.01)
+    # No wait for a new mtime tick: the new text is longer, and the intents cache is keyed by (mtime, size, ctime,
+    # inode) (orchestrator/confcache.py), so a rewrite within the same clock tick is still seen as a change.
     (ws / ".orchestration/active_intents.yaml").write_text(INTENTS.replace("PENDING", "IN_PROGRESS  "))
     assert ask(ws, select2) == (0, b"", b"")
 
@@ -136,8 +129,8 @@ def test_stop_and_bad_requests(ws: Path) -> None:
     answer = hookclient.decode_answer(sock.recv(65536))
     sock.close()
     assert answer is not None and answer[0] == 2 and b"bad request" in answer[2]
-    assert daemon.stop(ws)
-    proc.wait(timeout=10)
+    assert daemon.stop(ws, timeout=TIMEOUT)
+    proc.wait(timeout=TIMEOUT)
     assert not daemon.socket_path(ws).exists()
 
 
@@ -145,7 +138,7 @@ def test_client_without_daemon_evaluates_in_process_and_starts_one(ws: Path) -> 
     proc = client(ws, event(ws))
     assert proc.returncode == 0
     assert json.loads(proc.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"
-    wait_for(lambda: daemon.is_alive(daemon.socket_path(ws)))
+    wait_until(lambda: daemon.is_alive(daemon.socket_path(ws)), what="the daemon the client started")
     again = client(ws, event(ws))
     assert again.returncode == 0 and again.stdout == proc.stdout
 
@@ -153,7 +146,8 @@ def test_client_without_daemon_evaluates_in_process_and_starts_one(ws: Path) -> 
 def test_client_no_daemon_flag_and_failures_block(ws: Path, tmp_path: Path) -> None:
     proc = client(ws, event(ws), ORCH_NO_DAEMON="1")
     assert proc.returncode == 0 and "deny" in proc.stdout
-    time.sleep(0.3)
+    # no start was even attempted: the client stamps run/orch.spawn before it starts a daemon (hookclient._start_daemon)
+    assert not (ws / ".orchestration/run/orch.spawn").exists()
     assert not daemon.socket_path(ws).exists()
     bad = client(ws, "garbage", ORCH_NO_DAEMON="1")
     assert bad.returncode == 2 and "malformed" in bad.stderr
@@ -210,7 +204,7 @@ def test_daemon_exits_when_its_workspace_is_deleted(tmp_path: Path) -> None:
     import shutil
 
     shutil.rmtree(root / ".orchestration")
-    proc.wait(timeout=10)
+    proc.wait(timeout=TIMEOUT)
     assert proc.returncode == 0
 
 
@@ -234,7 +228,7 @@ def test_daemon_exits_when_orchestrator_code_changes(ws: Path) -> None:
     d._code = {"pretend": 0}  # as if a module had changed since start
     thread = threading.Thread(target=d.serve_forever, daemon=True)
     thread.start()
-    thread.join(timeout=5)
+    thread.join(timeout=TIMEOUT)
     assert not thread.is_alive()
     assert not daemon.socket_path(ws).exists()
 
@@ -243,8 +237,20 @@ def test_client_does_not_spawn_a_daemon_per_call(ws: Path) -> None:
     """Within the back-off window after a start attempt, further calls evaluate in-process without spawning."""
     marker = ws / ".orchestration/run/orch.spawn"
     marker.parent.mkdir(parents=True, exist_ok=True)
-    marker.touch()  # a start was just attempted
+    marker.touch()
+    # A start was just attempted. Dated a minute ahead, so the 3 s window cannot lapse while a loaded machine starts
+    # the client (the client compares the marker's age with hookclient.SPAWN_BACKOFF).
+    attempted = time_ns_ahead(marker, seconds=60)
     proc = client(ws, event(ws))
     assert proc.returncode == 0 and "deny" in proc.stdout
-    time.sleep(1.0)
+    # no new attempt: the client re-stamps the marker before every start, and it is untouched
+    assert marker.stat().st_mtime_ns == attempted
     assert not daemon.socket_path(ws).exists()
+
+
+def time_ns_ahead(path: Path, *, seconds: int) -> int:
+    """Set ``path``'s mtime ``seconds`` after its current one; returns the new mtime in ns."""
+    st = path.stat()
+    mtime = st.st_mtime_ns + seconds * 1_000_000_000
+    os.utime(path, ns=(st.st_atime_ns, mtime))
+    return mtime

@@ -10,7 +10,6 @@ import json
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,8 @@ import pytest
 from orchestrator import daemon, ledger, workspace
 from orchestrator.approvals import ApprovalRequest, Broker
 from orchestrator.pipeline import Governor
-from tests.test_daemon import CLIENT, ENV, INTENTS, start_daemon, wait_for
+from tests.test_daemon import CLIENT, ENV, INTENTS, start_daemon
+from tests.waiting import TIMEOUT, wait_until
 
 SESSIONS = 4
 WRITES = 6
@@ -83,17 +83,12 @@ def test_pending_approval_blocks_no_other_session(ws: Path) -> None:
     try:
         _writers_meanwhile(ws, broker, waiter, waiting)
     finally:
-        # never leave the waiting hook behind (it would wait for the policy's timeout)
-        while waiter.is_alive():
-            for req in broker.pending():
-                if isinstance(req, ApprovalRequest):
-                    broker.decide(req.id, "reject", reason="test over")
-            waiter.join(timeout=0.2)
+        _release(broker, waiter)
 
 
 def _writers_meanwhile(ws: Path, broker: Broker, waiter: threading.Thread,
                        waiting: dict[str, subprocess.CompletedProcess]) -> None:
-    wait_for(lambda: len(broker.pending()) == 1)
+    wait_until(lambda: len(broker.pending()) == 1, what="the rm -rf to wait for a person")
 
     # meanwhile four sessions write, concurrently, through the same daemon
     errors: list[str] = []
@@ -120,7 +115,7 @@ def _writers_meanwhile(ws: Path, broker: Broker, waiter: threading.Thread,
 
     # the person decides at last: the waiting call gets its answer
     broker.decide(pending[0].id, "reject", reason="keep the old sources")
-    waiter.join(timeout=30)
+    waiter.join(timeout=TIMEOUT)
     answer = json.loads(waiting["r"].stdout)["hookSpecificOutput"]
     assert answer["permissionDecision"] == "deny" and "keep the old sources" in answer["permissionDecisionReason"]
     assert (ws / "src" / "old" / "a.py").exists()
@@ -153,54 +148,88 @@ def test_session_state_stays_consistent_under_concurrent_calls(ws: Path) -> None
 
 def test_daemon_reports_itself(ws: Path) -> None:
     proc = start_daemon(ws)
-    wait_for(lambda: daemon.info(ws) is not None)  # written right after the socket is bound
-    info = daemon.info(ws)
-    assert info is not None and info["alive"] and info["pid"] == proc.pid
+    info = wait_until(lambda: daemon.info(ws), what="run/orch.daemon.json")  # written right after the bind
+    assert info["alive"] and info["pid"] == proc.pid
     assert info["package"] == daemon.package_dir() and info["code"] == daemon.code_digest()
-    started = time.time()
-    daemon.stop(ws)
-    wait_for(lambda: proc.poll() is not None)
-    assert daemon.info(ws) is None and time.time() - started < 15
+    assert daemon.stop(ws, timeout=TIMEOUT)
+    assert proc.wait(timeout=TIMEOUT) == 0
+    assert daemon.info(ws) is None  # a clean exit takes its report with it
 
 
 def test_a_call_waiting_for_a_person_keeps_an_idle_daemon_alive(ws: Path) -> None:
-    """The idle timer does not run while a call is in flight: the approval's answer comes from the daemon."""
+    """The idle timer does not run while a call is in flight; it runs again once the call is answered.
+
+    The daemon runs in this process (the same ``Daemon`` that ``orch serve`` runs; the call still comes from the real
+    hook client over the socket) so the test can see its watchdog apply the idle rule after the timeout has passed,
+    instead of sleeping past the timeout and hoping the watchdog ran meanwhile."""
     Governor(ws).select_intent("INT-1", session_id="waiter")
-    proc = subprocess.Popen([sys.executable, "-m", "orchestrator", "serve", "--root", str(ws), "--idle", "1"],
-                            env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_for(lambda: daemon.is_alive(daemon.socket_path(ws)))
+    d = daemon.Daemon(ws, idle_timeout=0.5)
+    assert d.acquire()
+    d.bind()
+    server = threading.Thread(target=d.serve_forever, daemon=True)
+    server.start()
     broker = Broker(ws / ".orchestration" / "run")
     rm = tool_event(ws, "waiter", 0, "PreToolUse", "Bash", {"command": "rm -rf src/old"})
     got: dict[str, subprocess.CompletedProcess] = {}
-    # were the daemon to exit, the client would ask again in-process, where this short timeout denies
     waiter = threading.Thread(target=lambda: got.setdefault(
-        "r", hook(ws, rm, ORCH_APPROVAL_CHANNEL="tui", ORCH_APPROVAL_TIMEOUT="5")))
+        "r", hook(ws, rm, ORCH_APPROVAL_CHANNEL="tui", ORCH_APPROVAL_TIMEOUT=str(2 * TIMEOUT))))
     waiter.start()
-    wait_for(lambda: len(broker.pending()) == 1)
-    time.sleep(2.5)  # well past the 1 s idle timeout
-    assert proc.poll() is None
-    [req] = broker.pending()
-    broker.decide(req.id, "approve")
-    waiter.join(timeout=30)
+    try:
+        wait_until(lambda: len(broker.pending()) == 1 and d.in_flight == 1, what="the rm -rf to wait for a person")
+
+        def checked_past_the_timeout() -> bool:
+            assert server.is_alive(), "the idle timer stopped the daemon while a call was in flight"
+            return d.last_check > d.last_request + d.idle_timeout
+
+        # a watchdog check after the idle timeout had passed since the call came in: idle by the clock, kept running
+        wait_until(checked_past_the_timeout, what="a watchdog check past the idle timeout")
+        assert d.in_flight == 1 and daemon.is_alive(d.sock_path)
+        [req] = broker.pending()
+        broker.decide(req.id, "approve")
+        waiter.join(timeout=TIMEOUT)
+    finally:
+        _release(broker, waiter)
     assert got["r"].returncode == 0 and got["r"].stdout.strip() == ""  # allowed: no answer printed
     assert [p for p in broker.pending()] == []
+    # answered, the daemon is idle again: the same timer now stops it (the rule above was live, not dormant)
+    server.join(timeout=TIMEOUT)
+    assert not server.is_alive() and not d.sock_path.exists()
+
+
+def _release(broker: Broker, waiter: threading.Thread) -> None:
+    """Never leave a waiting hook behind (it would wait for its approval timeout): reject what it waits for."""
+    while waiter.is_alive():
+        for req in broker.pending():
+            if isinstance(req, ApprovalRequest):
+                broker.decide(req.id, "reject", reason="test over")
+        waiter.join(timeout=0.2)
 
 
 def test_a_daemon_that_stops_mid_approval_never_means_allow(ws: Path) -> None:
-    """The connection drops with the daemon; the client evaluates in-process (here: nobody decides -> deny)."""
+    """The connection drops with the daemon; the client evaluates in-process, files its own request and waits for
+    the person again (who rejects here): a dropped connection is never read as an answer."""
     Governor(ws).select_intent("INT-1", session_id="waiter")
     proc = start_daemon(ws)
     broker = Broker(ws / ".orchestration" / "run")
     rm = tool_event(ws, "waiter", 0, "PreToolUse", "Bash", {"command": "rm -rf src/old"})
     got: dict[str, subprocess.CompletedProcess] = {}
     waiter = threading.Thread(target=lambda: got.setdefault(
-        "r", hook(ws, rm, ORCH_APPROVAL_CHANNEL="tui", ORCH_APPROVAL_TIMEOUT="2")))
+        "r", hook(ws, rm, ORCH_APPROVAL_CHANNEL="tui", ORCH_APPROVAL_TIMEOUT=str(2 * TIMEOUT))))
     waiter.start()
-    wait_for(lambda: len(broker.pending()) == 1)
-    proc.kill()  # a crash, not a clean stop
-    waiter.join(timeout=60)
+    try:
+        [asked] = wait_until(broker.pending, what="the daemon to file the rm -rf for a person")
+        proc.kill()  # a crash, not a clean stop
+        proc.wait(timeout=TIMEOUT)
+        # the client asks again in-process: a request of its own, filed after the daemon died
+        [again] = wait_until(lambda: [r for r in broker.pending() if r.id != asked.id],
+                             what="the client's in-process evaluation to file its own request")
+        assert isinstance(again, ApprovalRequest) and again.command == "rm -rf src/old"
+        broker.decide(again.id, "reject", reason="not while the daemon is down")
+        waiter.join(timeout=TIMEOUT)
+    finally:
+        _release(broker, waiter)
     answer = json.loads(got["r"].stdout)["hookSpecificOutput"]
-    assert answer["permissionDecision"] == "deny" and "approval-timeout" in answer["permissionDecisionReason"]
+    assert answer["permissionDecision"] == "deny" and "not while the daemon is down" in answer["permissionDecisionReason"]
     assert (ws / "src" / "old" / "a.py").exists()
 
 
@@ -209,8 +238,8 @@ def test_the_callers_approval_timeout_applies_in_the_daemon(ws: Path) -> None:
     Governor(ws).select_intent("INT-1", session_id="waiter")
     proc = start_daemon(ws)
     rm = tool_event(ws, "waiter", 0, "PreToolUse", "Bash", {"command": "rm -rf src/old"})
-    started = time.monotonic()
+    # Were the caller's 0.5 s ignored, the daemon would wait for the policy's 300 s and hook() would time out.
     got = hook(ws, rm, ORCH_APPROVAL_CHANNEL="tui", ORCH_APPROVAL_TIMEOUT="0.5")
     answer = json.loads(got.stdout)["hookSpecificOutput"]
     assert answer["permissionDecision"] == "deny" and "no decision within 0.5 s" in answer["permissionDecisionReason"]
-    assert time.monotonic() - started < 30 and proc.poll() is None  # answered by the daemon, which still runs
+    assert proc.poll() is None  # answered by the daemon, which still runs

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.diffing import (Hunk, changed_ranges, diff_hunks, hash_lines, hunks_from_structured_patch,
-                                  ranges_for_new_file, split_lines)
+from orchestrator.diffing import Hunk, changed_ranges, diff_hunks, hash_lines, ranges_for_new_file, split_lines
 
 HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@", re.M)
 
@@ -119,15 +118,6 @@ def test_new_file_one_range_and_empty_file_none() -> None:
     (r,) = ranges_for_new_file("a\nb\nc")
     assert (r.start_line, r.end_line) == (1, 3)
     assert ranges_for_new_file("") == []
-
-
-def test_structured_patch_from_claude_code_fixture() -> None:
-    patch = [{"oldStart": 1, "oldLines": 2, "newStart": 1, "newLines": 3,
-              "lines": ["-x = 1", "+x = 2", "+y = 3", " print(x)"]}]
-    assert hunks_from_structured_patch(patch) == [Hunk(1, 1, 1, 2)]
-    assert changed_ranges("x = 1\nprint(x)\n", "x = 2\ny = 3\nprint(x)\n")[1] == [Hunk(1, 1, 1, 2)]
-    patch = [{"oldStart": 3, "newStart": 3, "lines": [" a", "-b", " c", "+d"]}]
-    assert hunks_from_structured_patch(patch) == [Hunk(4, 1, 3, 0), Hunk(5, 0, 5, 1)]
 
 
 @pytest.mark.parametrize("seed", range(4))

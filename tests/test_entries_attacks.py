@@ -22,6 +22,7 @@ from orchestrator import confcache
 from orchestrator.pipeline import Governor
 from orchestrator.tools import to_call
 from tests.conftest import make_workspace
+from tests.waiting import TIMEOUT
 
 INTENTS = ".orchestration/active_intents.yaml"
 EMPTY = "active_intents: []\\n"  # printf text: the intents emptied
@@ -39,7 +40,7 @@ def _verdict(ws: Path, command: str) -> Any:
 
 
 def _sh(ws: Path, command: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, text=True, timeout=20)
+    return subprocess.run(["bash", "-c", command], cwd=ws, capture_output=True, text=True, timeout=TIMEOUT)
 
 
 def _setup(ws: Path, *commands: str) -> None:

@@ -143,23 +143,22 @@ def test_no_import_cycle_among_orchestrator_modules() -> None:
     assert _cycles(graph) == []
 
 
-#: TEMPORARY: the cycles inside orchestrator/shell/ that engineer #16i is removing (run <-> dispatch/walker/api,
-#: rules.interpreters -> run, rules.git <-> rules.git_writes). #16i deletes this list when they land; nothing may
-#: be added to it (a new cycle is fixed where it appears, not listed here).
-KNOWN_SHELL_CYCLES_16I = [
-    ["orchestrator.shell.api", "orchestrator.shell.dispatch", "orchestrator.shell.rules.interpreters",
-     "orchestrator.shell.run", "orchestrator.shell.walker"],
-    ["orchestrator.shell.rules.git", "orchestrator.shell.rules.git_writes"],
-]
-
-
 def test_no_import_cycle_counting_function_level_imports() -> None:
     mods = _modules()
     graph = {name: _imports(path, mods, runtime=True) - {name} for name, path in mods.items()}
-    found = sorted(_cycles(graph))
-    assert found == sorted(KNOWN_SHELL_CYCLES_16I), (
-        "import cycles counting imports inside functions (TYPE_CHECKING blocks excluded); if only the known "
-        f"orchestrator/shell/ cycles disappeared, shrink KNOWN_SHELL_CYCLES_16I: {found}")
+    assert sorted(_cycles(graph)) == [], "import cycles counting imports inside functions (TYPE_CHECKING excluded)"
+
+
+def test_shell_rules_hand_inner_code_back_without_importing_the_walker() -> None:
+    """orchestrator.shell imports one way (parse/words/programs/analysis -> run -> rules -> dispatch -> walker ->
+    api), also at call time: rules hand inner code back through the walker and the accumulator they are given
+    (``run._Run.sub/code/isolated/verdict``) instead of importing the walker, dispatcher or api."""
+    mods = _modules()
+    upper = {"orchestrator.shell.walker", "orchestrator.shell.dispatch", "orchestrator.shell.api"}
+    assert not _imports(mods["orchestrator.shell.run"], mods, runtime=True) & upper
+    for name, path in mods.items():
+        if name.startswith("orchestrator.shell.rules"):
+            assert not _imports(path, mods, runtime=True) & upper, name
 
 
 def test_runtime_graph_sees_function_level_imports_but_not_type_checking(tmp_path: Path) -> None:

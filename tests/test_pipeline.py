@@ -140,7 +140,7 @@ def test_post_stamps_the_hash_of_what_is_on_disk(gov: Governor, ws: Path) -> Non
     call = to_call("Write", {"file_path": "src/app.py"}, session_id="s1")
     assert gov.pre(call).allowed
     (ws / "src" / "app.py").write_text("changed = True\n")
-    record = gov.post(call, {})
+    record = gov.post(call)
     assert record is not None
     stamp = gov.sessions.get("s1")["reads"]["src/app.py"]
     assert stamp == file_hash(ws / "src" / "app.py")
@@ -149,5 +149,34 @@ def test_post_stamps_the_hash_of_what_is_on_disk(gov: Governor, ws: Path) -> Non
     gov._policy_override = None
     assert gov.pre(delete).allowed
     (ws / "src" / "app.py").unlink()
-    gov.post(delete, {})
+    gov.post(delete)
     assert "src/app.py" not in gov.sessions.get("s1")["reads"]
+
+
+def test_post_takes_a_tool_result_and_a_failed_one_is_not_traced(gov: Governor, ws: Path) -> None:
+    from orchestrator.models import ToolResult
+
+    gov.select_intent("INT-001", "s1")
+    call = to_call("Write", {"file_path": "src/app.py"}, session_id="s1", tool_use_id="t-fail")
+    assert gov.pre(call).allowed
+    (ws / "src" / "app.py").write_text("changed = True\n")
+    assert gov.post(call, ToolResult.failure()) is None
+    assert "src/app.py" not in gov.sessions.get("s1").get("reads", {})  # a failed call stamps nothing
+    assert not gov.workspace.ledger_file.exists() or "t-fail" not in gov.workspace.ledger_file.read_text()
+    ok = to_call("Write", {"file_path": "src/app.py"}, session_id="s1", tool_use_id="t-ok")
+    assert gov.pre(ok).allowed
+    (ws / "src" / "app.py").write_text("changed = 2\n")
+    assert gov.post(ok, ToolResult()) is not None
+
+
+def test_post_with_a_dict_still_works_for_one_release_with_a_deprecation_warning(gov: Governor, ws: Path) -> None:
+    """The former ``Governor.post(call, dict)``: read for its failure flags only, with a warning naming the way."""
+    gov.select_intent("INT-001", "s1")
+    for n, (result, traced) in enumerate([({"ok": True}, True), ({"is_error": True}, False), ({"error": "x"}, False),
+                                          ({"success": False}, False), ({"ok": False, "stdout": "x"}, True)]):
+        call = to_call("Write", {"file_path": f"src/f{n}.py"}, session_id="s1", tool_use_id=f"t{n}")
+        assert gov.pre(call).allowed
+        (ws / "src" / f"f{n}.py").write_text(f"v = {n}\n")
+        with pytest.warns(DeprecationWarning, match="ToolResult"):
+            record = gov.post(call, result)  # type: ignore[arg-type]
+        assert (record is not None) is traced, result

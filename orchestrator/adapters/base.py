@@ -81,6 +81,15 @@ def event_cwd(event: Mapping[str, Any]) -> str | None:
 GovernorFactory = Callable[[Path, "str | None"], Any]
 
 
+def response_failed(response: Mapping[str, Any]) -> bool:
+    """Whether an agent's tool response (Claude Code's and Codex's ``tool_response``, Gemini's) says the tool
+    failed: ``is_error``, ``error`` or ``success: false``, or a command ``interrupted`` before any output.
+    Such a call is not traced (``ToolResult.failed``)."""
+    if response.get("is_error") or response.get("error") or response.get("success") is False:
+        return True
+    return bool(response.get("interrupted")) and not response.get("stdout")
+
+
 def read_tail(path: Any, max_bytes: int = 256 * 1024) -> bytes | None:
     """The last ``max_bytes`` of the file at ``path`` (an agent's session transcript); None when unreadable."""
     if not isinstance(path, str) or not path:

@@ -14,7 +14,8 @@ Events (payloads as captured from Claude Code 2.1.328, see tests/adapters/fixtur
   so no person is asked. Claude Code's own deny/ask permission rules still apply to it.
 - ``PostToolUse`` → :meth:`Governor.post` (a sandboxed command is unwrapped first: the ledger and read-stamps see
   the original): read-stamps for ``Read`` (optimistic locking between sessions),
-  a ledger record for mutations (``tool_response`` carries Edit's ``originalFile``/``structuredPatch``).
+  a ledger record for mutations. ``tool_response`` is translated into the engine's :class:`ToolResult` by
+  :func:`tool_result` (failure flags; Write/Edit's ``originalFile``/``type`` as the pre-image; ``structuredPatch``).
 - ``SessionStart`` / ``UserPromptSubmit`` → ``additionalContext``: the mandate to select an intent before any
   mutation, and the IN_PROGRESS intents.
 - ``Stop`` and anything else → nothing to say.
@@ -25,12 +26,15 @@ Subagent calls carry ``agent_id``/``agent_type``; they are governed like the mai
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from orchestrator.adapters.base import HookResult, read_tail
+from orchestrator.adapters.base import HookResult, read_tail, response_failed
 from orchestrator.errors import OrchestratorError
-from orchestrator.models import ToolCall, Verdict
+from orchestrator.models import ToolCall, ToolResult, Verdict
 from orchestrator.tools import to_call
+
+if TYPE_CHECKING:
+    from orchestrator.diffing import Hunk
 
 AGENT = "claude-code"
 SELECT_TOOL = "mcp__orchestrator__select_active_intent"
@@ -142,8 +146,7 @@ def pre_tool_use(event: dict[str, Any], governor: Any, *, agent: str = AGENT, as
 def post_tool_use(event: dict[str, Any], governor: Any, *, agent: str = AGENT) -> HookResult:
     if event.get("tool_name") == SELECT_TOOL:
         return HookResult()
-    response = event.get("tool_response")
-    result = response if isinstance(response, dict) else {"output": response}
+    result = tool_result(event.get("tool_response"))
     tool_input = event.get("tool_input")
     if isinstance(tool_input, dict) and isinstance(tool_input.get("command"), str):
         from orchestrator.sandbox import unwrap
@@ -165,6 +168,77 @@ def post_tool_use(event: dict[str, Any], governor: Any, *, agent: str = AGENT) -
     # agent now, in the structured form of a denial; the ledger record already holds them
     text = f"[orchestrator:{warning['type']}] {warning['message']} Hint: {warning['hint']} " + json.dumps(warning)
     return HookResult.json({"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": text}})
+
+
+def tool_result(response: Any) -> ToolResult:
+    """Claude Code's (and Codex's) PostToolUse ``tool_response`` as the engine's :class:`ToolResult`.
+
+    - failed: ``is_error`` / ``error`` / ``success: false``, or ``interrupted`` before any output
+      (:func:`orchestrator.adapters.base.response_failed`);
+    - Write/Edit: ``type: "create"`` or ``originalFile: null`` → ``created`` (no pre-image); ``originalFile`` text →
+      ``original`` (the pre-image, trusted over the engine's snapshot);
+    - ``structuredPatch`` (jsdiff hunks with context lines) → ``hunks``, only when no pre-image is given (the engine
+      reads them only then).
+
+    A response that is not an object (Codex's ``apply_patch`` answers with text) tells nothing beyond "it ran".
+    """
+    if not isinstance(response, dict):
+        return ToolResult()
+    if response_failed(response):
+        return ToolResult.failure()
+    created = response.get("type") == "create"
+    original = response.get("originalFile")
+    if "originalFile" in response and original is None:
+        created = True  # the file did not exist before the call
+    if not isinstance(original, str):
+        original = None
+    hunks = None
+    if not created and original is None:
+        patch = response.get("structuredPatch")
+        if patch and isinstance(patch, list):
+            hunks = hunks_from_structured_patch(patch)
+    return ToolResult(created=created, original=original, hunks=hunks)
+
+
+def hunks_from_structured_patch(patch: list[Any]) -> list[Hunk]:
+    """Convert Claude Code's ``structuredPatch`` (jsdiff hunks *with* context lines) to ``-U0`` hunks.
+
+    Each input hunk has ``oldStart``, ``newStart`` and ``lines`` prefixed with ``" "``, ``"-"`` or ``"+"``.
+    The ledger's fallback when no pre-image is known (neither the tool's nor the engine's snapshot).
+    """
+    from orchestrator.diffing import Hunk  # lazily: only a response without a pre-image needs it
+
+    def close(cur: list[int]) -> Hunk:
+        os_, ol, ns_, nl = cur
+        return Hunk(os_ if ol else os_ - 1, ol, ns_ if nl else ns_ - 1, nl)
+
+    hunks: list[Hunk] = []
+    for ph in patch or ():
+        o = int(ph.get("oldStart", 1))
+        n = int(ph.get("newStart", 1))
+        cur: list[int] | None = None  # [old_start, old_lines, new_start, new_lines]
+        for raw in ph.get("lines", ()):
+            tag = raw[:1]
+            if tag == "\\":  # "\ No newline at end of file"
+                continue
+            if tag == " ":
+                if cur is not None:
+                    hunks.append(close(cur))
+                    cur = None
+                o += 1
+                n += 1
+                continue
+            if cur is None:
+                cur = [o, 0, n, 0]
+            if tag == "-":
+                cur[1] += 1
+                o += 1
+            elif tag == "+":
+                cur[3] += 1
+                n += 1
+        if cur is not None:
+            hunks.append(close(cur))
+    return hunks
 
 
 def _post_warning(record: Any) -> dict[str, Any] | None:

@@ -115,21 +115,22 @@ def handle(event: dict[str, Any], governor: Any) -> HookResult:
         call = call_of(event, "Read", {"file_path": path})
         verdict = governor.pre(call)
         if verdict.allowed:
-            governor.post(call_of(event, "Read", {"file_path": path}), {"ok": True})
+            governor.post(call_of(event, "Read", {"file_path": path}))
         return answer(verdict)
     if name == "postToolUse":
         tool = event.get("tool_name")
         if isinstance(tool, str):
             call = call_of(event, tool, _input(event.get("tool_input")))
             if call.kind is Kind.READ:
-                governor.post(call, {"ok": True})
+                governor.post(call)
         return HookResult.json({})
     if name == "afterFileEdit":
         path = event.get("file_path")
         if not isinstance(path, str) or not path:
             raise ValueError("afterFileEdit without a file_path")
         edits = event.get("edits") if isinstance(event.get("edits"), list) else []
-        governor.post(call_of(event, "Edit", {"file_path": path, "edits": edits}), {"edits": edits})
+        # the edits say nothing the engine needs (no pre-image): the snapshot taken at preToolUse gives it
+        governor.post(call_of(event, "Edit", {"file_path": path, "edits": edits}))
         return HookResult.json({})
     if name == "sessionStart":
         text = claude_code.context_text(governor, session_of(event))

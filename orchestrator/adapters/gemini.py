@@ -18,8 +18,9 @@ What differs from Claude Code, and how it is handled here:
   tool, the canonical target and a hash of ``tool_input`` (:func:`capture_key`); the record's dedupe id adds the
   AfterTool's timestamp, so two identical calls both get a record. Pre-images whose post never came (a call
   refused by Gemini's own policy, a crash) are overwritten by the next identical call and swept at SessionStart.
-- ``AfterTool``'s ``tool_response.returnDisplay.originalContent`` (the file before a ``write_file``/``replace``)
-  is handed to the ledger as the pre-image, like Claude Code's ``originalFile``.
+- ``AfterTool``'s ``tool_response.returnDisplay.originalContent`` (the file before a ``write_file``/``replace``;
+  ``isNewFile`` for a create) is handed to the ledger as the pre-image, like Claude Code's ``originalFile``: both
+  become the engine's :class:`~orchestrator.models.ToolResult` (:func:`tool_result`).
 - No model in the payload: the model id comes from the session transcript (``transcript_path``, JSONL whose
   ``gemini`` messages carry ``model``).
 
@@ -35,8 +36,8 @@ import time
 from typing import Any
 
 from orchestrator.adapters import claude_code
-from orchestrator.adapters.base import HookResult, read_tail
-from orchestrator.models import ToolCall, Verdict
+from orchestrator.adapters.base import HookResult, read_tail, response_failed
+from orchestrator.models import ToolCall, ToolResult, Verdict
 
 AGENT = "gemini"
 SERVER = "orchestrator"
@@ -106,16 +107,23 @@ def model_from_transcript(path: Any, *, max_bytes: int = 256 * 1024) -> str | No
     return found[-1].decode("utf-8", "replace") if found else None
 
 
-def after_result(response: Any) -> dict[str, Any]:
-    """AfterTool's ``tool_response`` as the ledger's result: ``returnDisplay.originalContent`` -> pre-image."""
-    result = dict(response) if isinstance(response, dict) else {"output": response}
-    display = result.get("returnDisplay")
+def tool_result(response: Any) -> ToolResult:
+    """AfterTool's ``tool_response`` as the engine's :class:`ToolResult`: ``error`` (and the other failure flags of
+    :func:`orchestrator.adapters.base.response_failed`) → failed; ``returnDisplay.originalContent`` → the pre-image.
+    """
+    if not isinstance(response, dict):
+        return ToolResult()
+    if response_failed(response):
+        return ToolResult.failure()
+    display = response.get("returnDisplay")
     if isinstance(display, dict) and "originalContent" in display:
         # a new file comes with originalContent "" and isNewFile: it did not exist, it was not empty
         original = None if display.get("isNewFile") else display.get("originalContent")
-        if original is None or isinstance(original, str):
-            result["originalFile"] = original  # None: the file did not exist (a create)
-    return result
+        if original is None:
+            return ToolResult(created=True)
+        if isinstance(original, str):
+            return ToolResult(original=original)
+    return ToolResult()
 
 
 def sweep_preimages(governor: Any, *, max_age: float = STALE_PREIMAGE_S) -> int:
@@ -169,7 +177,7 @@ def handle(event: dict[str, Any], governor: Any) -> HookResult:
             call.tool_use_id = f"{call.capture_key}@{stamp}" if isinstance(stamp, str) and stamp else None
             if call.kind.mutating:
                 call.model_id = model_from_transcript(event.get("transcript_path"))
-            warned = _warning(governor.post(call, after_result(event.get("tool_response"))))
+            warned = _warning(governor.post(call, tool_result(event.get("tool_response"))))
             if warned is not None:
                 # changes outside the intent's scope that nothing could stop: the model reads them with the tool's
                 # result (AfterTool's additionalContext), in the structured form of a denial

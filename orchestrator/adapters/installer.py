@@ -289,22 +289,7 @@ def install(agent: str, root: str | os.PathLike[str], *, python: str | None = No
             raise UsageError(f"{agent} has no machine-local settings file; install it with --scope shared",
                              hint="the shared install names only the committed launcher .orchestration/bin/orch-hook")
         hooks_file = local
-    # one install at a time: drop our hooks from the other scope's file, or every call would run twice
-    for other in {spec.hooks_file, LOCAL_SETTINGS.get(agent)} - {hooks_file, None}:
-        opath = root / cast(str, other)  # None was taken out by the set difference
-        if opath.exists():
-            odata = _load(opath)
-            if isinstance(odata.get("hooks"), dict):
-                before = json.dumps(odata, sort_keys=True)
-                _strip_hooks(odata["hooks"], spec.shape)
-                if not odata["hooks"]:
-                    del odata["hooks"]
-                if json.dumps(odata, sort_keys=True) != before:
-                    if odata:
-                        _save(opath, odata)
-                    else:
-                        opath.unlink()
-                    written.append(opath)
+    written.extend(_drop_other_scope(spec, root, hooks_file))
     written.extend(write_launcher(root, python=python))
     path = root / hooks_file
     data = _load(path)
@@ -318,6 +303,42 @@ def install(agent: str, root: str | os.PathLike[str], *, python: str | None = No
     _strip_hooks(hooks, spec.shape)  # idempotent: replace our previous entries
     command = launcher_command(agent, fast=fast) if scope == "shared" else hook_command(agent, python=python,
                                                                                          fast=fast)
+    _add_hooks(hooks, spec, command)
+    if spec.shape == "cursor":
+        data.setdefault("version", 1)
+    if mcp and spec.mcp_file == hooks_file:
+        data.setdefault("mcpServers", {})[SERVER] = mcp_server_entry(agent, python=python, scope=scope)
+    if _save(path, data):
+        written.append(path)
+    if mcp:
+        written.extend(_install_mcp_elsewhere(spec, root, hooks_file, python=python, scope=scope))
+    return written
+
+
+def _drop_other_scope(spec: AgentSpec, root: Path, hooks_file: str) -> list[Path]:
+    """One install at a time: drop our hooks from the other scope's settings file, or every call would run twice;
+    returns the files changed (or deleted, when nothing else was left in them)."""
+    changed: list[Path] = []
+    for other in {spec.hooks_file, LOCAL_SETTINGS.get(spec.agent)} - {hooks_file, None}:
+        opath = root / cast(str, other)  # None was taken out by the set difference
+        if opath.exists():
+            odata = _load(opath)
+            if isinstance(odata.get("hooks"), dict):
+                before = json.dumps(odata, sort_keys=True)
+                _strip_hooks(odata["hooks"], spec.shape)
+                if not odata["hooks"]:
+                    del odata["hooks"]
+                if json.dumps(odata, sort_keys=True) != before:
+                    if odata:
+                        _save(opath, odata)
+                    else:
+                        opath.unlink()
+                    changed.append(opath)
+    return changed
+
+
+def _add_hooks(hooks: dict[str, Any], spec: AgentSpec, command: str) -> None:
+    """Append one hook running ``command`` per event of ``spec``, in the agent's shape."""
     for event in spec.events:
         entry: dict[str, Any]
         if spec.shape == "cursor":
@@ -327,7 +348,7 @@ def install(agent: str, root: str | os.PathLike[str], *, python: str | None = No
             hooks.setdefault(event.name, []).append(entry)
             continue
         hook: dict[str, Any] = {"type": "command", "command": command}
-        if agent == "gemini":
+        if spec.agent == "gemini":
             hook["name"] = "orchestrator"
         if event.timeout:
             hook["timeout"] = event.timeout * (1000 if spec.timeout_unit_ms else 1)
@@ -335,25 +356,25 @@ def install(agent: str, root: str | os.PathLike[str], *, python: str | None = No
         if event.matcher is not None:
             group = {"matcher": event.matcher, **group}
         hooks.setdefault(event.name, []).append(group)
-    if spec.shape == "cursor":
-        data.setdefault("version", 1)
-    if mcp and spec.mcp_file == hooks_file:
-        data.setdefault("mcpServers", {})[SERVER] = mcp_server_entry(agent, python=python, scope=scope)
-    if _save(path, data):
-        written.append(path)
-    if mcp and agent == "codex":
+
+
+def _install_mcp_elsewhere(spec: AgentSpec, root: Path, hooks_file: str, *, python: str | None,
+                           scope: str) -> list[Path]:
+    """The MCP server where it does not live in the hooks file: Codex's TOML, or a separate JSON file."""
+    written: list[Path] = []
+    if spec.agent == "codex":
         # Codex reads MCP servers from TOML, not JSON: its own module writes a managed block
         from orchestrator.adapters import codex_setup
 
-        changed = codex_setup.install_mcp(root, mcp_server_entry(agent, python=python, scope=scope))
+        changed = codex_setup.install_mcp(root, mcp_server_entry(spec.agent, python=python, scope=scope))
         if changed is not None:
             written.append(changed)
-    if mcp and spec.mcp_file and spec.mcp_file != hooks_file:
+    if spec.mcp_file and spec.mcp_file != hooks_file:
         mpath = root / spec.mcp_file
         mdata = _load(mpath)
         servers = mdata.setdefault("mcpServers", {})
         # the MCP file is shared in both scopes (Claude Code's local MCP servers live in ~/.claude.json)
-        servers[SERVER] = mcp_server_entry(agent, python=python, scope="shared")
+        servers[SERVER] = mcp_server_entry(spec.agent, python=python, scope="shared")
         if _save(mpath, mdata):
             written.append(mpath)
     return written

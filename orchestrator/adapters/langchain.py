@@ -30,7 +30,7 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "orchestrator.adapters.langchain needs LangChain 1.x: pip install 'orchestrator[langchain]'"
     ) from exc
 
-from orchestrator.models import Kind, ToolCall, Verdict
+from orchestrator.models import Kind, ToolCall, ToolResult, Verdict
 from orchestrator.pipeline import Governor
 from orchestrator.tools import to_call
 
@@ -153,7 +153,7 @@ class OrchestratorMiddleware(AgentMiddleware):
 
     def _after(self, call: ToolCall, result: Any) -> None:
         failed = isinstance(result, ToolMessage) and result.status == "error"
-        self.gov.post(call, {"is_error": True} if failed else {"ok": True})
+        self.gov.post(call, ToolResult.failure() if failed else None)
 
     # ------------------------------------------------------------------ the hooks
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
@@ -165,7 +165,7 @@ class OrchestratorMiddleware(AgentMiddleware):
         try:
             result = handler(self._runnable(request, verdict))
         except Exception:
-            self.gov.post(call, {"is_error": True})
+            self.gov.post(call, ToolResult.failure())
             raise
         self._after(call, result)
         return result
@@ -179,7 +179,7 @@ class OrchestratorMiddleware(AgentMiddleware):
         try:
             result = await handler(self._runnable(request, verdict))
         except Exception:
-            await asyncio.to_thread(self.gov.post, call, {"is_error": True})
+            await asyncio.to_thread(self.gov.post, call, ToolResult.failure())
             raise
         await asyncio.to_thread(self._after, call, result)
         return result

@@ -19,7 +19,7 @@ from typing import Any
 
 from orchestrator.agent.providers import Provider, Reply, ToolUse
 from orchestrator.agent.tools import DEFAULT_TOOLS, CommandFailed, LoopTool, ToolContext, ToolFailure, run_command
-from orchestrator.models import ToolCall, Verdict
+from orchestrator.models import ToolCall, ToolResult, Verdict
 from orchestrator.pipeline import Governor
 from orchestrator.tools import to_call
 
@@ -192,14 +192,14 @@ class AgentLoop:
         failed = False
         try:
             content = tool.run(self.ctx, _sandboxed(call, verdict))
-            result: dict[str, Any] = {"ok": True}
+            result = ToolResult()
         except CommandFailed as exc:
-            # it ran and may have changed files: trace it, but tell the model it failed
-            content, failed, result = str(exc), True, {"ok": False, "stdout": str(exc)}
+            # it ran and may have changed files: trace it (not a failed ToolResult), but tell the model it failed
+            content, failed, result = str(exc), True, ToolResult()
         except ToolFailure as exc:
-            content, failed, result = str(exc), True, {"is_error": True, "error": str(exc)}
+            content, failed, result = str(exc), True, ToolResult.failure()
         except Exception as exc:  # noqa: BLE001 — a tool bug must reach the model, not kill the loop
-            content, failed, result = f"{type(exc).__name__}: {exc}", True, {"is_error": True, "error": str(exc)}
+            content, failed, result = f"{type(exc).__name__}: {exc}", True, ToolResult.failure()
         record = None
         try:
             record = self.gov.post(call, result)

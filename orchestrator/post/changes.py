@@ -72,7 +72,8 @@ def scan_roots(gov: Any, call: Any, intent: Any, policy: Any) -> list[str]:
     sandboxed = bool(getattr(call, "sandboxed", False))
     # duck-typed: an analysis without these fields (a host's own) counts as bounded by its named targets
     unbounded = sh is None or getattr(sh, "kind", "mutating") == "unknown" or bool(getattr(sh, "unresolved", False)) \
-        or any(e[0] < 0 for e in getattr(sh, "entries", ()) or ()) or "runs-code" in (getattr(sh, "risks", ()) or ())
+        or any(e.write_index < 0 for e in getattr(sh, "entries", ()) or ()) \
+        or "runs-code" in (getattr(sh, "risks", ()) or ())
     if unbounded and not sandboxed:
         return [""]
     roots: list[str] = []

@@ -14,12 +14,14 @@ Interface used (duck-typed, so this module does not import the pipeline):
     object accepts new attributes; otherwise the key is remembered per object id in this process). A
     ``capture_key`` set beforehand by an adapter names the pre-image (pre and post compute the same one).
 ``result``
-    dict or None. For Claude Code it is ``tool_response``: ``originalFile`` (pre-image text, None for a create),
-    ``structuredPatch``, ``type`` ("create"/"update").
+    a ``models.ToolResult`` or None: what the tool's run told, translated out of the agent's response by its adapter
+    (``created``/``original``: the one target's pre-image; ``hunks``: the tool's own diff of it).
 
-Pre-image sources, in order: Claude Code's ``originalFile`` (single-file tools), the snapshot taken by
-:func:`capture` (memory, then ``run_dir/preimages/<key>.json``), and otherwise ``structuredPatch`` (ranges only) or,
-with nothing at all, the whole current file as one range with evidence "no pre-image".
+Pre-image sources, in order: the tool's own (``result.created`` / ``result.original``, single-target calls), the
+snapshot taken by :func:`capture` (:mod:`orchestrator.post.preimage`, re-exported here for the pre-hook; memory,
+then ``run_dir/preimages/<key>.json``), and otherwise the tool's
+``result.hunks`` (ranges only) or, with nothing at all, the whole current file as one range with evidence
+"no pre-image".
 
 Never stored in the ledger: file contents. Never recorded twice: the ledger append is skipped when a record with the
 same ``tool_use_id`` (else ``call_id``, the capture key) is among the last 64 KiB of the ledger (checked under the
@@ -30,14 +32,14 @@ nothing produce no record.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
-import os
-import stat
 from pathlib import Path
 from typing import Any
 
 from .. import diffing
+from ..models import ToolResult
+from . import preimage
+from .preimage import MAX_DIR_FILES, MAX_TEXT_BYTES, capture
 
 
 class _LazyClassify:
@@ -53,31 +55,10 @@ _cls = _LazyClassify()
 __all__ = ["capture", "record", "build_record", "warning", "TOOL_NAME", "MAX_TEXT_BYTES", "MAX_DIR_FILES"]
 
 TOOL_NAME = "orchestrator"
-#: Files bigger than this are snapshotted by hash only (ranges then cover the whole new file).
-MAX_TEXT_BYTES = 4 * 1024 * 1024
 #: Hunks are stored (for blame's line tracking) up to this many per file.
 MAX_HUNKS = 200
 #: Per-line hashes (blame/audit metadata) are stored for at most this many written (and removed) lines per file.
 MAX_LINE_HASHES = 4000
-#: A directory target (``rm -r dir``, ``cp -r a dir``) is expanded to at most this many files.
-MAX_DIR_FILES = 500
-
-_MEM: dict[str, dict] = {}  # key -> snapshot, for in-process pre/post (no disk read on the hot path)
-_KEYS: dict[int, str] = {}
-# capture keys for calls without a tool_use_id: one random prefix per process (not uuid: that import and
-# its `platform` cost a cold hook ~3 ms), then a counter
-_KEY_PREFIX = os.urandom(8).hex()
-_KEY_COUNTER = itertools.count(1)
-
-
-def _new_key_prefix() -> None:
-    global _KEY_PREFIX
-    _KEY_PREFIX = os.urandom(8).hex()  # a forked child must not reuse its parent's keys
-
-
-os.register_at_fork(after_in_child=_new_key_prefix)  # id(call) -> key, for call objects that refuse new attributes (slots)
-
-
 def _version() -> str:
     from orchestrator._version import __version__
 
@@ -102,220 +83,6 @@ def _fsync_setting(gov: Any) -> bool:
     return True
 
 
-# ------------------------------------------------------------------------------------------------- targets
-
-def _rel(root: Path, base: str, p: str) -> str | None:
-    """Workspace-relative POSIX path of ``p`` (relative to ``base``), or None if outside or governance state."""
-    full = os.path.normpath(os.path.join(base, p))
-    r = os.path.relpath(full, root)
-    if r == "." or r.startswith("..") or os.path.isabs(r):
-        return None
-    r = r.replace(os.sep, "/")
-    if r == ".orchestration" or r.startswith(".orchestration/"):
-        return None  # the ledger and run state are not agent work products
-    return r
-
-
-def _targets(gov: Any, call: Any) -> list[str]:
-    root = Path(gov.workspace.root)
-    out: dict[str, None] = {}
-    for p in _get(call, "resolved") or ():
-        r = _rel(root, str(root), p)
-        if r:
-            out[r] = None
-    sh = _get(call, "shell")
-    if sh is not None:
-        base = _get(call, "cwd") or str(root)
-        for p in tuple(_get(sh, "writes") or ()) + tuple(_get(sh, "deletes") or ()):
-            if any(c in p for c in "$`"):
-                continue  # a variable or substitution we cannot resolve: nothing to snapshot
-            p = os.path.expanduser(p)
-            if any(c in p for c in "*?["):
-                # `rm -rf build/*`: expand like the shell would (no dotfiles) — before the command runs in
-                # capture(), and again afterwards in record() for files the command created.
-                import glob
-                for hit in sorted(glob.glob(os.path.join(base, p)))[:MAX_DIR_FILES]:
-                    r = _rel(root, base, hit)
-                    if r:
-                        out[r] = None
-                continue
-            r = _rel(root, base, p)
-            if r:
-                out[r] = None
-    return _expand_dirs(root, list(out))
-
-
-def _expand_dirs(root: Path, rels: list[str]) -> list[str]:
-    out: dict[str, None] = {}
-    for r in rels:
-        full = root / r
-        if full.is_dir() and not full.is_symlink():
-            n = 0
-            for dirpath, dirnames, filenames in os.walk(full):
-                dirnames[:] = [d for d in dirnames if d != ".git"]
-                for fn in filenames:
-                    rr = _rel(root, dirpath, fn)
-                    if rr:
-                        out[rr] = None
-                        n += 1
-                if n >= MAX_DIR_FILES:
-                    break
-        else:
-            out[r] = None
-    return list(out)
-
-
-# ------------------------------------------------------------------------------------------------ snapshots
-
-_ABSENT: dict[str, Any] = {"exists": False}  # shared: snapshots are only read (and JSON-dumped), never changed
-
-
-def _snap_file(full: Path | str, st: Any = None) -> dict:
-    """The pre-image of one file; ``st`` is its ``lstat`` if the caller just took it (False: known absent)."""
-    if st is False:
-        return {"exists": False}
-    if st is None:
-        try:
-            st = os.lstat(full)  # one syscall answers exists / symlink / regular file
-        except OSError:
-            return {"exists": False}
-    if not stat.S_ISREG(st.st_mode):
-        return {"exists": True, "kind": "other"}
-    try:
-        with open(full, "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return {"exists": False}
-    snap: dict[str, Any] = {"exists": True, "sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
-    if diffing.is_binary(data):
-        snap["binary"] = True
-    elif len(data) <= MAX_TEXT_BYTES:
-        snap["text"] = diffing.decode(data)
-    return snap
-
-
-def _known_stat(known: dict[str, Any], rel: str) -> Any:
-    """``_snap_file``'s ``st`` for ``rel``: a stat result, False (known absent) or None (look)."""
-    st = known.get(rel)
-    if st is None:
-        return False if rel in known else None
-    return st if isinstance(st, os.stat_result) else None
-
-
-def _key_of(call: Any) -> str | None:
-    # an adapter may set ``capture_key`` itself to pair a pre with its post when the agent gives no id for the
-    # call (Gemini CLI): it then names the pre-image, while ``tool_use_id`` stays the record's dedupe id
-    k = getattr(call, "capture_key", None) or getattr(call, "tool_use_id", None) or _KEYS.get(id(call))
-    return str(k) if k else None
-
-
-def _safe(key: str) -> str:
-    ok = all(c.isalnum() or c in "-_." for c in key) and 0 < len(key) <= 100 and not key.startswith(".")
-    return key if ok else hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()
-
-
-def _preimage_path(gov: Any, key: str) -> Path:
-    return Path(gov.workspace.run_dir) / "preimages" / f"{_safe(key)}.json"
-
-
-def capture(gov: Any, call: Any, lstats: dict[str, Any] | None = None, *, intent: Any = None,
-            policy: Any = None) -> None:
-    """Snapshot the pre-images of the call's targets, in memory and under ``run_dir/preimages/<key>.json``.
-
-    Called by ``Governor.pre`` after an allowed mutating call (and before an ``ask``: a person may say yes), so
-    that a separate post-hook process can diff. ``lstats`` are the targets' ``lstat`` results that ``pre`` took
-    moments ago while resolving them (None: absent; ``paths.UNKNOWN``: not taken), so a file is not ``lstat``-ed
-    twice. A shell command also gets a stat snapshot of the directories it could write (:mod:`.changes`, bounded
-    by ``intent``'s scope and ``policy``'s sandbox), so that ``record`` finds what it changed without naming it.
-    """
-    key = _key_of(call)
-    if key is None:
-        key = f"{_KEY_PREFIX}-{next(_KEY_COUNTER)}"  # unique across processes; no syscall per call
-        try:
-            setattr(call, "capture_key", key)
-        except AttributeError:
-            _KEYS[id(call)] = key
-    if _get(call, "shell") is None and _get(call, "resolved") is not None:
-        # file tools: targets are already canonical workspace-relative files (the pipeline resolved them);
-        # skip the directory expansion and path arithmetic that shell targets need
-        root_s = gov.root if isinstance(getattr(gov, "root", None), str) else str(gov.workspace.root)
-        known = lstats or {}
-        files = {}
-        for r in call.resolved:
-            if r == "." or r == ".orchestration" or r.startswith(".orchestration/"):
-                continue
-            st = _known_stat(known, r)
-            files[r] = _ABSENT if st is False else _snap_file(os.path.join(root_s, r), st)
-    else:
-        root = Path(gov.workspace.root)
-        files = {r: _snap_file(root / r) for r in _targets(gov, call)}
-    snap: dict[str, Any] = {"key": key, "files": files}
-    if _get(call, "shell") is not None:
-        from . import changes
-
-        snap["scan"] = changes.snapshot(gov, changes.scan_roots(gov, call, intent, policy))
-    _MEM[key] = snap
-    if len(_MEM) > 1024:  # a call whose post never comes (denied downstream, crashed tool) must not leak
-        # the oldest quarter at once: popping one per call from the front of a dict walks the slots its
-        # earlier pops left empty, a cost that grows with every call
-        for stale in list(itertools.islice(list(_MEM), 256)):
-            _MEM.pop(stale, None)  # another thread (the daemon's) may have taken it meanwhile
-    if not getattr(gov, "persist_preimages", True):
-        return  # pre and post run in this process: the in-memory snapshot is enough
-    from ..fsutil import atomic_write
-
-    # atomic: a concurrent reader (the post-hook process) never sees half a snapshot
-    path = _preimage_path(gov, key)
-    atomic_write(path, json.dumps(snap, ensure_ascii=False).encode("utf-8", "surrogateescape"))
-    if os.urandom(1)[0] < 4:  # about one capture in 64
-        _sweep(path.parent)
-
-
-#: a pre-image whose post never came (a refused `ask`, a failed tool) is removed after this long
-PREIMAGE_TTL_SECONDS = 24 * 3600
-
-
-def _sweep(directory: Path) -> None:
-    """Remove pre-images (and change snapshots, which can be large) whose post-hook never came."""
-    import time
-
-    limit = time.time() - PREIMAGE_TTL_SECONDS
-    try:
-        with os.scandir(directory) as it:
-            for e in it:
-                try:
-                    if e.name.endswith(".json") and e.stat(follow_symlinks=False).st_mtime < limit:
-                        os.unlink(e.path)
-                except OSError:
-                    pass
-    except OSError:
-        pass
-
-
-def _load_capture(gov: Any, key: str | None) -> dict | None:
-    if key is None:
-        return None
-    snap = _MEM.pop(key, None)
-    if snap is not None:
-        return snap
-    try:
-        with open(_preimage_path(gov, key), encoding="utf-8", errors="surrogateescape") as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
-
-
-def _cleanup(gov: Any, call: Any, key: str | None) -> None:
-    _KEYS.pop(id(call), None)
-    if key is None:
-        return
-    _MEM.pop(key, None)
-    try:
-        os.unlink(_preimage_path(gov, key))
-    except OSError:
-        pass
-
-
 # -------------------------------------------------------------------------------------------------- record
 
 def _now() -> str:
@@ -324,7 +91,7 @@ def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def _file_change(path: str, before: dict | None, after: dict, patch: list | None) -> dict | None:
+def _file_change(path: str, before: dict | None, after: dict, tool_hunks: list | None) -> dict | None:
     """Compute one file's change entry (internal shape), or None when unchanged."""
     b_exists = bool(before and before.get("exists"))
     a_exists = bool(after.get("exists"))
@@ -352,12 +119,11 @@ def _file_change(path: str, before: dict | None, after: dict, patch: list | None
         ch["class"], ch["evidence"] = _cls.INTENT_EVOLUTION, "file too large to diff"
         return ch
     if before is None:  # no pre-image at all
-        if patch:
-            hunks = diffing.hunks_from_structured_patch(patch)
+        if tool_hunks is not None:
             nl = diffing.split_lines(new_text)
-            ranges = diffing.ranges_from_hunks(nl, hunks)
-            ch.update(op="modify", ranges=ranges, added=sum(h.new_lines for h in hunks),
-                      removed=sum(h.old_lines for h in hunks))
+            ranges = diffing.ranges_from_hunks(nl, tool_hunks)
+            ch.update(op="modify", ranges=ranges, added=sum(h.new_lines for h in tool_hunks),
+                      removed=sum(h.old_lines for h in tool_hunks))
             ch["class"], ch["evidence"] = _cls.INTENT_EVOLUTION, "no pre-image (ranges from the agent's patch)"
         else:
             ranges = diffing.ranges_for_new_file(new_text)
@@ -497,22 +263,24 @@ def build_record(gov: Any, call: Any, changes: list[dict]) -> dict:
         "tool_use_id": _get(call, "tool_use_id"),
     }
     if not ns["tool_use_id"]:
-        ns["call_id"] = _key_of(call)  # dedupe key for calls without a tool_use_id
+        ns["call_id"] = preimage.key_of(call)  # dedupe key for calls without a tool_use_id
     ns["files"] = meta_files
     rec["metadata"] = {ledger.NS: ns}
     return rec
 
 
-def record(gov: Any, call: Any, result: dict | None = None) -> dict | None:
+def record(gov: Any, call: Any, result: ToolResult | None = None) -> dict | None:
     """Compute the call's changes, classify them and append one record; returns it (None if nothing changed)."""
     from .. import ledger  # here, not at module level: the pre-hook's capture() must stay cheap to import
 
-    key = _key_of(call)
-    snap = _load_capture(gov, key)
+    if result is not None and not isinstance(result, ToolResult):
+        # an agent's own response (a dict) is translated by its adapter, never read here
+        raise TypeError(f"trace.record takes an orchestrator.models.ToolResult, not {type(result).__name__}")
+    key = preimage.key_of(call)
+    snap = preimage.load_capture(gov, key)
     root = Path(gov.workspace.root)
-    result = result if isinstance(result, dict) else {}
     targets = list((snap or {}).get("files", {}).keys())
-    for t in _targets(gov, call):
+    for t in preimage.targets(gov, call):
         if t not in targets:
             targets.append(t)
     scan = (snap or {}).get("scan")
@@ -522,17 +290,16 @@ def record(gov: Any, call: Any, result: dict | None = None) -> dict | None:
     changes: list[dict] = []
     for path in targets:
         before = (snap or {}).get("files", {}).get(path) if path not in found else found[path]
-        if single and ("originalFile" in result or result.get("type") == "create"):
-            # Claude Code told us the pre-image: trust it over a (possibly missing) capture.
-            orig = result.get("originalFile")
-            if result.get("type") == "create" or orig is None:
+        if single and result is not None and result.pre_image_known:
+            # the tool told us the pre-image: trust it over a (possibly missing) capture
+            orig = result.original
+            if result.created or orig is None:
                 before = before if (before and before.get("exists")) else {"exists": False}
             else:
                 before = {"exists": True, "text": orig,
                           "sha256": hashlib.sha256(orig.encode("utf-8", "surrogateescape")).hexdigest()}
-        after = _snap_file(root / path)
-        patch = result.get("structuredPatch") if single else None
-        ch = _file_change(path, before, after, patch)
+        after = preimage.snap_file(root / path)
+        ch = _file_change(path, before, after, result.hunks if single and result is not None else None)
         if ch is not None:
             changes.append(ch)
     changes = _detect_renames(changes)
@@ -552,7 +319,7 @@ def record(gov: Any, call: Any, result: dict | None = None) -> dict | None:
                                                                         else None)
         return ledger.append(gov.workspace.ledger_file, rec, fsync=_fsync_setting(gov), dedupe_key=dedupe)
     finally:
-        _cleanup(gov, call, key)
+        preimage.cleanup(gov, call, key)
 
 
 # ------------------------------------------------------------------------------------- what a command changed

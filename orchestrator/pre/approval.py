@@ -71,7 +71,7 @@ def _rename_only(ctx: Context) -> bool:
     sh = ctx.call.shell
     if sh is None or sh.kind == "destructive" or not sh.deletes:
         return False
-    moved = {src for _i, op, sources, _named in sh.entries if op == "mv" for src in sources}
+    moved = {src for e in sh.entries if e.op == "mv" for src in e.sources}
     return set(sh.deletes) <= moved
 
 

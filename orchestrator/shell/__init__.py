@@ -7,7 +7,8 @@ bodies and function bodies. For each simple command it strips wrappers (``sudo``
 ``xargs``...), recurses into code strings (``bash -c``, ``eval``, ``find -exec``), and looks the program up
 in per-program rules. Anything it cannot vouch for is ``unknown`` -- the pipeline asks, never allows.
 
-Public API (see docs/CONTRACT.md): :func:`analyze`, :class:`ShellAnalysis` and :data:`RISKS`.
+Public API (see docs/CONTRACT.md): :func:`analyze`, :class:`ShellAnalysis` (its ``entries`` are
+:class:`ShellEntry` records) and :data:`RISKS`.
 
 ``cd`` handling (documented choice): a literal ``cd DIR`` (or ``pushd DIR``) earlier in the same list changes
 the directory used for later *relative* targets, so ``cd sub && rm x`` reports ``sub/x``. A ``cd`` whose
@@ -15,15 +16,19 @@ target is not literal (``cd "$D"``, ``cd -``, bare ``cd``, ``popd``) makes later
 unresolved (``unresolved=True``) and they are reported as written. A ``cd`` inside ``( ... )`` does not leak
 out of the subshell.
 
-Layout (docs/architecture.md): :mod:`.parse` (tree-sitter, ASCII shadow), :mod:`.words` (quote removal, brace
-expansion, option splitting), :mod:`.walker` (nodes that execute, redirections, heredocs), :mod:`.run` (what a
-rule sees), :mod:`.dispatch` (a simple command to its rule), :mod:`.rules` (one table per program family),
-:mod:`.api` (:func:`analyze`). The package imports only the standard library at import time; tree-sitter is
-imported on first use, and :mod:`.rules.git_writes` and :mod:`.braces` only when a command needs them.
+Layout (docs/architecture.md), lowest first: :mod:`.parse` (tree-sitter, ASCII shadow), :mod:`.words` (quote
+removal, brace expansion, option splitting), :mod:`.programs` (shared program and subcommand tables),
+:mod:`.analysis` (the result), :mod:`.run` (what a rule sees), :mod:`.rules` (one table per program family),
+:mod:`.dispatch` (a simple command to its rule), :mod:`.walker` (nodes that execute, redirections, heredocs),
+:mod:`.api` (:func:`analyze`). A module imports only modules before it, also inside functions: rules hand inner
+code back through the walker and the accumulator they are given (``run._Run.sub/code/isolated/verdict``), not by
+importing the walker, dispatcher or api (tests/test_import_graph.py). The package imports only the standard
+library at import time; tree-sitter is imported on first use, and :mod:`.rules.git_writes` and :mod:`.braces`
+only when a command needs them.
 """
 from __future__ import annotations
 
-from orchestrator.shell.analysis import RISKS, ShellAnalysis
+from orchestrator.shell.analysis import RISKS, ShellAnalysis, ShellEntry
 from orchestrator.shell.api import analyze
 
-__all__ = ["RISKS", "ShellAnalysis", "analyze"]
+__all__ = ["RISKS", "ShellAnalysis", "ShellEntry", "analyze"]

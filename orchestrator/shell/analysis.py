@@ -8,6 +8,47 @@ _KINDS = ("read_only", "mutating", "unknown", "destructive")
 _RANK = {k: i for i, k in enumerate(_KINDS)}
 
 
+class ShellEntry(tuple[int, str, tuple[str, ...], bool]):
+    """A directory entry a command makes (one item of :attr:`ShellAnalysis.entries`).
+
+    write_index: the entry's path as an index into ``ShellAnalysis.write_log``, or -1 for "anywhere in the
+    tree" (``git checkout`` restores links wherever the object store has them).
+    op: how the entry is made -- "ln" (a link), "mv" / "cplink" (a move or a link-preserving copy: a link if a
+    source holds one), "cplink-replace" (rsync -a), "replace" (install, rsync, sed -i: renamed over, not
+    written through) or "copy" (cp, rsync --inplace: written through).
+    sources: the paths it is made from, spelled like those of ``write_log``.
+    named: into an existing directory the entry is DIR/<basename of each source> (else: anything in DIR).
+
+    An immutable tuple with named fields, as ``typing.NamedTuple`` would make it, written out: NamedTuple
+    builds its class with ``exec`` (~130 µs at import), and every hook process that analyzes a command imports
+    this module. Being a tuple, it compares, hashes and unpacks like one.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, write_index: int, op: str, sources: tuple[str, ...] = (), named: bool = False) -> ShellEntry:
+        return tuple.__new__(cls, (write_index, op, sources, named))
+
+    @property
+    def write_index(self) -> int:
+        return self[0]
+
+    @property
+    def op(self) -> str:
+        return self[1]
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        return self[2]
+
+    @property
+    def named(self) -> bool:
+        return self[3]
+
+    def __repr__(self) -> str:
+        return f"ShellEntry(write_index={self[0]!r}, op={self[1]!r}, sources={self[2]!r}, named={self[3]!r})"
+
+
 @dataclass(frozen=True)
 class ShellAnalysis:
     """What a shell command does to the file system, as far as static analysis can tell.
@@ -25,13 +66,9 @@ class ShellAnalysis:
     deletes: tuple[str, ...] = ()
     reasons: tuple[str, ...] = ()
     unresolved: bool = False
-    #: directory entries the command makes: ``(index into write_log or -1 for "anywhere", op, sources, named)``.
-    #: op: "ln" (a link), "mv" / "cplink" (a move or a link-preserving copy: a link if a source holds one),
-    #: "cplink-replace" (rsync -a), "replace" (install, rsync, sed -i: renamed over, not written through) or
-    #: "copy" (cp, rsync --inplace: written through). ``sources`` are paths like those of ``write_log``; ``named``
-    #: says that into an existing directory the entry is DIR/<basename of each source> (else: anything in DIR).
+    #: directory entries the command makes (links, moves, copies: :class:`ShellEntry`), in command order.
     #: The pipeline compares them with ``write_log`` on canonical paths (orchestrator.prepare._check_new_entries).
-    entries: tuple[tuple[int, str, tuple[str, ...], bool], ...] = ()
+    entries: tuple[ShellEntry, ...] = ()
     #: a write target or a ``cd`` went through ``..``: lexically simplified, which is wrong through a new link
     dotdot: bool = False
     #: every write target in command order, duplicates kept (``writes`` is the deduplicated view)
@@ -48,7 +85,7 @@ class ShellAnalysis:
     programs: tuple[tuple[str, str | None], ...] = ()
     #: the words of the command (after quote removal) when the whole command line is ONE simple command of
     #: literal words -- no list, pipeline, subshell, redirection, ``VAR=value``, expansion, substitution or glob;
-    #: else None. ``approval.allow_commands`` matches on it (orchestrator.pre.approval.allowlisted)
+    #: else None. ``approval.allow_commands`` matches on it (orchestrator.allowlist.allowlisted)
     argv: tuple[str, ...] | None = None
 
     @property

@@ -36,7 +36,7 @@ def _analyze_cached(command: str, secrets: Any = None) -> ShellAnalysis:
     if not command.strip():
         # Fail closed: an empty command usually means the adapter could not find the real one.
         return ShellAnalysis("unknown", reasons=("empty command",))
-    acc = _Acc()
+    acc = _Acc(analyze)  # rules judge inner commands (a pager, a key binding) through the same entry point
     acc.secrets = secrets
     _analyze_into(command, acc, _Ctx(), 0)
     return acc.result()

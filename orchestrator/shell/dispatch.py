@@ -65,18 +65,7 @@ def _run_argv(wk: _Walker, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = F
         wk.acc.flag("unknown", f"{name}: an argument starts with a unicode dash")
         return
     rule = rule_for(name)
-    # `--help` / `--version` as the only argument of a program we know prints and exits.
-    if len(args) == 1 and args[0].text in _HELP_ARGS and not args[0].dyn and (
-            rule is not None or name in _READ_ONLY or name in _WRAPPERS
-            or name in _INTERPRETERS or name in _SHELLS or re.fullmatch(r"python[0-9.]*", name)
-            or name in _SERVICE_NAMES):
-        return
-    if len(args) == 1 and args[0].text in ("--help", "-h", "--version", "-V") and not args[0].dyn and \
-            not xargs and "/" not in head.text and name not in _POWER and name not in _DISK_TOOLS and \
-            not name.startswith("mkfs") and name not in ("init", "telinit"):
-        # A program looked up on PATH asked only for help/version prints and exits. A workspace script
-        # shadowing that name would have to be installed on PATH outside the workspace, which the pipeline
-        # refuses; `./tool --help` runs a workspace file and stays unknown.
+    if len(args) == 1 and _only_help(head, name, args, rule is not None, xargs):
         return
     if rule is not None:
         rule(run)
@@ -108,3 +97,21 @@ def _run_argv(wk: _Walker, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = F
         services._service_cli(run, services._SERVICE_CLIS[name])
         return
     wk.acc.flag("unknown", f"unknown program {name!r}", risk="runs-code")
+
+
+def _only_help(head: W, name: str, args: list[W], has_rule: bool, xargs: bool) -> bool:
+    """Whether the command's one argument only asks ``name`` for its help or version (it prints and exits)."""
+    if args[0].dyn:
+        return False
+    # `--help` / `--version` as the only argument of a program we know prints and exits.
+    if args[0].text in _HELP_ARGS and (
+            has_rule or name in _READ_ONLY or name in _WRAPPERS
+            or name in _INTERPRETERS or name in _SHELLS or re.fullmatch(r"python[0-9.]*", name)
+            or name in _SERVICE_NAMES):
+        return True
+    # A program looked up on PATH asked only for help/version prints and exits. A workspace script
+    # shadowing that name would have to be installed on PATH outside the workspace, which the pipeline
+    # refuses; `./tool --help` runs a workspace file and stays unknown.
+    return args[0].text in ("--help", "-h", "--version", "-V") and \
+        not xargs and "/" not in head.text and name not in _POWER and name not in _DISK_TOOLS and \
+        not name.startswith("mkfs") and name not in ("init", "telinit")

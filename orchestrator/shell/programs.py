@@ -1,4 +1,5 @@
-"""Program-name tables the dispatcher and several rules consult (read-only programs, shells, wrappers...)."""
+"""Program and subcommand tables that more than one module consults (read-only programs, shells, wrappers, git's
+read-only subcommands and harmless configuration keys...)."""
 from __future__ import annotations
 
 from orchestrator.shell.parse import _LazyRe
@@ -77,3 +78,20 @@ _DISK_TOOLS = frozenset("fdisk sfdisk cfdisk gdisk sgdisk parted wipefs mkswap b
                         "diskutil_erase cryptsetup zpool_destroy lvremove vgremove pvremove mdadm "
                         "hdparm".split())
 _POWER = frozenset("shutdown reboot halt poweroff".split())
+
+
+# git: read by the git rule (rules/git.py) and by where git writes (rules/git_writes.py)
+
+_GIT_READ = frozenset("""status log diff show blame annotate rev-parse rev-list ls-files ls-tree ls-remote cat-file
+describe shortlog grep whatchanged diff-tree diff-index diff-files cherry range-diff name-rev merge-base show-ref
+for-each-ref var version help check-ignore check-attr check-mailmap count-objects fsck verify-commit verify-tag
+verify-pack show-branch get-tar-commit-id column fmt-merge-msg interpret-trailers check-ref-format hash-object
+show-index""".split())
+
+
+_GIT_SAFE_CONFIG = ("color.", "user.", "advice.", "log.", "i18n.", "init.", "safe.directory", "core.quotepath",
+                    "core.autocrlf", "core.safecrlf", "core.longpaths", "core.abbrev", "column.", "format.pretty",
+                    "pull.rebase", "push.default", "diff.renames", "diff.algorithm", "merge.conflictstyle",
+                    "status.", "blame.", "grep.linenumber", "grep.extendedregexp", "core.ignorecase",
+                    "protocol.version", "http.sslverify", "fetch.prune", "commit.gpgsign", "tag.gpgsign",
+                    "rebase.autostash", "maintenance.auto", "gc.auto")

@@ -1,13 +1,18 @@
 """What a rule sees: the accumulator of one analysis (:class:`_Acc`), the walk state (:class:`_Ctx`) and one
-simple command (:class:`_Run`) with the helpers rules use to record writes, deletes, flags and inner code."""
+simple command (:class:`_Run`) with the helpers rules use to record writes, deletes, flags and inner code.
+
+This module sits below the walker, the dispatcher and the rules, and imports none of them: a rule hands inner
+code back to the analyzer through the walker it was given (``run.wk``, see :class:`_Walker`), and a verdict on
+a separate command goes through the entry point the accumulator carries (``_Acc.verdict``, set by
+:func:`orchestrator.shell.api.analyze`)."""
 from __future__ import annotations
 
-from orchestrator.shell.analysis import ShellAnalysis, _KINDS, _RANK
+from orchestrator.shell.analysis import ShellAnalysis, ShellEntry, _KINDS, _RANK
 from orchestrator.shell.words import W
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
-    from typing import Any, Protocol
+    from typing import Any, Callable, Protocol
 
     class _Walker(Protocol):
         """What rules and the dispatcher use of :class:`orchestrator.shell.walker._Walker` (which imports
@@ -23,25 +28,31 @@ if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off th
         def write_target(self, w: W, ctx: _Ctx, why: str, kind: str = "mutating") -> None: ...
         def delete_target(self, w: W, ctx: _Ctx, why: str, kind: str = "mutating") -> None: ...
         def _path(self, w: W, ctx: _Ctx) -> str: ...
+        def dispatch(self, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = False) -> None: ...
+        def analyze_code(self, source: str, ctx: _Ctx, depth: int) -> None: ...
+        def isolated(self, argv: list[W], depth: int) -> _Acc: ...
 
 
 class _Acc:
     __slots__ = ("rank", "writes", "deletes", "reasons", "unresolved", "entries", "dotdot", "risks", "secrets",
-                 "secret_hits", "programs", "argv")
+                 "secret_hits", "programs", "argv", "verdict")
 
-    def __init__(self) -> None:
+    def __init__(self, verdict: Callable[[str], ShellAnalysis]) -> None:
         self.rank = 0
         self.writes: list[str] = []
         self.deletes: list[str] = []
         self.reasons: list[tuple[int, str]] = []
         self.unresolved = False
-        self.entries: list[tuple[int, str, tuple[str, ...], bool]] = []  # see ShellAnalysis.entries
+        self.entries: list[ShellEntry] = []
         self.dotdot = False
         self.risks: set[str] = set()
         self.secrets: Any = None  # a SecretMatcher: shell_secrets records hits when set
         self.secret_hits: list[tuple[str, str, str]] = []
         self.programs: list[tuple[str, str | None]] = []  # see ShellAnalysis.programs
         self.argv: tuple[str, ...] | None = None  # see ShellAnalysis.argv
+        # the analyzer's entry point (api.analyze) for a command judged on its own (_Run.verdict): injected, so
+        # that nothing below the api imports it
+        self.verdict = verdict
 
     def flag(self, kind: str, reason: str, risk: str | None = None) -> None:
         """Raise the command's kind to at least ``kind``, with a reason and (optionally) a :data:`RISKS` key."""
@@ -125,39 +136,36 @@ class _Run:
     def delete(self, w: W, why: str | None = None, kind: str = "mutating") -> None:
         self.wk.delete_target(w, self.ctx, why or self.name, kind)
 
+    def entry(self, op: str, sources: tuple[str, ...] = (), named: bool = False, anywhere: bool = False) -> None:
+        """Record that the command makes a directory entry (:class:`ShellEntry`) at its latest write target, or
+        ``anywhere`` in the tree."""
+        acc = self.wk.acc
+        acc.entries.append(ShellEntry(-1 if anywhere else len(acc.writes) - 1, op, sources, named))
+
     def extra_targets(self, why: str) -> None:
         """xargs/find -exec append targets we cannot see: mark unresolved."""
         self.wk.acc.unresolved = True
 
     # -- inner code: the one way rules hand code to the analyzer again ----------------------------------------
-    # The dispatcher, walker and api import this module, so they are imported here at call time.
-    def sub(self, argv: list[W], xargs: bool | None = None, nested: bool = False) -> None:
+    # Through the walker (run.wk) and the accumulator's entry point: this module imports neither the dispatcher,
+    # the walker nor the api (they import it).
+    def sub(self, argv: list[W], xargs: bool | None = None, nested: bool = False, ctx: _Ctx | None = None) -> None:
         """Analyze ``argv`` as a command this one runs (a wrapper's payload, ``find -exec``), into this result.
-        ``nested`` counts it as one level deeper (the nesting limit of :data:`orchestrator.shell.parse._MAX_DEPTH`)."""
-        from orchestrator.shell import dispatch
-
-        dispatch._run_argv(self.wk, argv, self.ctx, self.depth + 1 if nested else self.depth,
-                           xargs=self.xargs if xargs is None else xargs)
+        ``nested`` counts it as one level deeper (the nesting limit of :data:`orchestrator.shell.parse._MAX_DEPTH`);
+        ``ctx`` is the walk state it runs in (default: this command's; ``git -C DIR`` moves it)."""
+        self.wk.dispatch(argv, self.ctx if ctx is None else ctx, self.depth + 1 if nested else self.depth,
+                         self.xargs if xargs is None else xargs)
 
     def code(self, text: str, why: str) -> None:
         """Recurse into a string of shell code (bash -c, eval), into this result."""
-        from orchestrator.shell import walker
-
-        walker._analyze_into(text, self.wk.acc, self.ctx.copy(), self.depth + 1)
+        self.wk.analyze_code(text, self.ctx.copy(), self.depth + 1)
 
     def isolated(self, argv: list[W]) -> _Acc:
         """Analyze ``argv`` as a command run elsewhere (inside a container): its own accumulator, fresh walk
         state, one level deeper; the caller decides what of it counts here."""
-        from orchestrator.shell import dispatch, walker
+        return self.wk.isolated(argv, self.depth + 1)
 
-        acc = _Acc()
-        dispatch._run_argv(walker._Walker(acc, self.depth + 1), argv, _Ctx(), self.depth + 1)
-        return acc
-
-    @staticmethod
-    def verdict(text: str) -> ShellAnalysis:
+    def verdict(self, text: str) -> ShellAnalysis:
         """How the analyzer judges ``text`` on its own (a pager command, a string in inline code, a key
         binding): nothing of it is recorded in this command's result."""
-        from orchestrator.shell import api
-
-        return api.analyze(text)
+        return self.wk.acc.verdict(text)

@@ -9,16 +9,16 @@ from orchestrator.shell.parse import _LazyRe, _MAX_DEPTH, _parser, _t
 from orchestrator.shell.words import W, _expand_braces, _word_parts
 from orchestrator.shell.programs import _DEV_BLOCK, _DEV_NULLISH
 from orchestrator.shell.dispatch import _run_argv
+from orchestrator.shell.run import _Acc, _Ctx
 from orchestrator.shell.rules import secrets as _shell_secrets
 from orchestrator.shell import parse as _parse
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
     from typing import Any
-    from orchestrator.shell.run import _Acc, _Ctx
 
 
-def _analyze_into(source: str, acc: "_Acc", ctx: "_Ctx", depth: int) -> None:
+def _analyze_into(source: str, acc: _Acc, ctx: _Ctx, depth: int) -> None:
     """Parse ``source`` and fold its effects into ``acc`` (used for the top level and for bash -c/eval)."""
     if depth > _MAX_DEPTH:
         acc.flag("unknown", "command nesting too deep", risk="unparseable")
@@ -68,6 +68,21 @@ class _Walker:
         self.assigned: set[str] = set()   # variables assigned anywhere in the command (untrusted values)
         self.stage_downloads = False      # the current pipeline stage runs a downloader
         self.stage_output: str | None = None  # literal text the current stage prints (echo/printf)
+
+    # -- what rules hand back (through run.Run, which cannot import this module) ----------------------------
+    def dispatch(self, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = False) -> None:
+        """Analyze one simple command (a wrapper's payload, ``find -exec``...) into this walk's result."""
+        _run_argv(self, argv, ctx, depth, xargs=xargs)
+
+    def analyze_code(self, source: str, ctx: _Ctx, depth: int) -> None:
+        """Parse and walk a string of shell code (``bash -c``, ``eval``) into this walk's result."""
+        _analyze_into(source, self.acc, ctx, depth)
+
+    def isolated(self, argv: list[W], depth: int) -> _Acc:
+        """Analyze ``argv`` into an accumulator of its own, in fresh walk state (a command run elsewhere)."""
+        acc = _Acc(self.acc.verdict)
+        _run_argv(_Walker(acc, depth), argv, _Ctx(), depth)
+        return acc
 
     # -- generic -------------------------------------------------------------------------------------------
     def walk(self, node: Any, ctx: _Ctx) -> None:

@@ -175,3 +175,50 @@ def test_model_is_read_from_the_transcript(tmp_path: Path) -> None:
     assert model_from_transcript(str(transcript), "unknown") == "claude-b"
     assert model_from_transcript(str(tmp_path / "missing.jsonl"), "t1") is None
     assert model_from_transcript(None, "t1") is None
+
+
+def test_tool_response_becomes_the_engines_tool_result(payload) -> None:
+    """What the engine is told of Claude Code's tool_response (the engine reads none of its keys itself)."""
+    from orchestrator.adapters.claude_code import tool_result
+    from orchestrator.diffing import Hunk
+    from orchestrator.models import ToolResult
+
+    edit = payload("claude-code", "PostToolUse-Edit")["tool_response"]
+    assert tool_result(edit) == ToolResult(original="x = 1\nprint(x)\n")  # hunks: unused when the pre-image is known
+    assert tool_result(payload("claude-code", "PostToolUse-Write")["tool_response"]) == ToolResult(created=True)
+    assert tool_result({"type": "update", "originalFile": None}) == ToolResult(created=True)
+    assert tool_result({"type": "create", "originalFile": "old"}) == ToolResult(created=True, original="old")
+    patch_only = {"structuredPatch": edit["structuredPatch"]}
+    assert tool_result(patch_only) == ToolResult(hunks=[Hunk(1, 1, 1, 2)])
+    assert tool_result({"structuredPatch": []}) == ToolResult()
+    assert tool_result(payload("claude-code", "PostToolUse-Bash")["tool_response"]) == ToolResult()
+    assert tool_result({"stdout": "", "interrupted": True}).failed
+    assert not tool_result({"stdout": "partial", "interrupted": True}).failed
+    for failed in ({"error": "boom"}, {"is_error": True}, {"success": False}):
+        assert tool_result({**failed, "originalFile": "x"}) == ToolResult.failure()
+    assert tool_result({"originalFile": 5}) == ToolResult()  # malformed: nothing known (was a crash)
+    for other in ("Success. Updated the following files", None, [1]):  # Codex's apply_patch answers with text
+        assert tool_result(other) == ToolResult()
+
+
+def test_structured_patch_hunks() -> None:
+    from orchestrator.adapters.claude_code import hunks_from_structured_patch
+    from orchestrator.diffing import Hunk, changed_ranges
+
+    patch = [{"oldStart": 1, "oldLines": 2, "newStart": 1, "newLines": 3,
+              "lines": ["-x = 1", "+x = 2", "+y = 3", " print(x)"]}]
+    assert hunks_from_structured_patch(patch) == [Hunk(1, 1, 1, 2)]
+    assert changed_ranges("x = 1\nprint(x)\n", "x = 2\ny = 3\nprint(x)\n")[1] == [Hunk(1, 1, 1, 2)]
+    patch = [{"oldStart": 3, "newStart": 3, "lines": [" a", "-b", " c", "+d", "\\ No newline at end of file"]}]
+    assert hunks_from_structured_patch(patch) == [Hunk(4, 1, 3, 0), Hunk(5, 0, 5, 1)]
+
+
+def test_post_tool_use_without_a_capture_records_from_the_tool_result(payload, ws: Path) -> None:
+    """The PostToolUse hook alone (its PreToolUse never ran): originalFile gives the exact ranges."""
+    select(payload)
+    (ws / "src" / "app.py").write_text("x = 2\ny = 3\nprint(x)\n")
+    assert hook(payload("claude-code", "PostToolUse-Edit")).exit_code == 0
+    rec = json.loads((ws / ".orchestration" / "agent_trace.jsonl").read_text().splitlines()[-1])
+    assert [(r["start_line"], r["end_line"]) for r in rec["files"][0]["conversations"][0]["ranges"]] == [(1, 2)]
+    assert rec["metadata"]["dev.orchestrator"]["files"][0]["before"] == \
+        "sha256:" + __import__("hashlib").sha256(b"x = 1\nprint(x)\n").hexdigest()

@@ -165,3 +165,21 @@ def test_session_start_sweeps_stale_pre_images_and_names_the_gemini_tool(payload
     ctx = hook(payload("gemini", "SessionStart"))["hookSpecificOutput"]["additionalContext"]
     assert "mcp_orchestrator_select_active_intent" in ctx and "mcp__orchestrator__" not in ctx
     assert not old.exists() and fresh.exists() and other.exists()  # only Gemini's, only stale ones
+
+
+def test_after_tool_response_becomes_the_engines_tool_result(payload) -> None:
+    """What the engine is told of AfterTool's tool_response (the engine reads none of its keys itself)."""
+    from orchestrator.adapters.gemini import tool_result
+    from orchestrator.models import ToolResult
+
+    assert tool_result(payload("gemini", "AfterTool-write_file")["tool_response"]) == ToolResult()  # text display
+    display = {"fileDiff": "…", "fileName": "app.py", "newContent": "x = 2\n"}
+    assert tool_result({"returnDisplay": {**display, "originalContent": "x = 1\n", "isNewFile": False}}) == \
+        ToolResult(original="x = 1\n")
+    assert tool_result({"returnDisplay": {**display, "originalContent": "", "isNewFile": True}}) == \
+        ToolResult(created=True)  # "" with isNewFile: it did not exist, it was not empty
+    assert tool_result({"returnDisplay": {"originalContent": None}}) == ToolResult(created=True)
+    assert tool_result({"returnDisplay": {"originalContent": 5}}) == ToolResult()
+    assert tool_result({"llmContent": "no", "error": {"message": "x"},
+                        "returnDisplay": {"originalContent": "x"}}) == ToolResult.failure()
+    assert tool_result("weird") == ToolResult() and tool_result(None) == ToolResult()

@@ -90,7 +90,7 @@ def test_tui_command_runs_the_app_headless(tmp_path, tmp_path_factory, monkeypat
     def run_headless(self) -> None:
         async def drive() -> None:
             async with self.run_test(size=(80, 24)) as pilot:
-                await pilot.pause(0.2)
+                await pilot.pause()  # the app has processed its start-up messages
                 seen["root"] = self.workspace.root
                 await pilot.press("q")
         asyncio.run(drive())

@@ -13,11 +13,13 @@ from orchestrator import cli
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def orch(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def orch(*args: str, cwd: Path, stdin: str | None = None,
+         timeout: float | None = None) -> subprocess.CompletedProcess[str]:
+    """A real ``orch`` process; ``timeout`` (seconds) fails the test with TimeoutExpired if it takes longer."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("ORCH_APPROVAL_CHANNEL", None)
     return subprocess.run([sys.executable, "-m", "orchestrator", *args], cwd=cwd, input=stdin,
-                          capture_output=True, text=True, env=env)
+                          capture_output=True, text=True, env=env, timeout=timeout)
 
 
 def test_expected_error_exits_1_with_one_line(tmp_path: Path) -> None:

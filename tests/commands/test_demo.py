@@ -85,7 +85,8 @@ def test_demo_interactive_waits_for_a_person(tmp_path: Path) -> None:
     import os
     import subprocess
     import sys
-    import time
+
+    from tests.waiting import TIMEOUT, wait_until
 
     root = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": str(root)}
@@ -94,20 +95,21 @@ def test_demo_interactive_waits_for_a_person(tmp_path: Path) -> None:
     demo = subprocess.Popen([sys.executable, "-m", "orchestrator", "demo", "--dir", str(d), "--interactive"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        pending: list = []
-        deadline = time.monotonic() + 60
-        while not pending and time.monotonic() < deadline and demo.poll() is None:
-            time.sleep(0.2)
-            if (d / ".orchestration").is_dir():
-                out = subprocess.run([sys.executable, "-m", "orchestrator", "approvals", "--json", "-C", str(d)],
-                                     env=env, capture_output=True, text=True)
-                pending = json.loads(out.stdout or "[]") if out.returncode == 0 else []
-        assert len(pending) == 1, "the demo never asked for approval"
+        def asked() -> list:
+            assert demo.poll() is None, "the demo ended without asking for approval"
+            if not (d / ".orchestration").is_dir():
+                return []
+            out = subprocess.run([sys.executable, "-m", "orchestrator", "approvals", "--json", "-C", str(d)],
+                                 env=env, capture_output=True, text=True)
+            return json.loads(out.stdout or "[]") if out.returncode == 0 else []
+
+        pending = wait_until(asked, what="the demo to ask for approval", interval=0.2)
+        assert len(pending) == 1, pending
         assert "rm -rf build/*" in json.dumps(pending[0])
         approve = subprocess.run([sys.executable, "-m", "orchestrator", "approve", pending[0]["id"], "-C", str(d)],
                                  env=env, capture_output=True, text=True)
         assert approve.returncode == 0, approve.stderr
-        stdout, stderr = demo.communicate(timeout=60)
+        stdout, stderr = demo.communicate(timeout=TIMEOUT)
     finally:
         if demo.poll() is None:
             demo.kill()

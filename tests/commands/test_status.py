@@ -11,7 +11,8 @@ from orchestrator.cli import main
 from orchestrator.commands.doctor import CHECKS, run_checks
 from orchestrator.pipeline import Governor
 from tests.approval_support import make_workspace
-from tests.test_daemon import start_daemon, wait_for
+from tests.test_daemon import start_daemon
+from tests.waiting import TIMEOUT, wait_until
 
 
 def test_status_lists_sessions_daemon_and_pending(tmp_path: Path, capsys) -> None:
@@ -34,7 +35,7 @@ def test_status_and_doctor_see_the_running_daemon(tmp_path: Path, capsys) -> Non
     ws = make_workspace(tmp_path)
     proc = start_daemon(ws.root)
     try:
-        wait_for(lambda: daemon.info(ws.root) is not None)
+        wait_until(lambda: daemon.info(ws.root), what="run/orch.daemon.json")
         assert main(["status", "-C", str(ws.root), "--json"]) == 0
         [tree] = json.loads(capsys.readouterr().out)["worktrees"]
         assert tree["daemon"]["running"] and tree["daemon"]["pid"] == proc.pid and tree["daemon"]["current"]
@@ -49,7 +50,7 @@ def test_status_and_doctor_see_the_running_daemon(tmp_path: Path, capsys) -> Non
         [finding] = run_checks(ws, ["orchestrator.commands.status:check_daemon"])
         assert finding.status == "warn" and "/old/venv" in finding.message and "orch serve --stop" in finding.fix
     finally:
-        daemon.stop(ws.root)
-        wait_for(lambda: proc.poll() is not None)
+        daemon.stop(ws.root, timeout=TIMEOUT)
+        proc.wait(timeout=TIMEOUT)
     [finding] = run_checks(ws, ["orchestrator.commands.status:check_daemon"])
     assert finding.status == "info"

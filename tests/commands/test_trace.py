@@ -43,7 +43,7 @@ class WS:
         trace.capture(self.gov, call)
         (self.root / path).parent.mkdir(parents=True, exist_ok=True)
         (self.root / path).write_text(text)
-        return trace.record(self.gov, call, {})
+        return trace.record(self.gov, call)
 
     @property
     def ledger(self) -> Path:

@@ -75,7 +75,7 @@ def scenario(codex_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Scena
                    check=True)
     doctor_before = json.loads(orch(root, "doctor", "--json", env=env, check=False).stdout)
 
-    searches = iter(range(1, 120))  # up to ~30 s for the MCP server to start
+    searches = iter(range(1, 480))  # up to ~2 min (at 0.25 s a search) for the MCP server to start, even under load
 
     def find_mcp_tool(body: dict) -> list[dict]:
         """Codex starts MCP servers in the background: search again until the orchestrator tools are listed."""

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tests.e2e.claude_cli import CliRun, make_runner
 from tests.e2e.fake_anthropic import FakeAnthropic, ToolUse
+from tests.waiting import wait_until
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TOOLS = "Bash Write Edit Read Glob Grep mcp__orchestrator"
@@ -87,11 +88,11 @@ def test_four_cli_sessions_in_two_worktrees_one_pending_approval(claude_bin: Pat
         for t in threads.values():
             t.start()
         # D's rm -rf waits for a person; it is filed in the repository-wide broker, seen from the main worktree
-        deadline = time.monotonic() + 240
-        pending: list[dict] = []
-        while not pending and time.monotonic() < deadline and threads["d"].is_alive():
-            pending = json.loads(orch(main, "approvals", "--json").stdout)
-            time.sleep(0.5)
+        def d_asked() -> list[dict]:
+            assert threads["d"].is_alive(), "session d finished without asking for approval"
+            return json.loads(orch(main, "approvals", "--json").stdout)
+
+        pending = wait_until(d_asked, what="session d's rm -rf to be filed", timeout=240, interval=0.5)
         assert len(pending) == 1, pending
         request = pending[0]
         assert request["command"] == "rm -rf build"

@@ -72,14 +72,14 @@ class Repo:
         else:
             with open(self.p(rel), "w", encoding="utf-8", newline="") as fh:
                 fh.write(data)
-        trace.record(self.gov, call, {})
+        trace.record(self.gov, call)
 
     def bash(self, argv: list[str], writes: tuple[str, ...] = (), deletes: tuple[str, ...] = ()) -> None:
         """A governed shell command (the shell analysis' writes/deletes given here, the command really run)."""
         call = self._call(tool="Bash", kind="exec", shell=NS(writes=list(writes), deletes=list(deletes)))
         trace.capture(self.gov, call)
         subprocess.run(argv, cwd=self.root, check=True)
-        trace.record(self.gov, call, {})
+        trace.record(self.gov, call)
 
     def hand(self, rel: str, data: str | bytes | None) -> None:
         """An ungoverned change (None: delete)."""

@@ -47,7 +47,7 @@ class WS:
                   session_id="s", agent="a", agent_id=None, intent_id=intent, mutation_class=None, model_id=None)
         trace.capture(self.gov, call)
         (self.root / rel).write_text(text)
-        rec = trace.record(self.gov, call, {})
+        rec = trace.record(self.gov, call)
         assert rec is not None
         return rec
 

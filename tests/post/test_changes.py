@@ -13,11 +13,14 @@ from types import SimpleNamespace
 
 
 from orchestrator import ledger
+from orchestrator.adapters.claude_code import tool_result
 from orchestrator.pipeline import Governor
-from orchestrator.post import changes, trace
+from orchestrator.post import changes, preimage, trace
 from orchestrator.shell import analyze
 from orchestrator.tools import to_call
+from tests.approval_support import wait_for_requests
 from tests.conftest import make_workspace
+from tests.waiting import TIMEOUT
 
 GIT_ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@example.com"}
@@ -34,6 +37,7 @@ def _repo(tmp_path: Path) -> Path:
 
 
 def _bash(root: Path, command: str) -> dict:
+    """Run ``command`` as Claude Code's Bash tool would; its ``tool_response``."""
     done = subprocess.run(["bash", "-c", command], cwd=root, capture_output=True, text=True, env=GIT_ENV, timeout=60)
     assert done.returncode == 0, done.stderr
     return {"stdout": done.stdout, "stderr": done.stderr, "interrupted": False}
@@ -154,9 +158,10 @@ def test_an_unknown_command_is_traced_with_exact_ranges_and_out_of_scope_changes
     gov.select_intent("INT-001", "s")
     cmd = "sh src/run.sh"
     assert gov.pre(to_call("Bash", {"command": cmd}, session_id="s", cwd=str(root), tool_use_id="tu1")).allowed
-    trace._MEM.clear()  # the post-hook runs in another process: only the persisted snapshot survives
+    preimage._MEM.clear()  # the post-hook runs in another process: only the persisted snapshot survives
     result = _bash(root, cmd)
-    rec = gov.post(to_call("Bash", {"command": cmd}, session_id="s", cwd=str(root), tool_use_id="tu1"), result)
+    rec = gov.post(to_call("Bash", {"command": cmd}, session_id="s", cwd=str(root), tool_use_id="tu1"),
+                   tool_result(result))
     assert rec is not None
     # tracked files that were clean: the index blob is the before-content, so ranges are exact
     assert _ranges(rec, "src/app.py") == [(3, 3)]
@@ -187,7 +192,7 @@ def test_a_command_that_changed_nothing_leaves_no_record(tmp_path: Path) -> None
     cmd = "python3 -c 'import os'"
     call = to_call("Bash", {"command": cmd}, session_id="s", cwd=str(root))
     assert analyze(cmd).kind == "unknown" and gov.pre(call).allowed
-    assert gov.post(call, _bash(root, cmd)) is None
+    assert gov.post(call, tool_result(_bash(root, cmd))) is None
     assert gov.workspace.ledger_file.read_text() == ""
 
 
@@ -199,7 +204,7 @@ def test_a_modified_file_that_was_already_dirty_is_attributed_whole_and_says_so(
     cmd = "python3 -c \"open('src/lib.py', 'a').write('# end\\n')\""  # unknown: the analyzer names no target
     call = to_call("Bash", {"command": cmd}, session_id="s", cwd=str(root))
     assert gov.pre(call).allowed
-    rec = gov.post(call, _bash(root, cmd))
+    rec = gov.post(call, tool_result(_bash(root, cmd)))
     assert _ranges(rec, "src/lib.py") == [(1, 3)]
     assert "no pre-image" in _meta(rec, "src/lib.py").get("evidence", _ns(rec)["evidence"])
 
@@ -213,17 +218,12 @@ def test_a_destructive_command_approved_in_the_tui_leaves_a_record(tmp_path: Pat
     cmd = "rm -rf src"
 
     def approve() -> None:
-        d = gov.workspace.approvals_dir  # shared by the worktrees of a repository
-        for _ in range(500):
-            found = sorted(d.glob("*.request.json")) if d.is_dir() else []
-            if found:
-                Broker(gov.workspace.shared_run_dir).decide(found[0].name.split(".")[0], "approve")
-                return
-            time.sleep(0.02)
+        [found] = wait_for_requests(gov.workspace, 1)  # in the approvals dir shared by a repository's worktrees
+        Broker(gov.workspace.shared_run_dir).decide(found.name.split(".")[0], "approve")
 
     t = threading.Thread(target=approve)
     t.start()
-    os.environ["ORCH_APPROVAL_TIMEOUT"] = "20"
+    os.environ["ORCH_APPROVAL_TIMEOUT"] = str(2 * TIMEOUT)  # longer than the approver's wait: it never times out
     try:
         verdict = gov.pre(to_call("Bash", {"command": cmd}, session_id="s", cwd=str(root), tool_use_id="tu5"))
     finally:
@@ -231,7 +231,7 @@ def test_a_destructive_command_approved_in_the_tui_leaves_a_record(tmp_path: Pat
         t.join()
     assert verdict.allowed, verdict
     rec = gov.post(to_call("Bash", {"command": cmd}, session_id="s", cwd=str(root), tool_use_id="tu5"),
-                   _bash(root, cmd))
+                   tool_result(_bash(root, cmd)))
     assert rec is not None
     assert {m["path"]: m["op"] for m in _ns(rec)["files"]} == {"src/app.py": "delete", "src/lib.py": "delete"}
 
@@ -245,7 +245,7 @@ def test_a_command_a_person_approved_through_agent_ask_leaves_a_record(tmp_path:
     assert verdict.decision == "ask", verdict
     # the person says yes in the agent's own prompt; the agent runs it; the post-hook comes
     rec = gov.post(to_call("Bash", {"command": cmd}, session_id="s", cwd=str(root), tool_use_id="tu9"),
-                   _bash(root, cmd))
+                   tool_result(_bash(root, cmd)))
     assert rec is not None
     ops = {m["path"]: m["op"] for m in _ns(rec)["files"]}
     assert ops == {"src/lib.py": "delete", "docs/z.md": "create"}
@@ -286,9 +286,9 @@ def test_orphaned_pre_images_are_swept(tmp_path: Path) -> None:
     old, new = d / "old.json", d / "new.json"
     old.write_text("{}")
     new.write_text("{}")
-    past = time.time() - trace.PREIMAGE_TTL_SECONDS - 60
+    past = time.time() - preimage.PREIMAGE_TTL_SECONDS - 60
     os.utime(old, (past, past))
-    trace._sweep(d)
+    preimage._sweep(d)
     assert not old.exists() and new.exists()
 
 
@@ -306,5 +306,5 @@ def test_the_audit_finds_nothing_ungoverned_after_a_traced_script(tmp_path: Path
     call = to_call("Bash", {"command": "sh src/run.sh"}, session_id="s", cwd=str(root), tool_use_id="tu7")
     assert gov.pre(call).allowed
     gov.post(to_call("Bash", {"command": "sh src/run.sh"}, session_id="s", cwd=str(root), tool_use_id="tu7"),
-             _bash(root, "sh src/run.sh"))
+             tool_result(_bash(root, "sh src/run.sh")))
     assert audit(root, gov.workspace.ledger_file)["ungoverned"] == []

@@ -11,8 +11,10 @@ import jsonschema
 import pytest
 
 from orchestrator import ledger
-from orchestrator.diffing import hash_lines, split_lines
-from orchestrator.post import trace
+from orchestrator.adapters.claude_code import tool_result
+from orchestrator.diffing import Hunk, hash_lines, split_lines
+from orchestrator.models import ToolResult
+from orchestrator.post import preimage, trace
 
 SCHEMA = json.loads(ledger.schema_path().read_text())
 CC = Path("/work/shared/protocols/claude-code")
@@ -57,7 +59,7 @@ def test_edit_with_capture_records_ranges_class_and_metadata(repo: Path) -> None
     trace.capture(gov, call)
     assert (gov.workspace.run_dir / "preimages" / "toolu_1.json").exists()
     (repo / "a.py").write_text("x = 2\ny = 3\nprint(x)\n")
-    rec = trace.record(gov, call, {})
+    rec = trace.record(gov, call)
     assert rec is not None
     (f,) = rec["files"]
     conv = f["conversations"][0]
@@ -88,7 +90,7 @@ def test_no_file_contents_in_the_ledger(repo: Path) -> None:
     call = make_call(tool_use_id="t2")
     trace.capture(gov, call)
     (repo / "a.py").write_text("x = 1\nprint(x)\nSECRET_TOKEN = 'correct-horse-battery'\n")
-    trace.record(gov, call, {})
+    trace.record(gov, call)
     text = gov.workspace.ledger_file.read_text()
     assert "correct-horse-battery" not in text and "print(x)" not in text
 
@@ -98,9 +100,9 @@ def test_same_tool_use_id_is_never_recorded_twice(repo: Path) -> None:
     call = make_call(tool_use_id="toolu_dup")
     trace.capture(gov, call)
     (repo / "a.py").write_text("x = 5\nprint(x)\n")
-    assert trace.record(gov, call, {}) is not None
-    # The post-hook delivered again (e.g. a retry), even with Claude Code's originalFile: no second record.
-    assert trace.record(gov, call, {"originalFile": "x = 1\nprint(x)\n"}) is None
+    assert trace.record(gov, call) is not None
+    # The post-hook delivered again (e.g. a retry), even with the tool's own pre-image: no second record.
+    assert trace.record(gov, call, ToolResult(original="x = 1\nprint(x)\n")) is None
     assert len(all_lines(gov)) == 1
 
 
@@ -108,7 +110,7 @@ def test_unchanged_file_produces_no_record(repo: Path) -> None:
     gov = make_gov(repo)
     call = make_call(tool_use_id="t3")
     trace.capture(gov, call)
-    assert trace.record(gov, call, {}) is None
+    assert trace.record(gov, call) is None
     assert not gov.workspace.ledger_file.exists()
 
 
@@ -118,7 +120,7 @@ def test_claude_code_edit_fixture_uses_original_file_without_capture(repo: Path)
     (repo / "src").mkdir()
     (repo / "src" / "app.py").write_text("x = 2\ny = 3\nprint(x)\n")  # the state after Claude Code's Edit
     call = make_call(paths=("src/app.py",), tool_use_id=payload["tool_use_id"], session_id=payload["session_id"])
-    rec = trace.record(gov, call, payload["tool_response"])
+    rec = trace.record(gov, call, tool_result(payload["tool_response"]))
     r = rec["files"][0]["conversations"][0]["ranges"]
     # structuredPatch says: -x = 1 / +x = 2 / +y = 3 -> new lines 1..2
     assert [(x["start_line"], x["end_line"]) for x in r] == [(1, 2)]
@@ -131,11 +133,44 @@ def test_claude_code_write_create_fixture(repo: Path) -> None:
     (repo / "src").mkdir()
     (repo / "src" / "new.py").write_text(payload["tool_input"]["content"])
     call = make_call(tool="Write", paths=("src/new.py",), tool_use_id=payload["tool_use_id"])
-    rec = trace.record(gov, call, payload["tool_response"])
+    rec = trace.record(gov, call, tool_result(payload["tool_response"]))
     f = rec["files"][0]
     assert [(x["start_line"], x["end_line"]) for x in f["conversations"][0]["ranges"]] == [(1, 2)]
     ns = rec["metadata"][ledger.NS]
     assert ns["files"][0]["op"] == "create" and ns["mutation_class"] == "INTENT_EVOLUTION"
+
+
+def test_tool_hunks_give_the_ranges_when_no_pre_image_is_known(repo: Path) -> None:
+    gov = make_gov(repo)
+    (repo / "a.py").write_text("x = 2\ny = 3\nprint(x)\n")  # no capture, no pre-image from the tool
+    rec = trace.record(gov, make_call(tool_use_id="t-h"), ToolResult(hunks=[Hunk(1, 1, 1, 2)]))
+    assert [(x["start_line"], x["end_line"]) for x in rec["files"][0]["conversations"][0]["ranges"]] == [(1, 2)]
+    ns = rec["metadata"][ledger.NS]
+    assert ns["evidence"] == "no pre-image (ranges from the agent's patch)"
+    assert (ns["files"][0]["added"], ns["files"][0]["removed"]) == (2, 1)
+
+
+def test_tool_pre_image_is_trusted_over_the_capture_and_created_keeps_an_existing_capture(repo: Path) -> None:
+    gov = make_gov(repo)
+    call = make_call(tool_use_id="t-o")
+    trace.capture(gov, call)  # a.py: "x = 1\nprint(x)\n"
+    (repo / "a.py").write_text("x = 1\nprint(x)\nz = 0\n")
+    # the tool says the file held only "z = 0\n" before: its pre-image wins, so lines 1-2 are the change
+    rec = trace.record(gov, call, ToolResult(original="z = 0\n"))
+    assert [(x["start_line"], x["end_line"]) for x in rec["files"][0]["conversations"][0]["ranges"]] == [(1, 2)]
+    call2 = make_call(tool_use_id="t-c")
+    trace.capture(gov, call2)
+    (repo / "a.py").write_text("x = 1\nprint(x)\nz = 0\nw = 1\n")
+    # "created" while the capture saw the file: the capture stands (a modify of line 4, not a create)
+    rec2 = trace.record(gov, call2, ToolResult(created=True, original="ignored\n"))
+    assert rec2["metadata"][ledger.NS]["files"][0]["op"] == "modify"
+    assert [(x["start_line"], x["end_line"]) for x in rec2["files"][0]["conversations"][0]["ranges"]] == [(4, 4)]
+
+
+def test_record_takes_a_tool_result_not_an_agent_dict(repo: Path) -> None:
+    gov = make_gov(repo)
+    with pytest.raises(TypeError, match="ToolResult"):
+        trace.record(gov, make_call(tool_use_id="t-d"), {"originalFile": "x"})  # type: ignore[arg-type]
 
 
 def test_bash_writes_deletes_and_rename_via_shell_analysis(repo: Path) -> None:
@@ -147,7 +182,7 @@ def test_bash_writes_deletes_and_rename_via_shell_analysis(repo: Path) -> None:
                      command="echo hi > out.txt && rm gone.txt && mv old.txt new.txt")
     trace.capture(gov, call)
     subprocess.run("echo hi > out.txt && rm gone.txt && mv old.txt new.txt", shell=True, cwd=repo, check=True)
-    rec = trace.record(gov, call, {"stdout": "", "stderr": ""})
+    rec = trace.record(gov, call)
     ops = {m["path"]: m for m in rec["metadata"][ledger.NS]["files"]}
     assert ops["out.txt"]["op"] == "create"
     assert ops["gone.txt"]["op"] == "delete"
@@ -164,11 +199,11 @@ def test_separate_process_post_hook_reads_the_persisted_preimage(repo: Path) -> 
     big = "".join(f"line {i}\n" for i in range(300))
     (repo / "a.py").write_text(big)
     trace.capture(gov, call)
-    trace._MEM.clear()  # what a fresh process would see
+    preimage._MEM.clear()  # what a fresh process would see
     lines = split_lines(big)
     lines[150:152] = ["changed A\n", "changed B\n", "changed C\n"]
     (repo / "a.py").write_text("".join(lines))
-    rec = trace.record(gov, make_call(tool_use_id="toolu_x"), {})
+    rec = trace.record(gov, make_call(tool_use_id="toolu_x"))
     rng = rec["files"][0]["conversations"][0]["ranges"]
     assert [(x["start_line"], x["end_line"]) for x in rng] == [(151, 153)]
     assert rec["metadata"][ledger.NS]["files"][0]["removed"] == 2
@@ -191,7 +226,7 @@ def test_paths_outside_workspace_and_governance_state_are_ignored(repo: Path) ->
     call = make_call(tool="Bash", paths=(), shell=shell, cwd=str(repo), tool_use_id="toolu_o")
     trace.capture(gov, call)
     (repo / ".orchestration" / "x").write_text("x")
-    assert trace.record(gov, call, {}) is None
+    assert trace.record(gov, call) is None
 
 
 def test_bash_glob_delete_is_expanded_before_the_command_runs(repo: Path) -> None:
@@ -204,7 +239,7 @@ def test_bash_glob_delete_is_expanded_before_the_command_runs(repo: Path) -> Non
                      command="rm -rf build/*")
     trace.capture(gov, call)
     subprocess.run("rm -rf build/*", shell=True, cwd=repo, check=True)
-    rec = trace.record(gov, call, {"stdout": ""})
+    rec = trace.record(gov, call)
     ops = {m["path"]: m["op"] for m in rec["metadata"][ledger.NS]["files"]}
     assert ops == {"build/a.o": "delete", "build/b.o": "delete", "build/sub/c.o": "delete"}
     assert rec["metadata"][ledger.NS]["mutation_class"] == "INTENT_EVOLUTION"

@@ -214,19 +214,19 @@ def test_stale_after_other_session_changes_file(gov: Governor, ws: Path) -> None
     gov.select_intent("INT-001", "b")
     read = to_call("Read", {"file_path": "src/app.py"}, session_id="a")
     assert gov.pre(read).allowed
-    gov.post(read, {})
+    gov.post(read)
     # session b edits the file
     edit_b = to_call("Edit", {"file_path": "src/app.py"}, session_id="b")
     assert gov.pre(edit_b).allowed
     (ws / "src" / "app.py").write_text("x = 2\nprint(x)\n")
-    gov.post(edit_b, {})
+    gov.post(edit_b)
     # a's next edit is stale, naming both hashes
     v = gov.pre(to_call("Edit", {"file_path": "src/app.py"}, session_id="a"))
     assert v.error["type"] == "stale-file" and v.error["expected_hash"] != v.error["actual_hash"]
     assert v.error["actual_hash"].startswith("sha256:")
     # after re-reading, a may edit again
     read2 = to_call("Read", {"file_path": "src/app.py"}, session_id="a")
-    gov.post(read2, {})
+    gov.post(read2)
     assert gov.pre(to_call("Edit", {"file_path": "src/app.py"}, session_id="a")).allowed
 
 
@@ -238,11 +238,11 @@ def test_stale_expected_hash(gov: Governor) -> None:
 
 def test_stale_own_write_refreshes_stamp(gov: Governor, ws: Path) -> None:
     gov.select_intent("INT-001", "s1")
-    gov.post(to_call("Read", {"file_path": "src/app.py"}, session_id="s1"), {})
+    gov.post(to_call("Read", {"file_path": "src/app.py"}, session_id="s1"))
     w = to_call("Write", {"file_path": "src/app.py"}, session_id="s1")
     assert gov.pre(w).allowed
     (ws / "src" / "app.py").write_text("new\n")
-    gov.post(w, {})
+    gov.post(w)
     assert gov.pre(to_call("Write", {"file_path": "src/app.py"}, session_id="s1")).allowed
 
 

@@ -179,7 +179,7 @@ def run(base: Path, template: Path, command: str, *, governed: bool, timeout: fl
         result["exit"] = "timeout"
     if governed and gov is not None and call is not None:
         try:
-            gov.post(call, {"stdout": "", "exit_code": result["exit"]})
+            gov.post(call)  # it ran (whatever its exit code): trace it
         except Exception as exc:  # noqa: BLE001 — measured, not fatal
             result["post_error"] = repr(exc)
     result["changed"] = diff(before, snapshot(base))

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import orchestrator.shell
-from orchestrator.shell import RISKS, ShellAnalysis, analyze
+from orchestrator.shell import RISKS, ShellAnalysis, ShellEntry, analyze
 
 PACKAGE = Path(orchestrator.shell.__file__).parent
 ROOT = PACKAGE.parent.parent
@@ -26,14 +26,29 @@ def _modules() -> list[str]:
 
 
 def test_public_api() -> None:
-    assert orchestrator.shell.__all__ == ["RISKS", "ShellAnalysis", "analyze"]
+    assert orchestrator.shell.__all__ == ["RISKS", "ShellAnalysis", "ShellEntry", "analyze"]
     res = analyze("rm -rf build")
     assert isinstance(res, ShellAnalysis) and res.deletes == ("build",)
     assert "runs-code" in RISKS
 
 
+def test_entries_are_immutable_records_with_named_fields() -> None:
+    made = analyze("mv a b/").entries[0]
+    assert type(made) is ShellEntry
+    assert (made.write_index, made.op, made.sources, made.named) == (0, "mv", ("a",), True)
+    assert made == (0, "mv", ("a",), True) and hash(made) == hash((0, "mv", ("a",), True))  # a tuple underneath
+    assert repr(made) == "ShellEntry(write_index=0, op='mv', sources=('a',), named=True)"
+    assert not hasattr(made, "__dict__")  # slotted
+    for field in ("write_index", "op", "sources", "named", "other"):
+        try:
+            setattr(made, field, 1)
+        except AttributeError:
+            continue
+        raise AssertionError(f"ShellEntry.{field} was assignable")
+
+
 def test_each_module_imports_first() -> None:
-    """Rules call into the dispatcher and walker at call time; no module may need another imported before it."""
+    """No module may need another imported before it (the package imports one way; see tests/test_import_graph.py)."""
     script = (
         "import importlib, sys\n"
         "failed = []\n"

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable
 
 import pytest
 from textual.widgets import DataTable, OptionList
@@ -14,6 +12,7 @@ from orchestrator.pipeline import Governor
 from orchestrator.tools import to_call
 from orchestrator.tui.app import ApprovalApp, RejectScreen
 from tests.approval_support import NOW, make_workspace, scene, spawn_waiter, verdict_of, wait_for_requests
+from tests.waiting import until
 
 # async tests run on anyio's pytest plugin (installed with the mcp SDK) under asyncio
 pytestmark = pytest.mark.anyio
@@ -24,18 +23,9 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-async def until(pilot, cond: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Let the app run until ``cond()`` holds (workers and timers need real time)."""
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        await pilot.pause(0.05)
-
-
 async def verdict(pilot, proc) -> dict:
     """The waiting process's verdict, letting the app run meanwhile (its workers write the decision)."""
-    await until(pilot, lambda: proc.poll() is not None, timeout=25)
+    await until(pilot, lambda: proc.poll() is not None, what="the waiting process to get its verdict")
     return verdict_of(proc)
 
 
@@ -69,11 +59,11 @@ async def test_forbidden_class_cannot_be_remembered_from_the_tui(tmp_path) -> No
     async with app.run_test(size=(80, 24)) as pilot:
         await until(pilot, lambda: queue(app).option_count == 1)
         await pilot.press("s", "i")
-        await pilot.pause(0.2)
+        await until(pilot, lambda: any("never remembered" in n.message for n in app._notifications),
+                    what="the refusal to be notified")
         await app.workers.wait_for_complete()
         assert not (ws.run_dir / "approvals" / f"{rid}.decision.json").exists()
         assert Broker(ws.run_dir).grants() == []
-        assert any("never remembered" in n.message for n in app._notifications)
 
 
 async def test_corrupt_request_is_shown_as_an_error(tmp_path) -> None:
@@ -86,9 +76,10 @@ async def test_corrupt_request_is_shown_as_an_error(tmp_path) -> None:
         await until(pilot, lambda: queue(app).option_count == 1)
         assert "bad-1" in str(queue(app).get_option_at_index(0).prompt)
         await pilot.press("a")
-        await pilot.pause(0.1)
+        await until(pilot, lambda: any("corrupt" in n.message for n in app._notifications),
+                    what="the corrupt request to be reported")
+        await app.workers.wait_for_complete()
         assert not (d / "bad-1.decision.json").exists()
-        assert any("corrupt" in n.message for n in app._notifications)
         assert app.is_running
 
 
@@ -151,7 +142,7 @@ async def test_remembered_grants_from_the_tui(tmp_path, monkeypatch, key: str, s
 
 async def test_intents_reload_when_the_file_changes(tmp_path) -> None:
     ws = make_workspace(tmp_path)
-    app = ApprovalApp(ws, refresh_seconds=30)  # only watchdog can make this reload in time
+    app = ApprovalApp(ws, refresh_seconds=3600)  # past any wait of this test: only watchdog can make it reload
     async with app.run_test(size=(80, 24)) as pilot:
         table = app.screen.query_one("#intents-table", DataTable)
         await until(pilot, lambda: table.row_count == 3)
@@ -166,7 +157,7 @@ async def test_intents_reload_when_the_file_changes(tmp_path) -> None:
 def test_snapshot_main_screen(tmp_path, snap_compare) -> None:
     ws = make_workspace(tmp_path)
     scene(ws)
-    app = ApprovalApp(ws, clock=lambda: NOW, watch=False, refresh_seconds=60)
+    app = ApprovalApp(ws, clock=lambda: NOW, watch=False, refresh_seconds=3600)  # no reload mid-snapshot
     app.sub_title = "~/repo"
 
     async def loaded(pilot) -> None:
@@ -174,7 +165,7 @@ def test_snapshot_main_screen(tmp_path, snap_compare) -> None:
         await app.workers.wait_for_complete()
         table = app.screen.query_one("#ledger-table", DataTable)
         await until(pilot, lambda: table.row_count == 3)
-        await pilot.pause(0.1)
+        await pilot.pause()  # the screen has processed what it was sent (not a fixed delay)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=loaded)
 

@@ -199,7 +199,7 @@ def _cp_like(run: _Run) -> None:
             # -T, --parents or a source "x/." do not make DIR/<basename>: anything in DIR may be new
             named = not _has(opts, "-T", "--no-target-directory", "--parents") and \
                 all(posixpath.basename(p.text.rstrip("/")) not in ("", ".", "..") for p in srcs)
-            acc.entries.append((len(acc.writes) - 1, _entry_op(run.name, opts), _sources(run, srcs), named))
+            run.entry(_entry_op(run.name, opts), _sources(run, srcs), named)
         if len(srcs) > 1 or (srcs and srcs[0].glob):
             run.acc.unresolved = True  # dest is a directory: the written names are dest/<basename>
     else:

@@ -3,6 +3,7 @@ Where a writing subcommand writes is :mod:`.git_writes`."""
 from __future__ import annotations
 
 from orchestrator.shell.words import W, _has, _split_opts
+from orchestrator.shell.programs import _GIT_READ, _GIT_SAFE_CONFIG
 from orchestrator.shell.rules.fs import _sources
 
 TYPE_CHECKING = False
@@ -13,21 +14,6 @@ if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off th
 
 # ----------------------------------------------------------------------------------------------------------
 # git
-
-_GIT_READ = frozenset("""status log diff show blame annotate rev-parse rev-list ls-files ls-tree ls-remote cat-file
-describe shortlog grep whatchanged diff-tree diff-index diff-files cherry range-diff name-rev merge-base show-ref
-for-each-ref var version help check-ignore check-attr check-mailmap count-objects fsck verify-commit verify-tag
-verify-pack show-branch get-tar-commit-id column fmt-merge-msg interpret-trailers check-ref-format hash-object
-show-index""".split())
-
-
-_GIT_SAFE_CONFIG = ("color.", "user.", "advice.", "log.", "i18n.", "init.", "safe.directory", "core.quotepath",
-                    "core.autocrlf", "core.safecrlf", "core.longpaths", "core.abbrev", "column.", "format.pretty",
-                    "pull.rebase", "push.default", "diff.renames", "diff.algorithm", "merge.conflictstyle",
-                    "status.", "blame.", "grep.linenumber", "grep.extendedregexp", "core.ignorecase",
-                    "protocol.version", "http.sslverify", "fetch.prune", "commit.gpgsign", "tag.gpgsign",
-                    "rebase.autostash", "maintenance.auto", "gc.auto")
-
 
 _GIT_TREE_WRITERS = frozenset("""checkout switch merge pull cherry-pick revert reset am rebase worktree read-tree
 checkout-index restore""".split())
@@ -117,7 +103,7 @@ def _git(run: _Run) -> None:
     if sub in _GIT_TREE_WRITERS:
         # these write entries (symlinks included) from the object store anywhere in the tree: nothing else in the
         # same command can be judged by its path any more
-        run.wk.acc.entries.append((-1, "ln", (), False))
+        run.entry("ln", anywhere=True)
     if sub in _GIT_READ:
         if sub == "diff" and _has(opts, "--output"):
             for v in opts["--output"]:
@@ -183,7 +169,7 @@ def _git_refs(run: _Run, sub: str, rest: list[W], r: list[str], opts: dict[str, 
             run.flag("destructive", f"git stash {act} --include-untracked removes untracked files")
             return True
         if act in ("pop", "apply"):
-            run.wk.acc.entries.append((-1, "ln", (), False))  # restores entries (links too) anywhere
+            run.entry("ln", anywhere=True)  # restores entries (links too) anywhere
         run.flag("mutating", f"git stash {act}")
         return True
     return False
@@ -362,9 +348,8 @@ def _git_other(run: _Run, sub: str, rest: list[W], r: list[str], opts: dict[str,
         return
     if sub == "mv":
         if len(pos) >= 2:
-            acc = run.wk.acc
             run.write(pos[-1], "git mv")
-            acc.entries.append((len(acc.writes) - 1, "mv", _sources(run, pos[:-1]), True))
+            run.entry("mv", _sources(run, pos[:-1]), named=True)
             for s in pos[:-1]:
                 run.delete(s, "git mv (source)")
         run.flag("mutating", "git mv")

@@ -64,7 +64,7 @@ def hijacks(key: str) -> bool:
     Anything not on the analyzer's list of harmless keys (``user.*``, ``color.*``...) counts: the list of keys
     that run commands grows with every git release, the harmless list does not need to.
     """
-    from orchestrator.shell.rules.git import _GIT_SAFE_CONFIG
+    from orchestrator.shell.programs import _GIT_SAFE_CONFIG
 
     k = key.lower()
     if k in _RUNS_EXACT or k.startswith(_RUNS_PREFIX) or k.endswith(_RUNS_SUFFIX):
@@ -116,8 +116,7 @@ def check(run: _Run, i: int) -> bool:
     Returns True when the command was fully judged here (the caller returns), False when the caller's own rules
     must still decide its kind (the targets found here are already recorded).
     """
-    from orchestrator.shell import dispatch
-    from orchestrator.shell.rules.git import _GIT_READ
+    from orchestrator.shell.programs import _GIT_READ
     from orchestrator.shell.words import W
 
     args = run.args
@@ -170,7 +169,7 @@ def check(run: _Run, i: int) -> bool:
         ctx.cwd = cwd
         if run.acc.programs and run.acc.programs[-1][0] == "git":
             run.acc.programs.pop()  # this same command, recorded again below without -C (ShellAnalysis.programs)
-        dispatch._run_argv(run.wk, [W("git"), *kept, *args[i:]], ctx, run.depth, xargs=run.xargs)
+        run.sub([W("git"), *kept, *args[i:]], ctx=ctx)
         return True
     read = sub in _GIT_READ
     if not read and any(v in run.wk.assigned for v in _MOVING_ENV):

@@ -58,7 +58,7 @@ def _rsync(run: _Run) -> None:
         if len(acc.writes) > before:
             # "SRC/" copies the *contents* of SRC into DEST: not DEST/<basename>
             named = all(not p.text.endswith("/") and posixpath.basename(p.text) not in ("", ".") for p in srcs)
-            acc.entries.append((len(acc.writes) - 1, op, _sources(run, srcs), named))
+            run.entry(op, _sources(run, srcs), named)
     if "--remove-source-files" in opts:
         for s in pos[:-1]:
             if not re.match(r"^[^/]*:", s.text):

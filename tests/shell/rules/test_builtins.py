@@ -1,6 +1,9 @@
-"""cd handling (documented choice: literal cd is applied; dynamic cd makes later paths unresolved)."""
+"""Shell builtins (orchestrator/shell/rules/builtins.py): cd handling (documented choice: literal cd is applied;
+dynamic cd makes later paths unresolved), alias/hash that change what a name runs, trap bodies."""
 
 from __future__ import annotations
+
+import pytest
 
 from orchestrator.shell import analyze
 
@@ -31,3 +34,17 @@ def test_absolute_target_unaffected_by_cd() -> None:
 def test_redirect_after_cd_in_list_uses_new_cwd() -> None:
     assert analyze("cd a && echo x > out").writes == ("a/out",)
     assert analyze("cd a; ls | tee t").writes == ("a/t",)
+
+
+@pytest.mark.parametrize("cmd", [
+    "alias ls='rm -rf /'; ls", "hash -p /tmp/x ls; ls",
+])
+def test_execution_hijacks_are_never_read_only(cmd: str) -> None:
+    assert analyze(cmd).kind != "read_only", analyze(cmd)
+
+
+@pytest.mark.parametrize("cmd", [
+    "trap 'rm -rf /' EXIT",
+])
+def test_code_fed_as_data_is_analyzed(cmd: str) -> None:
+    assert analyze(cmd).kind == "destructive", analyze(cmd)

@@ -42,3 +42,58 @@ def test_service_cli_verbs(cmd: str, kind: str) -> None:
 def test_table_driven_tools_default_to_not_read_only(cmd: str) -> None:
     # Guards the verb/prefix tables: an unlisted action must never fall through to read_only.
     assert analyze(cmd).kind != "read_only", analyze(cmd)
+
+
+@pytest.mark.parametrize("cmd", [
+    "npm run build",
+])
+def test_unknown(cmd: str) -> None:
+    assert analyze(cmd).kind in ("unknown", "destructive"), analyze(cmd)
+
+
+@pytest.mark.parametrize("cmd", [
+    "docker compose down -v", "terraform apply -destroy -auto-approve",
+])
+def test_more_destructive_forms(cmd: str) -> None:
+    assert analyze(cmd).kind == "destructive", analyze(cmd)
+
+
+@pytest.mark.parametrize("cmd", [
+    "npm install", "pip install -e .", "yarn add left-pad",
+])
+def test_code_running_installs_and_editors_are_unknown(cmd: str) -> None:
+    assert analyze(cmd).kind == "unknown", analyze(cmd)
+
+
+@pytest.mark.parametrize("cmd", [
+    # a multi-command CLI without a subcommand (a default command, alias or plugin can do anything), remote
+    # execution, actions bound to keys or interactive installers
+    "brew", "cargo", "gcloud", "helm", "kubectl", "launchctl", "ansible all -m ping",
+    "ansible all -m debug -a 'var=x'", "ansible-pull -U https://x/r -C main p.yml", "gh extension browse",
+    "gcloud app browse",
+])
+def test_not_vouched_for(cmd: str) -> None:
+    assert analyze(cmd).kind in ("unknown", "destructive"), analyze(cmd)
+
+
+@pytest.mark.parametrize("cmd", [
+    "uv export -o requirements.txt",
+])
+def test_mutating_semantics(cmd: str) -> None:
+    assert analyze(cmd).kind == "mutating", analyze(cmd)
+
+
+@pytest.mark.parametrize("cmd", [
+    "uv", "uv pip", "uv export", "uv export --no-dev --format requirements-txt", "npm run", "npm run --list",
+    "ansible all --list-hosts", "ansible --version", "kubectl get pods -o $FORMAT", "brew -S python",
+    "docker exec c ls", "docker container exec c ls", "gh browse",
+])
+def test_read_only_semantics(cmd: str) -> None:
+    assert analyze(cmd).kind == "read_only", analyze(cmd)
+
+
+@pytest.mark.parametrize("cmd", [
+    "kubectl get $RES -o yaml",
+])
+def test_still_not_read_only(cmd: str) -> None:
+    assert analyze(cmd).kind != "read_only", analyze(cmd)
