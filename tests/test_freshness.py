@@ -393,7 +393,7 @@ def test_read_stamp_written_by_another_governor(kept: Governor, ws: Path) -> Non
     other = Governor(ws)  # a separate post-hook process, say
     read = to_call("Read", {"file_path": "src/app.py"}, session_id="s1")
     other.pre(read)
-    other.post(read, {"ok": True})
+    other.post(read)
     (ws / "src" / "app.py").write_text("changed by someone else\n")
     assert_same(kept, ws, edit)
     assert kept.pre(edit()).error["type"] == "stale-file"
