@@ -20,12 +20,13 @@ def measure(fn: Callable[[], object], *, n: int = 2000, warmup: int = 200) -> li
 
 
 def report(label: str, samples: list[float], *, unit: str = "us", target: str = "") -> dict[str, float]:
-    """Print min/median/max (and p90) of ``samples`` in ``unit``; return them."""
+    """Print min/median/max (and p90, p99) of ``samples`` in ``unit``; return them."""
     scale = {"us": 1e6, "ms": 1e3, "s": 1.0}[unit]
     s = sorted(samples)
     fig = {"min": s[0] * scale, "p50": statistics.median(s) * scale,
-           "p90": s[int(len(s) * 0.9)] * scale, "max": s[-1] * scale}
+           "p90": s[int(len(s) * 0.9)] * scale, "p99": s[min(len(s) - 1, int(len(s) * 0.99))] * scale,
+           "max": s[-1] * scale}
     extra = f"   target {target}" if target else ""
     print(f"{label:<48} min {fig['min']:9.2f}  p50 {fig['p50']:9.2f}  p90 {fig['p90']:9.2f}  "
-          f"max {fig['max']:9.2f} {unit}{extra}")
+          f"p99 {fig['p99']:9.2f}  max {fig['max']:9.2f} {unit}{extra}")
     return fig

@@ -64,7 +64,7 @@ def main() -> None:
         from orchestrator.pre import secrets
         from orchestrator.tools import to_call
 
-        gov = Governor(root, live=False)
+        gov = Governor(root)
         pol = gov.policy
         call = to_call("Read", {"file_path": str(root / "src" / "a.py")}, session_id="b", cwd=str(root))
         gov.prepare(call)

@@ -77,7 +77,7 @@ def engine(tmp: Path) -> None:
         (ws / f"dir{i}").mkdir()
     (ws / ".orchestration" / "active_intents.yaml").write_text(
         "active_intents:\n  - id: I\n    name: all\n    status: IN_PROGRESS\n    owned_scope: ['**']\n")
-    gov = Governor(ws, approval_channel="allow", live=False)
+    gov = Governor(ws, approval_channel="allow")
     gov.select_intent("I", "s")
 
     def pre(sandbox: bool) -> None:

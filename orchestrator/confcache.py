@@ -6,7 +6,8 @@ that starts per tool call cannot pay that every time. So each loader splits in t
 * ``validate(path, text) -> JSON-able data`` — the slow, exact step (yaml, pydantic, pathspec);
 * ``materialise(data) -> object`` — cheap, stdlib only.
 
-The validated data is kept in memory (keyed by mtime, size, ctime and inode) and on disk under
+The validated data is kept in memory (keyed by mtime, size, ctime and inode, and by the bytes' sha256 while the
+key is too recent to prove anything: :func:`orchestrator.fsutil.racy`) and on disk under
 ``.orchestration/run/cache/`` (keyed by the file's sha256 and the orchestrator version), so a cold
 process materialises from JSON without importing yaml or pydantic. The cache lives under
 ``.orchestration/``, which agents cannot write (self-guard), so it cannot be poisoned by them.
@@ -21,12 +22,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from orchestrator.fsutil import racy, stat_key
+
 T = TypeVar("T")
 
 #: bump when the shape of cached data changes
 FORMAT = 1
 
-_memory: dict[tuple[str, str], tuple[tuple[int, int, int, int], Any]] = {}
+#: (path, kind) -> (stat key, sha256 of the bytes, materialised object, racy: the key alone proves nothing yet)
+_memory: dict[tuple[str, str], tuple[tuple[int, int, int, int], str, Any, bool]] = {}
 
 
 def load(
@@ -43,14 +47,18 @@ def load(
         st = os.stat(path)
     except FileNotFoundError:
         return missing()
-    # ctime and inode too: ``os.utime`` can restore an mtime, but it moves the ctime; a replaced file is a new inode
-    key = (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)
+    key = stat_key(st)
     hit = _memory.get((path, kind))
-    if hit is not None and hit[0] == key:
-        return hit[1]  # type: ignore[no-any-return]
+    if hit is not None and hit[0] == key and not hit[3]:
+        return hit[2]  # type: ignore[no-any-return]
     with open(path, "rb") as fh:
         raw = fh.read()
+    recent = racy(st)
     digest = hashlib.sha256(raw).hexdigest()
+    if hit is not None and hit[1] == digest:
+        # the same bytes (a racy entry checked again, or a touch): the same object, so identity-keyed memos hold
+        _memory[(path, kind)] = (key, digest, hit[2], recent)
+        return hit[2]  # type: ignore[no-any-return]
     data = _read_disk(cache_dir, kind, digest) if cache_dir else None
     if data is None:
         try:
@@ -63,7 +71,7 @@ def load(
         if cache_dir:
             _write_disk(cache_dir, kind, digest, data)
     obj = materialise(data)
-    _memory[(path, kind)] = (key, obj)
+    _memory[(path, kind)] = (key, digest, obj, recent)
     return obj
 
 
@@ -103,8 +111,7 @@ def _write_disk(cache_dir: str, kind: str, digest: str, data: Any) -> None:
 def forget(paths: tuple[str, ...] | list[str]) -> None:
     """Forget the in-memory entries of ``paths``: the next load reads and hashes the file again.
 
-    For callers that know a file changed even though its stat key may not show it (two writes within one tick of
-    the kernel's coarse clock leave mtime and ctime equal): the live cache after an inotify event.
+    For callers that must not trust a memo at all (``orch validate``: what a person is told must be the file now).
     """
     # list() copies the keys in one step: other threads (the daemon's) may add entries meanwhile
     for key in [k for k in list(_memory) if k[0] in paths]:

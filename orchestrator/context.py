@@ -80,7 +80,7 @@ class Context:
 
     def ignore_rules(self) -> Any:
         """The compiled ``.intentignore`` (:class:`orchestrator.pre.intentignore.IgnoreRules`; not imported for the
-        annotation: the hook imports this module). The Governor hands in a loader that uses its live cache."""
+        annotation: the hook imports this module). The Governor hands in its own loader (paths computed once)."""
         if self._ignore_rules is not None:
             return self._ignore_rules()
         from orchestrator.pre import intentignore

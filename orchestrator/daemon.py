@@ -3,8 +3,10 @@
 Why: a hook process that imports the engine costs ~90 ms per tool call (pydantic + yaml + pathspec imports); the
 stdlib-only client (:mod:`orchestrator.hookclient`) plus this daemon costs one bare interpreter start and a socket
 round trip. The daemon runs the same :func:`orchestrator.adapters.base.run_hook` as the in-process path, so both
-answer identically; it keeps one Governor per approval channel, whose live caches (:mod:`orchestrator.livecache`)
-learn of every change to intents, policy, sessions and directories from inotify, so nothing is applied late.
+answer identically; it keeps one Governor per approval channel. Each call proves freshness with system calls, as a
+one-call hook process does (a ``stat`` per governance and session file, an ``lstat`` per path component), so the
+daemon answers exactly as a new process would and nothing is applied late (docs/performance.md, "Live cache
+decision").
 
 Wire protocol (one request per connection, no JSON on the client side: importing json costs the client ~10 ms):
 the client sends ``ORCH1 <agent>\n``, its ``ORCH_*`` variables as ``KEY=VALUE`` lines, an empty line, then the raw
@@ -14,7 +16,7 @@ Concurrency: every connection is answered in its own thread, without a daemon-wi
 a person (an approval on channel ``tui``, for minutes) holds nothing another session needs. What the threads share
 is safe for it: session files and the approval broker are updated under per-file ``flock``s (which also exclude
 other threads of this process: each holds its own open file description), the ledger is appended under its own
-``flock``, the live cache's state is guarded by its lock and generation counter, the shell parser by its lock.
+``flock``, the stat-keyed config and session memos are single dict operations, the shell parser has its lock.
 
 Safety:
 - one daemon per workspace: it holds an exclusive ``flock`` on ``run/orch.lock`` for its whole life; a second
@@ -156,9 +158,8 @@ class Daemon:
             if gov is None:
                 from orchestrator.pipeline import Governor
 
-                # resident: the inotify-backed caches (orchestrator.livecache) pay off from the first call
                 gov = self._governors[approval_channel] = Governor(
-                    self.root, approval_channel=approval_channel, persist_preimages=True, live=True)
+                    self.root, approval_channel=approval_channel, persist_preimages=True)
             return gov
 
     def handle_request(self, data: bytes) -> bytes:
@@ -307,7 +308,6 @@ def serve(root: str | os.PathLike[str], *, idle_timeout: float | None = None, wa
         try:
             gov = daemon.governor(daemon.root, None)
             gov.intents()
-            gov.live_cache()
             import orchestrator.adapters.claude_code  # noqa: F401
             from orchestrator.shell import analyze
 

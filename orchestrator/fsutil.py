@@ -12,6 +12,27 @@ from pathlib import Path
 from typing import Any
 
 
+#: How long after its last change a file's stat key may still hide the next change. A filesystem stamps times
+#: from a clock that may be coarse (a kernel tick, up to 10 ms on Linux without multigrain timestamps; 1 s on
+#: ext3 or HFS+, 2 s on FAT): a second same-size write within that tick leaves mtime, ctime and size as they were.
+RACY_NS = 2_000_000_000
+
+
+def stat_key(st: os.stat_result) -> tuple[int, int, int, int]:
+    """What a memo of a file's contents is keyed on: mtime, size, ctime and inode (``os.utime`` can restore an
+    mtime but it moves the ctime; an atomic replace is a new inode)."""
+    return (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)
+
+
+def racy(st: os.stat_result) -> bool:
+    """True if ``st`` (taken before the file was read) is too recent for its key to prove the contents unchanged
+    next time: the next change may fall in the same clock tick (git's "racy" index entries). Call it after
+    reading. A memo of a racy read is checked against the file's bytes at the next use, until it has aged."""
+    import time
+
+    return time.time_ns() - st.st_ctime_ns < RACY_NS
+
+
 def atomic_write(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` so readers see the old or the new file, never a partial one."""
     import tempfile  # not on the pre-hook's path: only writers need it

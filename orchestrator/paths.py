@@ -13,12 +13,9 @@ from __future__ import annotations
 import os
 import stat
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from orchestrator.errors import OrchestratorError
-
-if TYPE_CHECKING:
-    from orchestrator.livecache import LiveCache
 
 
 class PathError(OrchestratorError):
@@ -35,39 +32,28 @@ class OutsideWorkspace(PathError):
 UNKNOWN: Any = object()
 
 
-def canonical(raw: str, root: str, cwd: str | None = None, *, ignore_case: bool = False,
-              live: LiveCache | None = None) -> str:
+def canonical(raw: str, root: str, cwd: str | None = None, *, ignore_case: bool = False) -> str:
     """Resolve ``raw`` to a workspace-relative POSIX path (``"."`` for the root itself).
 
-    ``root`` must already be absolute and symlink-resolved. With ``live`` (a long-lived process), directories
-    it has proven to be real are not ``lstat``-ed again. Raises :class:`PathError`.
+    ``root`` must already be absolute and symlink-resolved. Every component below it is ``lstat``-ed on every
+    call (nothing is remembered between calls: a symlink swapped in since the last call is seen). Raises
+    :class:`PathError`.
     """
-    return resolve(raw, root, cwd, ignore_case=ignore_case, live=live)[0]
+    return resolve(raw, root, cwd, ignore_case=ignore_case)[0]
 
 
-def resolve(raw: str, root: str, cwd: str | None = None, *, ignore_case: bool = False,
-            live: LiveCache | None = None) -> tuple[str, Any]:
+def resolve(raw: str, root: str, cwd: str | None = None, *, ignore_case: bool = False) -> tuple[str, Any]:
     """:func:`canonical`, plus what the resolution learnt about the target itself, so that nobody needs to
     ``lstat`` it again: its ``os.stat_result`` (not following a final symlink), None if it does not exist, or
     :data:`UNKNOWN`."""
     if isinstance(raw, str) and not raw.isascii():
         # one spelling per name: "\udcc3\udca9" (undecodable bytes as surrogates) and "é" are the same bytes on
-        # disk; caches, scopes and inotify event names must all see the same text
+        # disk; scopes, rules and the ledger must all see the same text
         try:
             raw = os.fsdecode(os.fsencode(raw))
         except UnicodeError:
             raise PathError("path is not valid text", hint="use a plain file name",
                             path=raw.encode("utf-8", "backslashreplace").decode()) from None
-    if live is not None:
-        # a path seen before: one set lookup vouches for its directories, one lstat for the target itself
-        hit = live.lexical.get((raw, cwd))
-        if hit is not None and hit[0] in live.dirs:
-            try:
-                st = os.lstat(hit[1])
-            except (FileNotFoundError, NotADirectoryError):
-                return hit[2], None
-            if not stat.S_ISLNK(st.st_mode):
-                return hit[2], st
     if not isinstance(raw, str) or raw == "":
         raise PathError("empty path", hint="give the file path the tool should act on", path=raw)
     if "\x00" in raw or "\n" in raw or "\r" in raw:
@@ -76,7 +62,7 @@ def resolve(raw: str, root: str, cwd: str | None = None, *, ignore_case: bool = 
     expanded = os.path.expanduser(raw) if raw.startswith("~") else raw
     base = cwd if cwd else root
     joined = expanded if os.path.isabs(expanded) else os.path.join(base, expanded)
-    real, st = _resolve_below(root, joined, live)
+    real, st = _resolve_below(root, joined)
     if real == root:
         return ".", st
     prefix = root if root.endswith(os.sep) else root + os.sep
@@ -92,25 +78,17 @@ def resolve(raw: str, root: str, cwd: str | None = None, *, ignore_case: bool = 
     rel = real[len(prefix):]
     if os.sep != "/":
         rel = rel.replace(os.sep, "/")
-    out = rel.lower() if ignore_case else rel
-    if live is not None and st is not UNKNOWN and not raw.startswith("~"):
-        # the walk was lexical (no symlink, no ".."): valid again for as long as the parent stays trusted
-        lexical = live.lexical
-        if len(lexical) >= 4096:
-            lexical.clear()
-        lexical[(raw, cwd)] = (rel.rpartition("/")[0], real, out)
-    return out, st
+    return (rel.lower() if ignore_case else rel), st
 
 
-def resolve_dir(path: str, root: str, live: LiveCache | None = None) -> str:
-    """``os.path.realpath(path)`` for an absolute ``path`` (a call's cwd), sparing the ``lstat`` of directories
-    ``live`` already vouches for."""
+def resolve_dir(path: str, root: str) -> str:
+    """``os.path.realpath(path)`` for an absolute ``path`` (a call's cwd), cheaper below ``root``."""
     if not path.isascii():
         path = os.fsdecode(os.fsencode(path))
-    return _resolve_below(root, path, live)[0]
+    return _resolve_below(root, path)[0]
 
 
-def _resolve_below(root: str, joined: str, live: LiveCache | None = None) -> tuple[str, Any]:
+def _resolve_below(root: str, joined: str) -> tuple[str, Any]:
     """``os.path.realpath(joined)``, cheaper when ``joined`` lies lexically below ``root``; and the final
     component's ``lstat`` (None: absent; :data:`UNKNOWN`: not looked at).
 
@@ -123,8 +101,6 @@ def _resolve_below(root: str, joined: str, live: LiveCache | None = None) -> tup
     rest = [part for part in joined[len(prefix):].split(os.sep) if part and part != "."]
     if ".." in rest:
         return os.path.realpath(joined), UNKNOWN
-    if live is not None and len(rest) > 1:
-        return _resolve_live(root, joined, rest, live)
     current = root
     st = UNKNOWN
     for i, part in enumerate(rest):
@@ -136,44 +112,6 @@ def _resolve_below(root: str, joined: str, live: LiveCache | None = None) -> tup
             return os.sep.join([current, *rest[i + 1:]]), None
         if stat.S_ISLNK(st.st_mode):
             return os.path.realpath(joined), UNKNOWN
-    return current, st
-
-
-def _resolve_live(root: str, joined: str, rest: list[str], live: LiveCache) -> tuple[str, Any]:
-    """:func:`_resolve_below` starting from the deepest directory ``live`` vouches for (usually the parent).
-
-    A directory newly proven real on the way down is watched *before* its child is ``lstat``-ed, so a symlink
-    swapped in at any level after that check raises an event that withdraws the trust (see livecache).
-    """
-    gen = live.gen  # before looking at dirs: a proof built on a snapshot that an event has since changed is dropped
-    last = len(rest) - 1
-    dirs = live.dirs
-    start = last
-    while start and "/".join(rest[:start]) not in dirs:
-        start -= 1
-    current = root + os.sep + os.sep.join(rest[:start]) if start else root
-    proven: list[str] = []
-    may_trust = True
-    st: Any = UNKNOWN
-    for i in range(start, len(rest)):
-        current = current + os.sep + rest[i]
-        try:
-            st = os.lstat(current)
-        except (FileNotFoundError, NotADirectoryError):
-            if proven:
-                live.trust(proven, gen)
-            return os.sep.join([current, *rest[i + 1:]]), None
-        mode = st.st_mode
-        if stat.S_ISLNK(mode):
-            return os.path.realpath(joined), UNKNOWN
-        if i < last and may_trust:
-            rel = "/".join(rest[:i + 1])
-            # only a real directory on the workspace's own device (another mount may raise no events)
-            may_trust = stat.S_ISDIR(mode) and st.st_dev == live.root_dev and live.watch_dir(rel, current)
-            if may_trust:
-                proven.append(rel)
-    if proven:
-        live.trust(proven, gen)
     return current, st
 
 

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from orchestrator import confcache
 from orchestrator import intents as _intents
 from orchestrator import policy as _policy
 from orchestrator import prepare as _prep
@@ -27,10 +25,9 @@ from orchestrator.sessions import SessionStore, stamp
 from orchestrator.workspace import Workspace
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from orchestrator.intents import IntentSet
-    from orchestrator.livecache import LiveCache
     from orchestrator.policy import PolicyView as Policy
     from orchestrator.pre.intentignore import IgnoreRules
 
@@ -66,13 +63,13 @@ class Governor:
     >>> verdict = gov.pre(call)                               # doctest: +SKIP
 
     ``approval_channel`` overrides the policy's; ``persist_preimages`` writes pre-images to disk for a ``post``
-    that runs in another process; ``live`` chooses the inotify-backed caches (:mod:`orchestrator.livecache`):
-    None (default) from the second call on, True from the first, False never. Keep one Governor per process.
+    that runs in another process. Every call proves freshness with system calls (a ``stat`` of each governance
+    file and of the session file, an ``lstat`` per path component): a long-lived Governor answers exactly as a
+    new process would (docs/performance.md, "Live cache decision"). Keep one Governor per process.
     """
 
     def __init__(self, workspace: str | os.PathLike[str] | Workspace, *,
-                 approval_channel: str | None = None, persist_preimages: bool = False,
-                 live: bool | None = None) -> None:
+                 approval_channel: str | None = None, persist_preimages: bool = False) -> None:
         self.workspace = workspace if isinstance(workspace, Workspace) else Workspace.at(workspace)
         self.root = str(self.workspace.root)
         self.ignore_case = is_case_insensitive(self.root)
@@ -84,12 +81,6 @@ class Governor:
         self._policy_override: tuple[Policy, Policy] | None = None
         #: compiled-config cache, so cold hook processes skip yaml and pydantic
         self.cache_dir = os.path.join(self.workspace.run_dir, "cache")
-        #: inotify-backed caches (see orchestrator.livecache): True = from the first call, None = from the second
-        #: call (a process that makes one call, like a cold hook, never pays for setting them up), False = never
-        self.live_mode = live
-        self._live: LiveCache | None = None
-        self._live_calls = 0
-        self._live_failed = False
         #: log refusals to run/refusals.jsonl (off for dry runs that must leave no trace)
         self.record_refusals = True
 
@@ -105,96 +96,13 @@ class Governor:
             return cached[1]
         return pol
 
-    def _load_policy(self) -> Policy:
-        return self.policy
-
     def intents(self) -> IntentSet:
         """The current intents (reloaded when the file changes)."""
         return _intents.load(self.workspace.intents_path, ignore_case=self.ignore_case, cache_dir=self.cache_dir)
 
     def ignore_rules(self) -> IgnoreRules:
         """The current ``.intentignore`` rules (reloaded when the file changes)."""
-        from orchestrator.pre import intentignore
-
         return intentignore.load(self.workspace.intentignore_path, cache_dir=self.cache_dir)
-
-    # ------------------------------------------------------------------ live caches (long-lived processes)
-    def live_cache(self) -> LiveCache | None:
-        """The inotify-backed cache, brought up to date (one ``poll``); None where there is none (yet).
-
-        Thread-safe: the daemon evaluates calls of many sessions at once with one Governor. Replacing a dead cache
-        happens under :data:`orchestrator.livecache.STARTING`, so two threads never both start one (and never
-        return one the other has just closed)."""
-        live = self._live
-        if live is not None and live.refresh():
-            return live
-        if live is None:
-            if self.live_mode is False or self._live_failed:
-                return None
-            if self.live_mode is None and self._live_calls < 1:
-                self._live_calls += 1
-                return None  # not known to be a long-lived caller yet
-        from orchestrator.livecache import STARTING, LiveCache
-
-        with STARTING:
-            live = self._live
-            if live is not None:
-                if live.refresh():
-                    return live  # another thread replaced it meanwhile
-                live.close()  # overflowed, root moved or forked: start a new one below
-                self._live = None
-            if self.live_mode is False or self._live_failed:
-                return None
-            ws = self.workspace
-            live = LiveCache.start(self.root, os.path.join(self.root, ".orchestration"), str(ws.run_dir),
-                                   str(self.sessions.dir), (ws.policy_path, ws.intents_path, ws.intentignore_path))
-            # where it cannot be exact (not Linux, a network filesystem, no inotify instance left), stay with stats
-            self._live_failed = live is None
-            self._live = live
-            return live
-
-    def _cached(self, live: LiveCache | None, key: str, load: Callable[[], Any]) -> Any:
-        """``load()``, or its result cached in ``live`` until a config file changes."""
-        if live is None:
-            return load()
-        obj = live.config.get(key)
-        if obj is None:
-            # one loader at a time (misses are rare: after an event): a thread that found the dirty flag already
-            # taken must not load from confcache's memory before the taker has forgotten it
-            with live.config_lock:
-                obj = live.config.get(key)
-                if obj is not None:
-                    return obj
-                gen = live.gen
-                if not live.arm_config():
-                    return load()
-                if live.take_config_dirty():
-                    # after an inotify event (or at the start) the file changed even if its stat key did not
-                    confcache.forget(live.config_paths)
-                obj = load()
-                live.store_config(key, obj, gen)
-        return obj
-
-    def _session(self, live: LiveCache | None, session_id: str) -> dict[str, Any]:
-        """The session's state, cached in ``live`` until its file changes."""
-        if live is None:
-            return self.sessions.get(session_id)
-        name = self.sessions.file_name(session_id)
-        state = live.sessions.get(name)
-        if state is None:
-            gen = live.gen
-            if not live.arm_sessions() or not live.watch_session_file(name):
-                return self.sessions.get(session_id)
-            self.sessions.forget(session_id)  # a miss follows an event: the file changed even if its mtime did not
-            state = self.sessions.get(session_id)
-            live.store_session(name, state, gen)
-        return state
-
-    def close(self) -> None:
-        """Release the live cache's inotify instance (also released when the Governor is garbage-collected)."""
-        if self._live is not None:
-            self._live.close()
-            self._live = None
 
     # ------------------------------------------------------------------ preparation
     def prepare(self, call: ToolCall, policy: Policy | None = None) -> None:
@@ -202,12 +110,12 @@ class Governor:
 
         Raises :class:`PathError` for a target that cannot be governed.
         """
-        self._prepare(call, policy or self.policy, None)
+        self._prepare(call, policy or self.policy)
 
-    def _prepare(self, call: ToolCall, pol: Policy, live: LiveCache | None) -> dict[str, Any] | None:
+    def _prepare(self, call: ToolCall, pol: Policy) -> dict[str, Any] | None:
         """:func:`orchestrator.prepare.prepare` in this workspace: each resolved target's ``lstat``, or None if the
         call was already prepared."""
-        return _prep.prepare(call, pol, self.root, ignore_case=self.ignore_case, live=live)
+        return _prep.prepare(call, pol, self.root, ignore_case=self.ignore_case)
 
     def is_mutating(self, call: ToolCall, policy: Policy) -> bool:
         """Whether the pipeline must govern this (prepared) call."""
@@ -238,11 +146,10 @@ class Governor:
     def _pre(self, call: ToolCall, approved: bool, sandbox: bool = False) -> Verdict:
         hook_name = "config"
         try:
-            live = self.live_cache() if self.live_mode is not False else None
-            pol = self._cached(live, "policy", self._load_policy)
+            pol = self.policy
             hook_name = "prepare"
             try:
-                lstats = self._prepare(call, pol, live)
+                lstats = self._prepare(call, pol)
             except PathError as exc:
                 # a secret read refused for where it writes would hide the more useful reason
                 secret = _secrets_hook.check_call(call, pol, self.root) if call.shell is not None else None
@@ -261,9 +168,8 @@ class Governor:
                 return Verdict.deny("unknown-tool", "registry", f"tool {call.tool!r} is not known to orchestrator",
                                     tool=call.tool, hint="use a known tool, or ask a person to declare it in policy.yaml")
             hook_name = "config"
-            ctx = Context(call, self.workspace, self._cached(live, "intents", self.intents), pol,
-                          self._session(live, call.session_id), lstats=lstats, sandbox_requested=sandbox,
-                          ignore_rules=lambda: self._cached(live, "ignore", self.ignore_rules))
+            ctx = Context(call, self.workspace, self.intents(), pol, self.sessions.get(call.session_id),
+                          lstats=lstats, sandbox_requested=sandbox, ignore_rules=self.ignore_rules)
             for hook in HOOKS:
                 if approved and hook is approval:
                     continue

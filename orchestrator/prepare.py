@@ -20,19 +20,16 @@ from orchestrator.secrets import SecretMatcher as _SecretMatcher
 from orchestrator.secrets import enabled as _secrets_on
 
 if TYPE_CHECKING:
-    from orchestrator.livecache import LiveCache
     from orchestrator.policy import PolicyView as Policy
 
 
-def prepare(call: ToolCall, pol: Policy, root: str, *, ignore_case: bool = False,
-            live: LiveCache | None = None) -> dict[str, Any] | None:
+def prepare(call: ToolCall, pol: Policy, root: str, *, ignore_case: bool = False) -> dict[str, Any] | None:
     """Classify ``call`` (shell analysis, the policy's tool kinds, destructive deletes) and canonicalise its targets
     against workspace ``root``. Idempotent.
 
     Returns each resolved target's ``lstat`` from the resolution (for the pre-image: valid only now, so it is
     handed on rather than stored in the call), or None if the call was already prepared. Raises
-    :class:`~orchestrator.paths.PathError` for a target that cannot be governed. ``live`` (a
-    :class:`~orchestrator.livecache.LiveCache`) supplies trusted directories to the resolution."""
+    :class:`~orchestrator.paths.PathError` for a target that cannot be governed."""
     if call.prepared:
         return None
     if call.tool in pol.tools:
@@ -60,15 +57,14 @@ def prepare(call: ToolCall, pol: Policy, root: str, *, ignore_case: bool = False
         call.reasons.append("deletes a file")
     cwd = call.cwd if call.cwd else root
     if cwd != root:
-        # realpath, through the live cache's trusted directories when there is one
-        cwd = resolve_dir(cwd, root, live)
+        cwd = resolve_dir(cwd, root)
     sh = call.shell
     if sh is not None and sh.entries:
-        _check_new_entries(call, sh, root, cwd, ignore_case, live)
+        _check_new_entries(call, sh, root, cwd, ignore_case)
     lstats: dict[str, Any] = {}
     for raw in call.paths:
         try:
-            rel, st = resolve(raw, root, cwd, ignore_case=ignore_case, live=live)
+            rel, st = resolve(raw, root, cwd, ignore_case=ignore_case)
         except PathError as exc:
             # reading outside the workspace is not governed; only mutations must stay inside
             if call.kind in (Kind.READ, Kind.META):
@@ -82,8 +78,7 @@ def prepare(call: ToolCall, pol: Policy, root: str, *, ignore_case: bool = False
     call.prepared = True
     return lstats
 
-def _check_new_entries(call: ToolCall, sh: Any, root: str, cwd: str, ignore_case: bool,
-                       live: LiveCache | None) -> None:
+def _check_new_entries(call: ToolCall, sh: Any, root: str, cwd: str, ignore_case: bool) -> None:
     """Judge a command's writes against the directory entries it makes itself.
 
     The paths are checked before the command runs: in ``ln -s .orchestration/policy.yaml x && echo … > x``
@@ -99,7 +94,7 @@ def _check_new_entries(call: ToolCall, sh: Any, root: str, cwd: str, ignore_case
 
     def canon(raw: str) -> str | None:
         try:
-            return resolve(raw, root, cwd, ignore_case=ignore_case, live=live)[0]
+            return resolve(raw, root, cwd, ignore_case=ignore_case)[0]
         except PathError:
             return None
 

@@ -3,7 +3,8 @@
 A Claude Code session runs one hook process per event, so the selected intent and the read-stamps
 (hash of each file as this session last saw it) live in ``.orchestration/run/sessions/<id>.json``.
 Updates are read-modify-write under a per-session ``flock`` and land by atomic rename; reads are
-cached by mtime, size, ctime and inode so the hot path costs one ``stat``.
+cached by mtime, size, ctime and inode so the hot path costs one ``stat`` (a file changed within the last
+:data:`~orchestrator.fsutil.RACY_NS` is read again: its key cannot prove the next change).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from orchestrator.fsutil import atomic_write_json, locked
+from orchestrator.fsutil import atomic_write_json, locked, racy, stat_key
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -30,6 +31,7 @@ class SessionStore:
 
     def __init__(self, run_dir: Path) -> None:
         self.dir = run_dir / "sessions"
+        #: session id -> (stat key, state); no entry while the key is racy (the next get reads the file again)
         self._cache: dict[str, tuple[tuple[int, int, int, int], dict[str, Any]]] = {}
         self._paths: dict[str, str] = {}
         self._names: dict[str, str] = {}
@@ -59,8 +61,7 @@ class SessionStore:
             st = os.stat(path)
         except FileNotFoundError:
             return _empty()
-        # ctime and inode as well: an atomic replace whose mtime was restored is still a new inode and a new ctime
-        key = (st.st_mtime_ns, st.st_size, st.st_ctime_ns, st.st_ino)
+        key = stat_key(st)
         hit = self._cache.get(session_id)
         if hit is not None and hit[0] == key:
             return hit[1]
@@ -72,7 +73,10 @@ class SessionStore:
             state = _empty()
         if not isinstance(state, dict):
             state = _empty()
-        self._cache[session_id] = (key, state)
+        if racy(st):
+            self._cache.pop(session_id, None)
+        else:
+            self._cache[session_id] = (key, state)
         return state
 
     def forget(self, session_id: str) -> None:

@@ -20,7 +20,7 @@ def _check(gov: Governor) -> str:
 def test_same_size_edit_with_restored_mtime_is_reloaded(ws: Path) -> None:
     path = ws / ".orchestration" / "active_intents.yaml"
     path.write_text(NARROW)
-    gov = Governor(ws, approval_channel="deny", live=False)  # the stat path only
+    gov = Governor(ws, approval_channel="deny")
     gov.select_intent("INT-001", "s")
     assert _check(gov) == "allow"
     before = os.stat(path)
@@ -33,7 +33,7 @@ def test_same_size_edit_with_restored_mtime_is_reloaded(ws: Path) -> None:
 def test_replaced_file_is_reloaded_even_with_identical_stat_times(ws: Path) -> None:
     path = ws / ".orchestration" / "active_intents.yaml"
     path.write_text(NARROW)
-    gov = Governor(ws, approval_channel="deny", live=False)
+    gov = Governor(ws, approval_channel="deny")
     gov.select_intent("INT-001", "s")
     assert _check(gov) == "allow"
     tmp = path.with_name("new.yaml")

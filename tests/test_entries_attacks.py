@@ -32,7 +32,7 @@ needs_rsync = pytest.mark.skipif(shutil.which("rsync") is None, reason="no rsync
 # ---------------------------------------------------------------------------------------------------- helpers
 def _governor(ws: Path) -> Governor:
     confcache.clear_memory()
-    return Governor(ws, live=False, approval_channel="deny")
+    return Governor(ws, approval_channel="deny")
 
 
 def _verdict(ws: Path, command: str) -> Any:
@@ -58,7 +58,7 @@ def _workspace(tmp_path: Path, *, git: bool = False, deletes_destructive: bool =
     if not deletes_destructive:
         policy = ws / ".orchestration" / "policy.yaml"
         policy.write_text(policy.read_text().replace("delete_is_destructive: true", "delete_is_destructive: false"))
-    Governor(ws, approval_channel="deny", live=False).select_intent("INT-001", "s1")
+    Governor(ws, approval_channel="deny").select_intent("INT-001", "s1")
     return ws
 
 

@@ -20,9 +20,6 @@ ALLOWED = {
     # a fake Responses API answering the real Codex CLI: between two of Codex's searches for the orchestrator's MCP
     # tools it paces the retries (Codex starts MCP servers in the background); nothing is asserted on the delay
     "e2e/test_codex_cli.py": "a fake server pacing the real Codex CLI's retries",
-    # the live cache's attack tests belong to its own decision (issue 16, "decide the live cache on evidence"): a
-    # write past the coarse clock tick and a wait for the periodic revalidation. Remove this entry with them.
-    "test_livecache_attacks.py": "the live-cache attack tests (their own work item)",
 }
 
 

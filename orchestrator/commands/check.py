@@ -56,11 +56,11 @@ def dry_run_governor(ws: object) -> tuple[Governor, str]:
 
     from orchestrator.pre.approval import CHANNELS
 
-    probe = Governor(ws, live=False)  # type: ignore[arg-type]
+    probe = Governor(ws)  # type: ignore[arg-type]
     env = os.environ.get("ORCH_APPROVAL_CHANNEL")
     channel = (env if env in CHANNELS else "deny") if env else probe.policy.approval.channel
     # `tui` files a request and blocks on a person: ask instead, and say who would be asked
-    gov = Governor(ws, live=False, approval_channel="agent-ask" if channel == "tui" else channel)  # type: ignore[arg-type]
+    gov = Governor(ws, approval_channel="agent-ask" if channel == "tui" else channel)  # type: ignore[arg-type]
     gov.record_refusals = False
     return gov, channel
 

@@ -159,7 +159,7 @@ def run(base: Path, template: Path, command: str, *, governed: bool, timeout: fl
     actual = command
     gov = call = None
     if governed:
-        gov = Governor(ws, approval_channel="deny", live=False)
+        gov = Governor(ws, approval_channel="deny")
         gov.select_intent("INT-1", "bench")
         call = to_call("Bash", {"command": command}, session_id="bench", agent="claude-code", cwd=str(ws))
         verdict = gov.pre(call, sandbox=True)
@@ -182,7 +182,6 @@ def run(base: Path, template: Path, command: str, *, governed: bool, timeout: fl
             gov.post(call)  # it ran (whatever its exit code): trace it
         except Exception as exc:  # noqa: BLE001 — measured, not fatal
             result["post_error"] = repr(exc)
-        gov.close()
     result["changed"] = diff(before, snapshot(base))
     return result
 

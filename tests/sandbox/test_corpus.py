@@ -47,7 +47,7 @@ def test_everyday_command_asks_nobody(project: tuple[Path, Path], entry: dict[st
 
     base, template = project
     ws = corpus.fresh(base, template)
-    gov = Governor(ws, approval_channel="deny", live=False)
+    gov = Governor(ws, approval_channel="deny")
     gov.select_intent("INT-1", "t")
     verdict = gov.pre(to_call("Bash", {"command": entry["cmd"]}, session_id="t", cwd=str(ws)), sandbox=True)
     assert verdict.allowed, verdict

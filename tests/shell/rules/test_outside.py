@@ -54,7 +54,7 @@ def root(tmp_path: Path) -> Path:
 
 
 def _pre(root: Path, command: str, channel: str = "agent-ask") -> object:
-    gov = Governor(root, approval_channel=channel, live=False)
+    gov = Governor(root, approval_channel=channel)
     gov.select_intent("INT-001", "s1")
     return gov.pre(to_call("Bash", {"command": command}, session_id="s1", cwd=str(root)))
 

@@ -1,14 +1,13 @@
-"""Second adversarial round: the hard-link rule (selfguard ``hard-linked-file``), the rule for writes through
-entries a command makes itself (``orchestrator.prepare._check_new_entries`` on canonical paths, fed by the shell analysis'
-``entries`` / ``write_log``), and the live cache on the fixed code.
+"""Attacks through links: the hard-link rule (selfguard ``hard-linked-file``), the rule for writes through entries a
+command makes itself (``orchestrator.prepare._check_new_entries`` on canonical paths, fed by the shell analysis'
+``entries`` / ``write_log``), and a long-lived Governor answering as a fresh one after links appear or vanish.
 
-Passing tests document attacks that are handled; the bypasses and false alarms this round found (other spellings
-of a path, trailing slashes, symlinks copied by ``cp -P/-d/-a``, ``mv`` of a fresh link, relinking twice, replacing
-a hard-linked name) were fixed after it and are regression tests now. ``xfail(strict=True)``: a bind mount that
-aliases a governance file — fresh and live Governors agree, and making one needs privileges and a person's
-approval (docs/security.md). Helpers are reused from tests/test_livecache_attacks.py.
+Passing tests document attacks that are handled; the bypasses and false alarms an adversarial round found (other
+spellings of a path, trailing slashes, symlinks copied by ``cp -P/-d/-a``, ``mv`` of a fresh link, relinking twice,
+replacing a hard-linked name) were fixed after it and are regression tests now. ``xfail(strict=True)``: a bind mount
+that aliases a governance file — long-lived and fresh Governors agree, and making one needs privileges and a
+person's approval (docs/security.md). Helpers: tests/freshness_support.py.
 """
-# ruff: noqa: F811
 
 from __future__ import annotations
 
@@ -24,12 +23,9 @@ import pytest
 from orchestrator import confcache
 from orchestrator.pipeline import Governor
 from orchestrator.tools import to_call
-# `live` is a pytest fixture: importing it registers it here, and the tests' parameters of that name are its uses
-from tests.test_livecache_attacks import (  # noqa: F401
-    _bind, _in_private_mount_namespace, assert_same, compare, live, warm, write,
-)
+from tests.freshness_support import assert_same, bind, compare, in_private_mount_namespace, warm, warm_governor, write
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux-only")
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux: hard links, mounts, /proc")
 
 INTENTS = ".orchestration/active_intents.yaml"
 POLICY = ".orchestration/policy.yaml"
@@ -49,12 +45,19 @@ def edit(path: str, old: str = "x", new: str = "y", session: str = "s1") -> Any:
 
 def fresh(ws: Path, call: Any) -> Any:
     confcache.clear_memory()
-    return Governor(ws, live=False, approval_channel="deny").pre(call)
+    return Governor(ws, approval_channel="deny").pre(call)
+
+
+@pytest.fixture
+def kept(ws: Path) -> Governor:
+    """A long-lived Governor whose memos are warm."""
+    (ws / "src" / "a" / "b").mkdir(parents=True)
+    return warm_governor(ws, "src/a/b/new.py")
 
 
 @pytest.fixture
 def gov(ws: Path) -> Governor:
-    g = Governor(ws, approval_channel="deny", live=False)
+    g = Governor(ws, approval_channel="deny")
     g.select_intent("INT-001", "s1")
     return g
 
@@ -63,25 +66,25 @@ def _run(ws: Path, command: str) -> None:
     subprocess.run(["bash", "-c", command], cwd=ws, check=True, capture_output=True)
 
 
-# ================================================================ hard-link rule: handled (live and fresh agree)
-def test_hard_link_made_after_the_path_was_memoised(live: Governor, ws: Path) -> None:
+# ================================================================ hard-link rule: handled (long-lived and fresh agree)
+def test_hard_link_made_after_the_path_was_memoised(kept: Governor, ws: Path) -> None:
     target = ws / "src" / "a" / "b" / "x.yaml"
     target.write_text("a: 1\n")
-    warm(live, "src/a/b/x.yaml")  # memoised lexically, the parent trusted: only the target is lstat-ed
+    warm(kept, "src/a/b/x.yaml")
     os.link(target, ws / "docs" / "other.yaml")
-    assert_same(live, ws, lambda: write("src/a/b/x.yaml"))
-    live_, fresh_ = compare(live, ws, lambda: write("src/a/b/x.yaml"))
-    assert live_[1] == "hard-linked-file"
+    assert_same(kept, ws, lambda: write("src/a/b/x.yaml"))
+    kept_, fresh_ = compare(kept, ws, lambda: write("src/a/b/x.yaml"))
+    assert kept_[1] == "hard-linked-file"
 
 
-def test_hard_link_removed_again_live_and_fresh_allow(live: Governor, ws: Path) -> None:
+def test_hard_link_removed_again_both_allow(kept: Governor, ws: Path) -> None:
     target = ws / "src" / "a" / "b" / "x.yaml"
     target.write_text("a: 1\n")
     os.link(target, ws / "docs" / "other.yaml")
-    assert not live.pre(write("src/a/b/x.yaml")).allowed
+    assert not kept.pre(write("src/a/b/x.yaml")).allowed
     os.unlink(ws / "docs" / "other.yaml")
-    assert_same(live, ws, lambda: write("src/a/b/x.yaml"), fresh_denies=False)
-    assert live.pre(write("src/a/b/x.yaml")).allowed
+    assert_same(kept, ws, lambda: write("src/a/b/x.yaml"), fresh_denies=False)
+    assert kept.pre(write("src/a/b/x.yaml")).allowed
 
 
 def assert_refused(ws: Path, command: str) -> None:
@@ -95,24 +98,24 @@ def assert_refused(ws: Path, command: str) -> None:
 
 @pytest.mark.parametrize("spelling", ["src/a/b/x.yaml", "./src/a/b/x.yaml", "src/a/../a/b/x.yaml",
                                       "{ws}/src/a/b/x.yaml", "src//a/b/x.yaml"])
-def test_hard_linked_file_every_spelling(live: Governor, ws: Path, spelling: str) -> None:
+def test_hard_linked_file_every_spelling(kept: Governor, ws: Path, spelling: str) -> None:
     os.link(ws / INTENTS, ws / "src" / "a" / "b" / "x.yaml")
     raw = spelling.format(ws=ws)
-    assert_same(live, ws, lambda: write(raw))
+    assert_same(kept, ws, lambda: write(raw))
 
 
-def test_edit_of_a_symlink_to_a_hard_linked_file(live: Governor, ws: Path) -> None:
+def test_edit_of_a_symlink_to_a_hard_linked_file(kept: Governor, ws: Path) -> None:
     os.link(ws / INTENTS, ws / "docs" / "hl.yaml")
     os.symlink("../../../docs/hl.yaml", ws / "src" / "a" / "b" / "cfg.yaml")
-    live_, fresh_ = compare(live, ws, lambda: edit("src/a/b/cfg.yaml"))
-    assert live_ == fresh_ and fresh_[0] == "deny"  # scope (docs/ is not INT-001's) or hard-linked-file
+    kept_, fresh_ = compare(kept, ws, lambda: edit("src/a/b/cfg.yaml"))
+    assert kept_ == fresh_ and fresh_[0] == "deny"  # scope (docs/ is not INT-001's) or hard-linked-file
 
 
-def test_symlink_to_a_hard_linked_file_in_scope(live: Governor, ws: Path) -> None:
+def test_symlink_to_a_hard_linked_file_in_scope(kept: Governor, ws: Path) -> None:
     os.link(ws / INTENTS, ws / "src" / "hl.yaml")
     os.symlink("../../hl.yaml", ws / "src" / "a" / "b" / "cfg.yaml")
-    live_, fresh_ = compare(live, ws, lambda: edit("src/a/b/cfg.yaml"))
-    assert live_ == fresh_ and fresh_[1] == "hard-linked-file"
+    kept_, fresh_ = compare(kept, ws, lambda: edit("src/a/b/cfg.yaml"))
+    assert kept_ == fresh_ and fresh_[1] == "hard-linked-file"
 
 
 def test_hard_link_made_by_a_previous_command_is_refused_next(gov: Governor, ws: Path) -> None:
@@ -225,7 +228,7 @@ def test_rsync_link_dest_then_write(gov: Governor, ws: Path) -> None:
 def test_mv_of_a_fresh_link_when_deletes_are_not_destructive(ws: Path) -> None:
     policy = ws / POLICY
     policy.write_text(policy.read_text().replace("delete_is_destructive: true", "delete_is_destructive: false"))
-    g = Governor(ws, approval_channel="deny", live=False)
+    g = Governor(ws, approval_channel="deny")
     g.select_intent("INT-001", "s1")
     command = f"ln {INTENTS} src/t && mv src/t src/y && printf 'active_intents: []\\n' > src/y"
     assert_refused(ws, command)
@@ -233,7 +236,7 @@ def test_mv_of_a_fresh_link_when_deletes_are_not_destructive(ws: Path) -> None:
 
 # ================================================================ bind mounts: "hard links" nlink cannot see
 @pytest.mark.xfail(strict=True, reason="a bind mount aliases a governance file or directory: the path has no "
-                   "governance name and the files keep st_nlink 1, so neither selfguard rule sees it (live and fresh "
+                   "governance name and the files keep st_nlink 1, so neither selfguard rule sees it (long-lived and fresh "
                    "agree: both allow; making a mount needs privileges, and `mount` is unknown)")
 @pytest.mark.parametrize("source, target, written", [
     (".orchestration", "src/a/b", "src/a/b/active_intents.yaml"),  # a directory alias
@@ -246,14 +249,14 @@ def test_bind_mount_of_governance_into_scope(ws: Path, source: str, target: str,
         (ws / target).mkdir(parents=True)
 
     def body() -> dict:
-        _bind(ws / source, ws / target)
-        gov = Governor(ws, approval_channel="deny", live=True)
+        bind(ws / source, ws / target)
+        gov = Governor(ws, approval_channel="deny")
         gov.select_intent("INT-001", "s1")
-        live_, fresh_ = compare(gov, ws, lambda: write(written))
-        return {"live": live_, "fresh": fresh_}
+        kept_, fresh_ = compare(gov, ws, lambda: write(written))
+        return {"kept": kept_, "fresh": fresh_}
 
-    result = _in_private_mount_namespace(body)
-    assert result["live"] == result["fresh"]
+    result = in_private_mount_namespace(body)
+    assert result["kept"] == result["fresh"]
     assert result["fresh"][0] == "deny", result
 
 
@@ -288,7 +291,7 @@ def test_symlink_into_a_directory_then_write_a_sibling(gov: Governor, ws: Path) 
 def test_replacing_a_hard_linked_name(ws: Path, command: str) -> None:
     policy = ws / POLICY  # so that the mv's delete of its source does not need a person
     policy.write_text(policy.read_text().replace("delete_is_destructive: true", "delete_is_destructive: false"))
-    g = Governor(ws, approval_channel="deny", live=False)
+    g = Governor(ws, approval_channel="deny")
     g.select_intent("INT-001", "s1")
     os.link(ws / "src" / "app.py", ws / "docs" / "app_backup.py")  # e.g. `cp -al` snapshot, pnpm/uv stores
     v = fresh(ws, bash(command))
