@@ -29,6 +29,11 @@ class ShellEntry(tuple[int, str, tuple[str, ...], bool]):
     def __new__(cls, write_index: int, op: str, sources: tuple[str, ...] = (), named: bool = False) -> ShellEntry:
         return tuple.__new__(cls, (write_index, op, sources, named))
 
+    def __getnewargs__(self) -> tuple[int, str, tuple[str, ...], bool]:
+        # copy and pickle rebuild a tuple subclass as cls.__new__(cls, *__getnewargs__()); tuple's own answer is
+        # (the tuple,): one argument, where __new__ takes the four fields (NamedTuple defines the same)
+        return (self[0], self[1], self[2], self[3])
+
     @property
     def write_index(self) -> int:
         return self[0]
