@@ -25,6 +25,9 @@ class ShellEntry(tuple[int, str, tuple[str, ...], bool]):
     """
 
     __slots__ = ()
+    #: as a NamedTuple has: dataclasses.asdict/astuple rebuild a tuple with ``_fields`` from its fields, any other
+    #: tuple from one iterable (which ``__new__`` does not take)
+    _fields = ("write_index", "op", "sources", "named")
 
     def __new__(cls, write_index: int, op: str, sources: tuple[str, ...] = (), named: bool = False) -> ShellEntry:
         return tuple.__new__(cls, (write_index, op, sources, named))

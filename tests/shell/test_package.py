@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import copy
+import dataclasses
+import json
 import os
 import pickle
 import subprocess
@@ -59,6 +61,16 @@ def test_an_analysis_with_entries_copies_and_pickles_like_a_tuple_of_tuples() ->
         assert twin == res and all(type(e) is ShellEntry for e in twin.entries)
     made = res.entries[1]
     assert copy.copy(made) == made and pickle.loads(pickle.dumps(made)).named is True
+
+
+def test_an_analysis_with_entries_converts_with_dataclasses_asdict() -> None:
+    """``dataclasses.asdict`` / ``astuple`` (how a host logs a frozen dataclass as JSON) rebuild every tuple inside:
+    a plain one from an iterable, a named one (``_fields``) from its fields."""
+    res = analyze("mv c d/")
+    assert dataclasses.asdict(res)["entries"] == ((0, "mv", ("c",), True),)
+    assert json.dumps(dataclasses.asdict(res)["entries"]) == '[[0, "mv", ["c"], true]]'
+    at = [f.name for f in dataclasses.fields(res)].index("entries")
+    assert dataclasses.astuple(res)[at] == ((0, "mv", ("c",), True),)
 
 
 def test_each_module_imports_first() -> None:
