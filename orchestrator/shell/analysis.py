@@ -32,6 +32,10 @@ class ShellEntry(tuple[int, str, tuple[str, ...], bool]):
     def __new__(cls, write_index: int, op: str, sources: tuple[str, ...] = (), named: bool = False) -> ShellEntry:
         return tuple.__new__(cls, (write_index, op, sources, named))
 
+    def _asdict(self) -> dict[str, object]:
+        """The fields by name (what code that recognises a named tuple by ``_fields`` calls next)."""
+        return dict(zip(self._fields, self))
+
     def __getnewargs__(self) -> tuple[int, str, tuple[str, ...], bool]:
         # copy and pickle rebuild a tuple subclass as cls.__new__(cls, *__getnewargs__()); tuple's own answer is
         # (the tuple,): one argument, where __new__ takes the four fields (NamedTuple defines the same)

@@ -69,6 +69,7 @@ def test_an_analysis_with_entries_converts_with_dataclasses_asdict() -> None:
     res = analyze("mv c d/")
     assert dataclasses.asdict(res)["entries"] == ((0, "mv", ("c",), True),)
     assert json.dumps(dataclasses.asdict(res)["entries"]) == '[[0, "mv", ["c"], true]]'
+    assert res.entries[0]._asdict() == {"write_index": 0, "op": "mv", "sources": ("c",), "named": True}
     at = [f.name for f in dataclasses.fields(res)].index("entries")
     assert dataclasses.astuple(res)[at] == ((0, "mv", ("c",), True),)
 
