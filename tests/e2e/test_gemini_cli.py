@@ -8,8 +8,12 @@ intent is refused; ``mcp_orchestrator_select_active_intent`` selects the intent 
 Gemini's session id); in-scope ``write_file``/``replace`` and shell writes run in ``dir_path`` land and are recorded
 with exact line ranges (two identical appends: two records, each pre-image paired without a tool-call id); a shell
 write escaping ``dir_path`` to README.md, out-of-scope and governance-file writes are refused; ``rm -rf`` is refused
-by the approval channel ``deny``. A last run shows why ``--skip-trust`` must never be used: the project settings,
-hence the hooks, are silently ignored.
+by the approval channel ``deny``. A second session, still with channel ``deny``, runs what the analyzer cannot see
+into in the Landlock sandbox through BeforeTool's ``hookSpecificOutput.tool_input``: a script the model wrote in
+scope runs unasked and its write to README.md fails in the kernel (the refusal is in the output the model reads), a
+pytest run in ``dir_path`` passes, and the ledger records the original command (AfterTool's wrapped input is
+unwrapped and paired with its pre-image). A last run shows why ``--skip-trust`` must never be used: the project
+settings, hence the hooks, are silently ignored.
 """
 from __future__ import annotations
 
