@@ -1,7 +1,7 @@
 """The intent-scoped sandbox for shell commands: which paths a command may write, and how it is wrapped.
 
 The engine decides (:func:`plan`), the kernel enforces (:mod:`orchestrator.sandbox.landlock`, Linux Landlock), the
-adapter runs the wrapped command (Claude Code: ``updatedInput``; the reference loop and LangChain run it
+adapter runs the wrapped command (Claude Code and Codex: ``updatedInput``; the reference loop and LangChain run it
 themselves). Only commands the analyzer cannot vouch for are wrapped (:func:`needs_sandbox`): code it cannot see
 into (tests, builds, scripts), unresolved targets, unparseable text. Commands it fully understands (``mv a b``,
 ``git commit``) run as before, so git, which writes ``.git/`` (never writable in the sandbox), keeps working.
