@@ -1,10 +1,11 @@
-"""Shared helpers for the benchmark scripts: timing statistics and printing."""
+"""Shared helpers for the benchmark scripts: a governed workspace, timing statistics and printing."""
 
 from __future__ import annotations
 
 import statistics
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 
 def measure(fn: Callable[[], object], *, n: int = 2000, warmup: int = 200) -> list[float]:
@@ -30,3 +31,14 @@ def report(label: str, samples: list[float], *, unit: str = "us", target: str = 
     print(f"{label:<48} min {fig['min']:9.2f}  p50 {fig['p50']:9.2f}  p90 {fig['p90']:9.2f}  "
           f"p99 {fig['p99']:9.2f}  max {fig['max']:9.2f} {unit}{extra}")
     return fig
+
+
+def governed(root: Path, scope: str = "src/**", intent: str = "INT-1", name: str = "bench") -> Path:
+    """``orch init`` in ``root`` with one IN_PROGRESS intent owning ``scope``; returns ``root``."""
+    from orchestrator import workspace
+
+    workspace.init(root)
+    (root / ".orchestration" / "active_intents.yaml").write_text(
+        f"active_intents:\n  - id: {intent}\n    name: {name}\n    status: IN_PROGRESS\n"
+        f"    owned_scope: ['{scope}']\n", encoding="utf-8")
+    return root

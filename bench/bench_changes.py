@@ -30,7 +30,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from orchestrator import workspace  # noqa: E402
+from _util import governed  # noqa: E402
+
 from orchestrator.pipeline import Governor  # noqa: E402
 from orchestrator.post import changes  # noqa: E402
 from orchestrator.tools import to_call  # noqa: E402
@@ -54,10 +55,7 @@ def generate(root: Path, n: int) -> None:
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
     subprocess.run(["git", "-C", str(root), "commit", "-qm", "init"], check=True, env=GIT_ENV)
-    workspace.init(root)
-    (root / ".orchestration" / "active_intents.yaml").write_text(
-        "active_intents:\n  - id: INT-1\n    name: one package\n    status: IN_PROGRESS\n"
-        "    owned_scope: ['pkg000/**']\n", encoding="utf-8")
+    governed(root, "pkg000/**", name="one package")
     (root / ".bench-complete").write_text("")
 
 

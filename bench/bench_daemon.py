@@ -28,20 +28,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from _util import report  # noqa: E402
+from _util import governed, report  # noqa: E402
 
-from orchestrator import daemon, hookclient, workspace  # noqa: E402
+from orchestrator import daemon, hookclient  # noqa: E402
 from orchestrator.fsutil import RACY_NS  # noqa: E402
 from orchestrator.pipeline import Governor  # noqa: E402
-
-INTENTS = """\
-active_intents:
-  - id: INT-1
-    name: bench
-    status: IN_PROGRESS
-    owned_scope: ["src/**"]
-"""
-
 
 def main() -> int:
     parser = argparse.ArgumentParser()
@@ -50,8 +41,7 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="orch-bench-daemon-"))
     root = tmp / "repo"
     root.mkdir()
-    workspace.init(root)
-    (root / ".orchestration" / "active_intents.yaml").write_text(INTENTS)
+    governed(root)
     (root / "src" / "a" / "b").mkdir(parents=True)
     (root / "src" / "app.py").write_text("x = 1\n" * 200)
     Governor(root).select_intent("INT-1", "s")

@@ -29,17 +29,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from orchestrator import daemon, workspace  # noqa: E402
+from _util import governed  # noqa: E402
+
+from orchestrator import daemon  # noqa: E402
 from orchestrator.adapters.installer import hook_command  # noqa: E402
-
-INTENTS = """\
-active_intents:
-  - id: INT-1
-    name: bench
-    status: IN_PROGRESS
-    owned_scope: ["src/**"]
-"""
-
 
 BASELINE: list[float] = []
 
@@ -69,8 +62,7 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="orch-bench-"))
     root = tmp / "repo"
     root.mkdir()
-    workspace.init(root)
-    (root / ".orchestration/active_intents.yaml").write_text(INTENTS)
+    governed(root)
     (root / "src").mkdir()
     (root / "src/app.py").write_text("x = 1\n" * 200)
     env = {**os.environ, "PYTHONPATH": str(REPO), "ORCH_DAEMON_IDLE": "120"}

@@ -29,20 +29,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from orchestrator import daemon, ledger, workspace  # noqa: E402
+from _util import governed  # noqa: E402
+
+from orchestrator import daemon, ledger  # noqa: E402
 from orchestrator.approvals import ApprovalRequest, Broker  # noqa: E402
 from orchestrator.pipeline import Governor  # noqa: E402
 
 CLIENT = REPO / "orchestrator" / "hookclient.py"
-INTENTS = """\
-active_intents:
-  - id: INT-1
-    name: bench
-    status: IN_PROGRESS
-    owned_scope: ["src/**"]
-"""
-
-
 def _pct(values: list[float], q: float) -> float:
     s = sorted(values)
     return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
@@ -69,8 +62,7 @@ def main() -> int:
     root = tmp / "repo"
     root.mkdir()
     subprocess.run(["git", "init", "-q", str(root)], check=True)
-    workspace.init(root)
-    (root / ".orchestration" / "active_intents.yaml").write_text(INTENTS)
+    governed(root)
     (root / "src" / "old").mkdir(parents=True)
     (root / "src" / "old" / "keep.py").write_text("x = 1\n")
     env = {**os.environ, "PYTHONPATH": str(REPO), "ORCH_DAEMON_IDLE": "300"}

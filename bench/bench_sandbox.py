@@ -65,18 +65,15 @@ def main(argv: list[str]) -> int:
 
 def engine(tmp: Path) -> None:
     """Governor.pre for `pytest` with sandbox=True (plan + wrap) vs. without (the fallback's verdict)."""
-    from bench._util import measure
-    from orchestrator import workspace
+    from bench._util import governed, measure
     from orchestrator.pipeline import Governor
     from orchestrator.tools import to_call
 
     ws = tmp / "repo"
     ws.mkdir()
-    workspace.init(ws)
+    governed(ws, "**", intent="I", name="all")
     for i in range(40):
         (ws / f"dir{i}").mkdir()
-    (ws / ".orchestration" / "active_intents.yaml").write_text(
-        "active_intents:\n  - id: I\n    name: all\n    status: IN_PROGRESS\n    owned_scope: ['**']\n")
     gov = Governor(ws, approval_channel="allow")
     gov.select_intent("I", "s")
 
