@@ -54,7 +54,7 @@ def handle(event: dict[str, Any], governor: Any, *, agent: str = AGENT, ask: boo
 
     Codex CLI speaks the same protocol (:mod:`orchestrator.adapters.codex` calls this with ``agent="codex"`` and
     ``ask=False``: where the agent cannot ask a person, an "ask" verdict is answered as a deny). ``sandbox``: the
-    agent runs an ``updatedInput`` command (default: only Claude Code is known to).
+    agent runs an ``updatedInput`` command (default: Claude Code; Codex's adapter passes True).
     """
     name = event.get("hook_event_name")
     if name == "PreToolUse":
@@ -138,9 +138,15 @@ def pre_tool_use(event: dict[str, Any], governor: Any, *, agent: str = AGENT, as
     if event.get("tool_name") == SELECT_TOOL:
         return decision(select_intent(event, governor, agent=agent), ask=ask)
     call = call_from(event, agent=agent)
-    if sandbox and isinstance(event.get("tool_input"), dict) and isinstance(event["tool_input"].get("command"), str):
+    if sandbox and isinstance(event.get("tool_input"), dict) and _is_command(event["tool_input"].get("command")):
         return decision(governor.pre(call, sandbox=True), ask=ask, tool_input=event["tool_input"])
     return decision(governor.pre(call), ask=ask)
+
+
+def _is_command(value: Any) -> bool:
+    """A shell command as an agent sends it: a string, or argv (Codex); the wrapped form is always a string."""
+    return isinstance(value, str) or (isinstance(value, list) and bool(value) and
+                                      all(isinstance(w, str) for w in value))
 
 
 def post_tool_use(event: dict[str, Any], governor: Any, *, agent: str = AGENT) -> HookResult:

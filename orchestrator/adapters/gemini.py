@@ -4,7 +4,17 @@ Protocol (https://geminicli.com/docs/hooks/reference; payloads as sent by Gemini
 tests/e2e/test_gemini_cli.py): events carry ``session_id, transcript_path, cwd, hook_event_name, timestamp`` plus
 ``tool_name, tool_input`` (and ``tool_response {llmContent, returnDisplay, error?}`` after). ``BeforeTool``
 refuses with ``{"decision": "deny", "reason": ...}`` (the reason is sent to the model as the tool's error); exit 2
-also blocks. Gemini has no "ask" there, so an "ask" verdict is answered as a deny.
+also blocks. An "ask" verdict is answered as a deny (the approval channel already had its say).
+
+Shell commands the analyzer cannot vouch for (tests, builds, scripts) run in the kernel sandbox like Claude Code's:
+BeforeTool answers ``{"decision": "allow", "hookSpecificOutput": {"tool_input": {...}}}`` with ``command`` replaced
+by the Landlock launcher running the original (:mod:`orchestrator.sandbox`), so no person is asked. What Gemini CLI
+0.61.0 does with it (its scheduler, ``evaluateBeforeToolHook``): the hook's ``tool_input`` *replaces* the model's
+arguments (the invocation is rebuilt from it alone, hence every field is sent), Gemini's own policy and
+confirmation then judge the wrapped command (``--yolo``/an allow rule: no prompt; otherwise its prompt shows the
+launcher line), the shell tool runs it with ``bash -c`` in ``dir_path``, the model's result gets "[System] Tool
+input parameters were modified by a hook before execution." appended, and AfterTool's ``tool_input`` is the
+wrapped input: it is unwrapped (:func:`unwrapped`) before the pairing key and the ledger see it.
 
 What differs from Claude Code, and how it is handled here:
 
@@ -43,17 +53,60 @@ AGENT = "gemini"
 SERVER = "orchestrator"
 #: the handshake tool as Gemini CLI names it (``mcp_<server>_<tool>``)
 SELECT_TOOL = "mcp_orchestrator_select_active_intent"
+#: Gemini CLI's shell tool (``tool_input {command, dir_path?, description?, is_background?}``)
+SHELL_TOOL = "run_shell_command"
 #: pre-images of Gemini calls whose AfterTool never came are removed at SessionStart after this many seconds
 STALE_PREIMAGE_S = 3600.0
 _PREFIX = "gemini-"
 _MODEL = re.compile(rb'"model"\s*:\s*"([^"<][^"]*)"')
 
 
-def answer(verdict: Verdict) -> HookResult:
-    """A BeforeTool answer: ``{}`` lets the call run, a deny carries the structured reason."""
+def answer(verdict: Verdict, *, tool_input: dict[str, Any] | None = None) -> HookResult:
+    """A BeforeTool answer: ``{}`` lets the call run, a deny carries the structured reason.
+
+    A sandboxed shell command (``verdict.command``) is allowed with ``hookSpecificOutput.tool_input``: the whole
+    ``tool_input`` (``dir_path``, ``description``... kept) with ``command`` replaced by the wrapped one. Gemini CLI
+    0.61.0 builds the invocation from that object alone (it replaces the model's arguments, see the module doc), so
+    every field is sent, not only ``command``.
+    """
     if verdict.allowed:
+        wrapped = verdict.command
+        if wrapped is not None and tool_input is not None:
+            return HookResult.json({
+                "decision": "allow",
+                "reason": "orchestrator: runs in the Landlock sandbox of the selected intent (writes only inside its "
+                          "scope)",
+                "hookSpecificOutput": {"hookEventName": "BeforeTool", "tool_input": {**tool_input, "command": wrapped}},
+            })
         return HookResult.json({})
     return HookResult.json({"decision": "deny", "reason": verdict.reason})
+
+
+def _shell_input(event: dict[str, Any]) -> dict[str, Any] | None:
+    """``tool_input`` of a ``run_shell_command`` event that carries a command, else None."""
+    tool_input = event.get("tool_input")
+    if event.get("tool_name") == SHELL_TOOL and isinstance(tool_input, dict) and \
+            isinstance(tool_input.get("command"), str):
+        return tool_input
+    return None
+
+
+def unwrapped(event: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """The event with a sandbox-wrapped ``run_shell_command`` command replaced by the original, and whether it was.
+
+    AfterTool's ``tool_input`` is the input the tool ran with, i.e. the wrapped one: the ledger, the read-stamps
+    and the pre-image pairing key (:func:`capture_key`, computed in BeforeTool from the original) need the command
+    the model asked for.
+    """
+    tool_input = _shell_input(event)
+    if tool_input is None:
+        return event, False
+    from orchestrator.sandbox import unwrap
+
+    original = unwrap(tool_input["command"])
+    if original is None:
+        return event, False
+    return {**event, "tool_input": {**tool_input, "command": original}}, True
 
 
 def is_select(event: dict[str, Any]) -> bool:
@@ -162,16 +215,25 @@ def context_text(governor: Any, session_id: str, *, full: bool) -> str:
     return text.replace(claude_code.SELECT_TOOL, SELECT_TOOL)
 
 
-def handle(event: dict[str, Any], governor: Any) -> HookResult:
-    """Answer one Gemini CLI hook event."""
+def handle(event: dict[str, Any], governor: Any, *, sandbox: bool = True) -> HookResult:
+    """Answer one Gemini CLI hook event.
+
+    ``sandbox``: answer a shell command the analyzer cannot vouch for with the wrapped command (Gemini CLI runs
+    BeforeTool's ``tool_input``); False judges as a host that cannot (the approval channel decides).
+    """
     name = event.get("hook_event_name")
     if name == "BeforeTool":
         if is_select(event):
             return answer(claude_code.select_intent(event, governor, agent=AGENT))
+        shell_input = _shell_input(event) if sandbox else None
+        if shell_input is not None:
+            return answer(governor.pre(call_of(event), sandbox=True), tool_input=shell_input)
         return answer(governor.pre(call_of(event)))
     if name == "AfterTool":
         if not is_select(event):
+            event, sandboxed = unwrapped(event)
             call = call_of(event)
+            call.sandboxed = sandboxed
             stamp = event.get("timestamp")
             # the record's dedupe id: unique per call (a replayed event has the same timestamp)
             call.tool_use_id = f"{call.capture_key}@{stamp}" if isinstance(stamp, str) and stamp else None

@@ -4,9 +4,9 @@ Prints the analysis (kind, risks, writes, deletes, secrets, reasons) and the ver
 ``Bash`` call with this command for a session (``--session``, a prefix works; default ``$ORCH_SESSION_ID`` or
 ``default``) or a declared intent (``--intent``), as a dry run: nothing is written or filed, nothing waits.
 
-By default the call is judged as a host that runs the kernel sandbox would send it (Claude Code's hooks, the
-reference loop): a command whose only risk is running code is then allowed, sandboxed. ``--no-sandbox`` judges
-it as a host that cannot (Codex, Gemini CLI, Cursor), where the approval channel decides instead.
+By default the call is judged as a host that runs the kernel sandbox would send it (Claude Code's, Codex's and
+Gemini CLI's hooks, the reference loop): a command whose only risk is running code is then allowed, sandboxed.
+``--no-sandbox`` judges it as a host that cannot (Cursor), where the approval channel decides instead.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--intent", default=None, help="judge as if this intent were selected")
     parser.add_argument("--cwd", default=None, help="the command's working directory (default: the workspace)")
     parser.add_argument("--no-sandbox", action="store_true",
-                        help="judge as a host that cannot run the kernel sandbox (Codex, Gemini CLI, Cursor)")
+                        help="judge as a host that cannot run the kernel sandbox (Cursor)")
     parser.add_argument("--json", action="store_true", help="print analysis and verdict as JSON")
 
 

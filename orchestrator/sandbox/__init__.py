@@ -1,10 +1,11 @@
 """The intent-scoped sandbox for shell commands: which paths a command may write, and how it is wrapped.
 
 The engine decides (:func:`plan`), the kernel enforces (:mod:`orchestrator.sandbox.landlock`, Linux Landlock), the
-adapter runs the wrapped command (Claude Code: ``updatedInput``; the reference loop and LangChain run it
-themselves). Only commands the analyzer cannot vouch for are wrapped (:func:`needs_sandbox`): code it cannot see
-into (tests, builds, scripts), unresolved targets, unparseable text. Commands it fully understands (``mv a b``,
-``git commit``) run as before, so git, which writes ``.git/`` (never writable in the sandbox), keeps working.
+adapter runs the wrapped command (Claude Code and Codex: ``updatedInput``; Gemini CLI: BeforeTool's ``tool_input``;
+the reference loop and LangChain run it themselves). Only commands the analyzer cannot vouch for are wrapped
+(:func:`needs_sandbox`): code it cannot see into (tests, builds, scripts), unresolved targets, unparseable text.
+Commands it fully understands (``mv a b``, ``git commit``) run as before, so git, which writes ``.git/`` (never
+writable in the sandbox), keeps working.
 
 What the writable set is (docs/security.md has the full model and its residual gaps):
 

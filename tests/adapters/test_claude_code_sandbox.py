@@ -73,7 +73,9 @@ def test_without_the_sandbox_it_asks_as_before(payload, ws: Path) -> None:
     assert out["permissionDecision"] == "ask" and "not sandboxed: disabled by policy" in out["permissionDecisionReason"]
 
 
-def test_codex_does_not_wrap(payload, ws: Path) -> None:
+def test_other_agents_are_not_wrapped_by_default(payload, ws: Path) -> None:
+    """``claude_code.handle`` wraps only for Claude Code unless its caller passes ``sandbox=True`` (the Codex adapter
+    does: tests/adapters/test_codex_sandbox.py)."""
     from orchestrator.adapters import claude_code
     from orchestrator.pipeline import Governor
 

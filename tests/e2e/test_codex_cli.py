@@ -9,7 +9,11 @@ workspace-write`` session shows
 ``apply_patch`` before any intent is refused; the MCP tool (found through Codex's ``tool_search``, as MCP tools are
 deferred) selects the intent; in-scope patches and a shell write (run in another ``workdir``) land and are recorded
 with exact line ranges; patches out of scope or to ``.orchestration/`` and a shell write escaping its ``workdir``
-are refused; ``rm -rf`` is refused by the approval channel ``deny``.
+are refused; ``rm -rf`` is refused by the approval channel ``deny``. Commands the analyzer cannot vouch for run in
+orchestrator's Landlock sandbox, nested in Codex's own (bubblewrap + seccomp), with no person asked (channel
+``deny`` would refuse them otherwise): the PreToolUse answer's ``updatedInput`` replaced ``exec_command``'s ``cmd`` by
+the launcher, so a script written in scope cannot change README.md (the kernel's refusal reaches the model) and
+``pytest`` runs and passes; the ledger holds their in-scope writes and no trace of the launcher.
 
 The assertions read the files on disk, the ledger and the tool outputs Codex sent back to the (fake) model.
 """
@@ -26,10 +30,20 @@ from typing import Any
 
 import pytest
 
+from orchestrator.sandbox import landlock
 from tests.e2e.claude_cli import CLI_TIMINGS
 from tests.e2e.fake_llm import CODEX_MODEL, FakeResponses, fn, patch, tool_search
 from tests.e2e.orch_support import APP, INTENTS, NEW, REPO_ROOT, orch
 
+
+
+README = "# Project\n"
+#: run sandboxed: the write inside the scope lands, the one to README.md (outside it) is refused by the kernel
+SCRIPT = "printf 'g\\n' > src/gen_out.txt\nprintf 'hijacked\\n' > README.md\necho script-done\n"
+TEST = ("import pathlib\n\n\ndef test_app():\n    pathlib.Path(__file__).with_name('ran.txt').write_text('yes')\n"
+        "    assert 1 + 1 == 2\n")
+PYTEST = f"{sys.executable} -m pytest -q -p no:cacheprovider src"
+needs_landlock = pytest.mark.skipif(landlock.abi() < 1, reason="this kernel has no Landlock")
 
 
 def add_file(path: str, text: str) -> str:
@@ -66,6 +80,8 @@ def scenario(codex_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Scena
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     (root / "src").mkdir()
     (root / "src" / "app.py").write_text(APP)
+    (root / "src" / "test_app.py").write_text(TEST)
+    (root / "README.md").write_text(README)
     orch(root, "init")
     (root / ".orchestration" / "active_intents.yaml").write_text(INTENTS)
     env = {"HOME": str(home), "CODEX_HOME": str(codex_home)}
@@ -99,6 +115,10 @@ def scenario(codex_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Scena
         [patch("a_out_of_scope", add_file("README.md", "hijack"))],
         [patch("a_governance", "*** Begin Patch\n*** Update File: .orchestration/active_intents.yaml\n@@\n"
                                "-active_intents:\n+x\n*** End Patch\n")],
+        # commands the analyzer cannot vouch for run in the Landlock sandbox (updatedInput), nobody is asked
+        [patch("a_script", add_file("src/gen.sh", SCRIPT))],
+        [fn("a_run_script", "exec_command", {"cmd": "sh src/gen.sh"})],
+        [fn("a_pytest", "exec_command", {"cmd": PYTEST})],
         [fn("a_rm", "exec_command", {"cmd": "rm -rf src"})],
         "A done",
     ])
@@ -173,7 +193,7 @@ def test_in_scope_patches_and_shell_write_land(scenario: Scenario) -> None:
 def test_out_of_scope_and_governance_writes_are_refused(scenario: Scenario) -> None:
     assert "scope-violation" in scenario.outputs["a_out_of_scope"]
     assert "scope-violation" in scenario.outputs["a_workdir_escape"]  # ../README.md from workdir src
-    assert not (scenario.root / "README.md").exists()
+    assert (scenario.root / "README.md").read_text() == README
     assert "governance-file" in scenario.outputs["a_governance"]
     assert "IN_PROGRESS" in (scenario.root / ".orchestration/active_intents.yaml").read_text()
 
@@ -194,4 +214,41 @@ def test_ledger_records_exact_ranges_session_and_model(scenario: Scenario) -> No
             for conv in f["conversations"]:
                 assert conv["contributor"]["model_id"] == CODEX_MODEL
                 ranges.setdefault(f["path"], []).extend((r["start_line"], r["end_line"]) for r in conv["ranges"])
-    assert ranges == {"src/new.py": [(1, 2)], "src/app.py": [(1, 2)], "src/other.py": [(1, 1)]}
+    expected = {"src/new.py": [(1, 2)], "src/app.py": [(1, 2)], "src/other.py": [(1, 1)], "src/gen.sh": [(1, 3)]}
+    if landlock.abi() >= 1:  # the sandboxed script's and test's writes (without Landlock they were refused)
+        expected.update({"src/gen_out.txt": [(1, 1)], "src/ran.txt": [(1, 1)]})
+    assert ranges == expected
+
+
+@needs_landlock
+def test_script_runs_sandboxed_unasked_and_cannot_write_outside_the_scope(scenario: Scenario) -> None:
+    """Channel ``deny``: had anyone been asked, the call would have been refused. It ran, wrapped by the hook's
+    ``updatedInput``, and the kernel refused the README write on disk."""
+    out = scenario.outputs["a_run_script"]
+    assert "blocked" not in out and "approval-denied" not in out, out
+    assert "script-done" in out and "Permission denied" in out, out
+    assert (scenario.root / "README.md").read_text() == README
+    assert (scenario.root / "src/gen_out.txt").read_text() == "g\n"
+    # what Codex ran: the launcher from the hook's updatedInput, in place of exec_command's cmd
+    ran = [e["item"]["command"] for e in scenario.events if e.get("type") == "item.completed"
+           and e.get("item", {}).get("type") == "command_execution"]
+    assert any("--orch-sandbox" in c and c.endswith("'sh src/gen.sh'\"") for c in ran), ran
+
+
+@needs_landlock
+def test_pytest_runs_sandboxed_and_its_result_reaches_the_model(scenario: Scenario) -> None:
+    out = scenario.outputs["a_pytest"]
+    assert "1 passed" in out and "approval-denied" not in out, out
+    assert (scenario.root / "src/ran.txt").read_text() == "yes"
+
+
+@needs_landlock
+def test_ledger_records_the_original_commands_not_the_launcher(scenario: Scenario) -> None:
+    """PostToolUse unwraps the launcher before ``Governor.post``: the records pair with their pre-images and hold
+    the sandboxed commands' in-scope writes, with nothing out of scope and no trace of the wrapper."""
+    ledger = (scenario.root / ".orchestration" / "agent_trace.jsonl").read_text()
+    assert "--orch-sandbox" not in ledger and "landlock.py" not in ledger
+    shell = {f["path"]: rec["metadata"]["dev.orchestrator"] for rec in scenario.ledger()
+             for f in rec["files"] if rec["metadata"]["dev.orchestrator"]["tool_name"] == "Bash"}
+    assert {"src/gen_out.txt", "src/ran.txt"} <= set(shell), shell
+    assert all(meta.get("out_of_scope") in (None, []) for meta in shell.values()), shell

@@ -8,8 +8,12 @@ intent is refused; ``mcp_orchestrator_select_active_intent`` selects the intent 
 Gemini's session id); in-scope ``write_file``/``replace`` and shell writes run in ``dir_path`` land and are recorded
 with exact line ranges (two identical appends: two records, each pre-image paired without a tool-call id); a shell
 write escaping ``dir_path`` to README.md, out-of-scope and governance-file writes are refused; ``rm -rf`` is refused
-by the approval channel ``deny``. A last run shows why ``--skip-trust`` must never be used: the project settings,
-hence the hooks, are silently ignored.
+by the approval channel ``deny``. A second session, still with channel ``deny``, runs what the analyzer cannot see
+into in the Landlock sandbox through BeforeTool's ``hookSpecificOutput.tool_input``: a script the model wrote in
+scope runs unasked and its write to README.md fails in the kernel (the refusal is in the output the model reads), a
+pytest run in ``dir_path`` passes, and the ledger records the original command (AfterTool's wrapped input is
+unwrapped and paired with its pre-image). A last run shows why ``--skip-trust`` must never be used: the project
+settings, hence the hooks, are silently ignored.
 """
 from __future__ import annotations
 
@@ -25,17 +29,19 @@ from typing import Any
 
 import pytest
 
+from orchestrator.sandbox import landlock
 from tests.e2e.claude_cli import CLI_TIMINGS
 from tests.e2e.fake_llm import GEMINI_MODEL, FakeGemini, gcall
 from tests.e2e.orch_support import APP, INTENTS, NEW, REPO_ROOT, orch
 
 
 
-def run_gemini(gemini_bin: Path, root: Path, home: Path, api: FakeGemini, *extra: str, channel: str = "deny"
-               ) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GEMINI_", "GOOGLE_"))}
+def run_gemini(gemini_bin: Path, root: Path, home: Path, api: FakeGemini, *extra: str, channel: str = "deny",
+               env_extra: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GEMINI_", "GOOGLE_", "ORCH_SANDBOX"))}
     env.update(HOME=str(home), GEMINI_API_KEY="dummy", GOOGLE_GEMINI_BASE_URL=api.base_url,
-               PYTHONPATH=str(REPO_ROOT), ORCH_APPROVAL_CHANNEL=channel, ORCH_DAEMON_IDLE="60", NO_COLOR="1")
+               PYTHONPATH=str(REPO_ROOT), ORCH_APPROVAL_CHANNEL=channel, ORCH_DAEMON_IDLE="60", NO_COLOR="1",
+               **(env_extra or {}))
     start = time.perf_counter()
     try:
         return subprocess.run([str(gemini_bin), "-p", "go", "--yolo", "-m", GEMINI_MODEL, "-o", "json", *extra],
@@ -197,9 +203,9 @@ def test_ledger_records_exact_ranges_session_and_model(scenario: Scenario) -> No
 
 def test_out_of_scope_changes_of_a_command_reach_the_model(gemini_bin: Path, home: Path,
                                                            tmp_path_factory: pytest.TempPathFactory) -> None:
-    """A command whose writes the analyzer cannot name (a script), approved (channel ``allow``), changes a file
-    outside the scope: the AfterTool hook records it as out of scope and Gemini hands the structured warning to the
-    model with the tool's result."""
+    """Without the sandbox (``ORCH_SANDBOX=off``, the fallback), a command whose writes the analyzer cannot name (a
+    script), approved (channel ``allow``), changes a file outside the scope: the AfterTool hook records it as out of
+    scope and Gemini hands the structured warning to the model with the tool's result."""
     root = tmp_path_factory.mktemp("gemini-warn") / "repo"
     make_repo(root)
     (root / "src" / "run.sh").write_text("#!/bin/sh\necho hi > src/made.txt\necho x > README.md\n")
@@ -213,13 +219,87 @@ def test_out_of_scope_changes_of_a_command_reach_the_model(gemini_bin: Path, hom
         "done",
     ])
     with api:
-        proc = run_gemini(gemini_bin, root, home, api, channel="allow")
+        proc = run_gemini(gemini_bin, root, home, api, channel="allow", env_extra={"ORCH_SANDBOX": "off"})
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert (root / "README.md").exists()  # nothing stopped it: the point is that it is seen and said
     last = json.dumps(api.main_requests[-1])
     assert "out-of-scope-change" in last and "README.md" in last
     recs = [json.loads(line) for line in (root / ".orchestration" / "agent_trace.jsonl").read_text().splitlines()]
     assert recs and recs[-1]["metadata"]["dev.orchestrator"]["out_of_scope"] == ["README.md"]
+
+
+EVIL = "echo made > src/made.txt\necho hijack > README.md\n"
+SMALL_TEST = "def test_one():\n    assert 1 + 1 == 2\n"
+
+
+@dataclass
+class Sandboxed:
+    root: Path
+    proc: subprocess.CompletedProcess
+    outputs: dict[str, str]
+    api: FakeGemini
+
+
+@pytest.fixture(scope="module")
+def sandboxed(gemini_bin: Path, home: Path, tmp_path_factory: pytest.TempPathFactory) -> Sandboxed:
+    """One ``gemini -p`` session with the approval channel ``deny`` (no person would ever say yes): a script the
+    model wrote in scope and a pytest run, both opaque to the analyzer, run in the kernel sandbox."""
+    if landlock.abi() < 1:
+        pytest.skip("this kernel has no Landlock")
+    root = tmp_path_factory.mktemp("gemini-sbx") / "repo"
+    make_repo(root)
+    (root / "README.md").write_text("readme\n")
+    orch(root, "install", "gemini", env={"HOME": str(home)})
+    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"],
+                   check=True)
+    rules = home / ".gemini" / "trustedFolders.json"
+    trusted = json.loads(rules.read_text()) if rules.exists() else {}
+    rules.write_text(json.dumps({**trusted, str(root): "TRUST_FOLDER"}))
+    api = FakeGemini([
+        [gcall("select", "mcp_orchestrator_select_active_intent", {"intent_id": "INT-1"})],
+        [gcall("w_evil", "write_file", {"file_path": "src/evil.sh", "content": EVIL})],
+        [gcall("w_test", "write_file", {"file_path": "src/test_small.py", "content": SMALL_TEST})],
+        [gcall("evil", "run_shell_command", {"command": "sh src/evil.sh", "description": "run the script"})],
+        [gcall("pytest", "run_shell_command", {"command": f"{sys.executable} -m pytest -q test_small.py",
+                                               "dir_path": "src", "description": "run the tests"})],
+        "done",
+    ])
+    with api:
+        proc = run_gemini(gemini_bin, root, home, api, channel="deny")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return Sandboxed(root, proc, {k: json.dumps(v) for k, v in api.outputs().items()}, api)
+
+
+def test_sandboxed_script_runs_unasked_and_the_kernel_keeps_readme(sandboxed: Sandboxed) -> None:
+    """The script ran (channel ``deny`` did not refuse it), wrote in scope, and its write to README.md (outside
+    the scope) failed in the kernel: the model reads the refusal in the command's output."""
+    assert sandboxed.api.turns_used == 6 and json.loads(sandboxed.proc.stdout)["response"] == "done"
+    out = sandboxed.outputs["evil"]
+    assert "approval" not in out and "Permission denied" in out and "README.md" in out, out
+    assert "modified by a hook" in out  # Gemini tells the model its input was rewritten
+    assert (sandboxed.root / "README.md").read_text() == "readme\n"
+    assert (sandboxed.root / "src" / "made.txt").read_text() == "made\n"
+
+
+def test_sandboxed_pytest_passes_in_dir_path_and_reaches_the_model(sandboxed: Sandboxed) -> None:
+    out = sandboxed.outputs["pytest"]
+    assert "1 passed" in out and "approval" not in out, out
+    refusals = sandboxed.root / ".orchestration" / "run" / "refusals.jsonl"
+    assert not refusals.exists() or "run_shell_command" not in refusals.read_text()
+
+
+def test_sandboxed_commands_are_recorded_as_the_model_asked_for_them(sandboxed: Sandboxed) -> None:
+    text = (sandboxed.root / ".orchestration" / "agent_trace.jsonl").read_text()
+    assert "--orch-sandbox" not in text and "landlock.py" not in text  # nothing of the wrapper
+    recs = [json.loads(line) for line in text.splitlines() if line.strip()]
+    made = [r for r in recs if any(f["path"] == "src/made.txt" for f in r["files"])]
+    assert len(made) == 1, recs
+    meta = made[0]["metadata"]["dev.orchestrator"]
+    assert meta["tool_name"] == "run_shell_command" and meta["agent"] == "gemini"
+    assert not meta.get("out_of_scope")  # README.md did not change: nothing outside the scope to report
+    # each AfterTool (wrapped input) found its BeforeTool's pre-image (original input): none left over
+    assert not list((sandboxed.root / ".orchestration" / "run" / "preimages").glob("gemini-*"))
 
 
 def test_skip_trust_silently_drops_the_hooks(gemini_bin: Path, home: Path,
