@@ -181,8 +181,10 @@ def tool_result(response: Any) -> ToolResult:
 
     - failed: ``is_error`` / ``error`` / ``success: false``, or ``interrupted`` before any output
       (:func:`orchestrator.adapters.base.response_failed`);
-    - Write/Edit: ``type: "create"`` or ``originalFile: null`` → ``created`` (no pre-image); ``originalFile`` text →
-      ``original`` (the pre-image, trusted over the engine's snapshot);
+    - Write/Edit: ``type: "create"`` → ``created`` (no pre-image); ``originalFile`` text → ``original`` (the
+      pre-image, trusted over the engine's snapshot). ``originalFile: null`` tells nothing: Claude Code leaves the
+      text out for a subagent, an older session or a large file (a Write's ``type: "update"`` included), so the
+      engine's snapshot decides;
     - ``structuredPatch`` (jsdiff hunks with context lines) → ``hunks``, only when no pre-image is given (the engine
       reads them only then); a malformed one is left out, as the engine ignored it when it had its own snapshot.
 
@@ -194,10 +196,8 @@ def tool_result(response: Any) -> ToolResult:
         return ToolResult.failure()
     created = response.get("type") == "create"
     original = response.get("originalFile")
-    if "originalFile" in response and original is None:
-        created = True  # the file did not exist before the call
     if not isinstance(original, str):
-        original = None
+        original = None  # null: left out, not "no file" (sdk-tools.d.ts: "or when ... too large to include")
     hunks = None
     if not created and original is None:
         patch = response.get("structuredPatch")

@@ -186,7 +186,7 @@ def test_tool_response_becomes_the_engines_tool_result(payload) -> None:
     edit = payload("claude-code", "PostToolUse-Edit")["tool_response"]
     assert tool_result(edit) == ToolResult(original="x = 1\nprint(x)\n")  # hunks: unused when the pre-image is known
     assert tool_result(payload("claude-code", "PostToolUse-Write")["tool_response"]) == ToolResult(created=True)
-    assert tool_result({"type": "update", "originalFile": None}) == ToolResult(created=True)
+    assert tool_result({"type": "update", "originalFile": None}) == ToolResult()  # left out (too large), not created
     assert tool_result({"type": "create", "originalFile": "old"}) == ToolResult(created=True, original="old")
     patch_only = {"structuredPatch": edit["structuredPatch"]}
     assert tool_result(patch_only) == ToolResult(hunks=[Hunk(1, 1, 1, 2)])
@@ -245,3 +245,27 @@ def test_a_malformed_structured_patch_costs_only_the_fallback_not_the_record(pay
     from orchestrator.adapters.claude_code import tool_result
 
     assert tool_result(post["tool_response"]).hunks is None
+
+
+def test_an_original_file_left_out_is_not_a_created_file(payload, ws: Path) -> None:
+    """Claude Code leaves ``originalFile`` out (``null``) of an Edit's response for a subagent, an older session or a
+    large file, and of a Write's ``type: "update"`` when the old content is too large (its own schema,
+    tests/e2e/node_modules/@anthropic-ai/claude-code/sdk-tools.d.ts: "null for new files, or when the previous
+    content was too large to include"). ``null`` then says nothing about the file before the call: without a
+    capture, the record must not claim the existing file was created (before: op "create", no sha_before)."""
+    assert select(payload).exit_code == 0
+    (ws / "src" / "app.py").write_text("x = 2\ny = 3\nprint(x)\n")
+    post = payload("claude-code", "PostToolUse-Edit", agent_id="a1", agent_type="general-purpose")
+    post["tool_response"]["originalFile"] = None  # left out "for_subagent"
+    assert hook(post).exit_code == 0  # no PreToolUse ran: no capture
+    change = json.loads((ws / ".orchestration" / "agent_trace.jsonl").read_text().splitlines()[-1])
+    meta = change["metadata"]["dev.orchestrator"]["files"][0]
+    assert meta["op"] == "modify", meta
+    assert [(r["start_line"], r["end_line"]) for r in change["files"][0]["conversations"][0]["ranges"]] == [(1, 2)]
+
+    from orchestrator.adapters.claude_code import tool_result
+    from orchestrator.models import ToolResult
+
+    too_large = {"type": "update", "originalFile": None, "structuredPatch": []}
+    assert tool_result(too_large) == ToolResult()  # nothing known: the engine's snapshot decides
+    assert tool_result({"type": "create", "originalFile": None}) == ToolResult(created=True)
