@@ -21,6 +21,13 @@ from orchestrator.fsutil import atomic_write_json, locked, racy, stat_key
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 
+#: session states a store keeps in memory. A long-lived store (the daemon's Governor) serves every session of its
+#: workspace for as long as requests come; past this many, the oldest quarter is dropped (read again on their next
+#: call), so memory does not grow with every session ever seen.
+MAX_CACHED = 256
+#: session ids whose file path and name a store remembers (plain strings: cleared at once past this many)
+MAX_NAMES = 4096
+
 
 def _empty() -> dict[str, Any]:
     return {"intent_id": None, "selected_at": None, "reads": {}, "agent": None, "last_seen": None}
@@ -42,6 +49,8 @@ class SessionStore:
     def _path_str(self, session_id: str) -> str:
         path = self._paths.get(session_id)
         if path is None:
+            if len(self._paths) >= MAX_NAMES:
+                self._paths.clear()
             # session ids come from agents: never let one become a path traversal
             safe = _SAFE.sub("_", session_id)[:128] or "default"
             path = self._paths[session_id] = os.path.join(self.dir, f"{safe}.json")
@@ -51,6 +60,8 @@ class SessionStore:
         """The base name of the session's state file."""
         name = self._names.get(session_id)
         if name is None:
+            if len(self._names) >= MAX_NAMES:
+                self._names.clear()
             name = self._names[session_id] = os.path.basename(self._path_str(session_id))
         return name
 
@@ -73,10 +84,16 @@ class SessionStore:
             state = _empty()
         if not isinstance(state, dict):
             state = _empty()
+        cache = self._cache
         if racy(st):
-            self._cache.pop(session_id, None)
+            cache.pop(session_id, None)
         else:
-            self._cache[session_id] = (key, state)
+            if len(cache) >= MAX_CACHED and session_id not in cache:
+                # the oldest quarter at once: one pop per call from a dict's front costs more with every pop (the
+                # slots left empty are walked again); list() copies the keys in one step while other threads write
+                for old in list(cache)[:max(1, MAX_CACHED // 4)]:
+                    cache.pop(old, None)
+            cache[session_id] = (key, state)
         return state
 
     def forget(self, session_id: str) -> None:

@@ -565,6 +565,25 @@ def test_a_recent_session_file_is_read_again(ws: Path, monkeypatch: pytest.Monke
     assert gov.sessions.get("s1") == state and "s1" in gov.sessions._cache
 
 
+def test_a_long_lived_store_keeps_a_bounded_number_of_sessions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The daemon serves every session of a workspace for as long as requests come (its idle timeout never
+    fires): the states it keeps in memory must not grow with every session it has ever seen."""
+    from orchestrator import sessions as _sessions
+
+    monkeypatch.setattr(fsutil, "RACY_NS", 0)  # every key trusted: each state would be kept
+    monkeypatch.setattr(_sessions, "MAX_CACHED", 8)
+    monkeypatch.setattr(_sessions, "MAX_NAMES", 16)
+    store = _sessions.SessionStore(tmp_path)
+    n = 40
+    for i in range(n):
+        store.update(f"s{i}", lambda s, i=i: s.update(intent_id=f"INT-{i}"))
+        assert store.get(f"s{i}")["intent_id"] == f"INT-{i}"
+    assert len(store._cache) <= _sessions.MAX_CACHED
+    assert f"s{n - 1}" in store._cache, "the newest is kept"
+    assert store.get("s0")["intent_id"] == "INT-0", "an evicted one is read again"
+    assert len(store._paths) <= _sessions.MAX_NAMES and len(store._names) <= _sessions.MAX_NAMES
+
+
 # ------------------------------------------------------------------------- randomized operation sequences
 class _World:
     """The operations a test may apply to a workspace: each leaves it in a state a Governor must judge afresh."""

@@ -184,7 +184,7 @@ def tool_result(response: Any) -> ToolResult:
     - Write/Edit: ``type: "create"`` or ``originalFile: null`` → ``created`` (no pre-image); ``originalFile`` text →
       ``original`` (the pre-image, trusted over the engine's snapshot);
     - ``structuredPatch`` (jsdiff hunks with context lines) → ``hunks``, only when no pre-image is given (the engine
-      reads them only then).
+      reads them only then); a malformed one is left out, as the engine ignored it when it had its own snapshot.
 
     A response that is not an object (Codex's ``apply_patch`` answers with text) tells nothing beyond "it ran".
     """
@@ -202,7 +202,12 @@ def tool_result(response: Any) -> ToolResult:
     if not created and original is None:
         patch = response.get("structuredPatch")
         if patch and isinstance(patch, list):
-            hunks = hunks_from_structured_patch(patch)
+            try:
+                hunks = hunks_from_structured_patch(patch)
+            except (TypeError, ValueError, AttributeError):
+                # only a fallback (the engine's snapshot usually gives the pre-image): a malformed one must not
+                # fail the hook and cost the record
+                hunks = None
     return ToolResult(created=created, original=original, hunks=hunks)
 
 

@@ -24,7 +24,8 @@ is still seen. One hole remains: a file rewritten within the same filesystem clo
 to the same size. Files changed within :data:`RACY_NS` of the snapshot are therefore also hashed, like git's
 "racily clean" entries, and compared by content.
 
-**Before-content for exact ranges**: the pre-image :func:`trace.capture` took of the analyzer's named targets;
+**Before-content for exact ranges**: the pre-image :func:`orchestrator.post.preimage.capture` took of the analyzer's
+named targets;
 else, for a tracked file whose snapshot signature matches the git index entry (clean before the command), the
 index blob (:func:`git_before`, one ``git ls-files --debug`` and one ``git cat-file --batch`` for all such files);
 else none: the record attributes the whole file and says why.

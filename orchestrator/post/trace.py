@@ -18,8 +18,8 @@ Interface used (duck-typed, so this module does not import the pipeline):
     (``created``/``original``: the one target's pre-image; ``hunks``: the tool's own diff of it).
 
 Pre-image sources, in order: the tool's own (``result.created`` / ``result.original``, single-target calls), the
-snapshot taken by :func:`capture` (:mod:`orchestrator.post.preimage`, re-exported here for the pre-hook; memory,
-then ``run_dir/preimages/<key>.json``), and otherwise the tool's
+snapshot taken by :func:`capture` (:mod:`orchestrator.post.preimage`, which the pre-hook imports alone; re-exported
+here for older callers; memory, then ``run_dir/preimages/<key>.json``), and otherwise the tool's
 ``result.hunks`` (ranges only) or, with nothing at all, the whole current file as one range with evidence
 "no pre-image".
 

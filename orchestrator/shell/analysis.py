@@ -25,9 +25,21 @@ class ShellEntry(tuple[int, str, tuple[str, ...], bool]):
     """
 
     __slots__ = ()
+    #: as a NamedTuple has: dataclasses.asdict/astuple rebuild a tuple with ``_fields`` from its fields, any other
+    #: tuple from one iterable (which ``__new__`` does not take)
+    _fields = ("write_index", "op", "sources", "named")
 
     def __new__(cls, write_index: int, op: str, sources: tuple[str, ...] = (), named: bool = False) -> ShellEntry:
         return tuple.__new__(cls, (write_index, op, sources, named))
+
+    def _asdict(self) -> dict[str, object]:
+        """The fields by name (what code that recognises a named tuple by ``_fields`` calls next)."""
+        return dict(zip(self._fields, self))
+
+    def __getnewargs__(self) -> tuple[int, str, tuple[str, ...], bool]:
+        # copy and pickle rebuild a tuple subclass as cls.__new__(cls, *__getnewargs__()); tuple's own answer is
+        # (the tuple,): one argument, where __new__ takes the four fields (NamedTuple defines the same)
+        return (self[0], self[1], self[2], self[3])
 
     @property
     def write_index(self) -> int:

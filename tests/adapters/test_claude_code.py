@@ -222,3 +222,26 @@ def test_post_tool_use_without_a_capture_records_from_the_tool_result(payload, w
     assert [(r["start_line"], r["end_line"]) for r in rec["files"][0]["conversations"][0]["ranges"]] == [(1, 2)]
     assert rec["metadata"]["dev.orchestrator"]["files"][0]["before"] == \
         "sha256:" + __import__("hashlib").sha256(b"x = 1\nprint(x)\n").hexdigest()
+
+
+@pytest.mark.parametrize("patch", [[{"oldStart": "one", "lines": ["-x = 1"]}], [None], [{"lines": [1, 2]}]],
+                         ids=["start-not-a-number", "hunk-not-an-object", "line-not-text"])
+def test_a_malformed_structured_patch_costs_only_the_fallback_not_the_record(payload, ws: Path, patch) -> None:
+    """``structuredPatch`` is a fallback (ranges when no pre-image is known at all): a malformed one leaves it out,
+    and the record comes from the snapshot the PreToolUse took, as it did before the adapter translated responses.
+    Before: the hook answered "malformed hook event" and the change went unrecorded."""
+    select(payload)
+    pre = payload("claude-code", "PreToolUse-Edit")
+    assert decision_of(hook(pre))[0] == "allow"
+    (ws / "src" / "app.py").write_text("x = 2\ny = 3\nprint(x)\n")
+    post = payload("claude-code", "PostToolUse-Edit", tool_use_id=pre["tool_use_id"])
+    post["tool_response"] = {k: v for k, v in post["tool_response"].items() if k != "originalFile"}
+    post["tool_response"]["structuredPatch"] = patch
+    result = hook(post)
+    assert result.exit_code == 0 and not result.stderr, result.stderr
+    rec = json.loads((ws / ".orchestration" / "agent_trace.jsonl").read_text().splitlines()[-1])
+    assert rec["metadata"]["dev.orchestrator"]["files"][0]["before"] == \
+        "sha256:" + __import__("hashlib").sha256(b"x = 1\nprint(x)\n").hexdigest()
+    from orchestrator.adapters.claude_code import tool_result
+
+    assert tool_result(post["tool_response"]).hunks is None

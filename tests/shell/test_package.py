@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import ast
+import copy
+import dataclasses
+import json
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -45,6 +49,29 @@ def test_entries_are_immutable_records_with_named_fields() -> None:
         except AttributeError:
             continue
         raise AssertionError(f"ShellEntry.{field} was assignable")
+
+
+def test_an_analysis_with_entries_copies_and_pickles_like_a_tuple_of_tuples() -> None:
+    """``ShellAnalysis`` is public API (a frozen dataclass): hosts deep-copy it, or pickle it to another process.
+    Plain tuples in ``entries`` always allowed that; their typed replacement must too (a tuple subclass whose
+    ``__new__`` takes the fields, not one iterable, needs ``__getnewargs__``)."""
+    res = analyze("ln -s a b && mv c d/")
+    assert len(res.entries) == 2
+    for twin in (copy.copy(res), copy.deepcopy(res), pickle.loads(pickle.dumps(res))):
+        assert twin == res and all(type(e) is ShellEntry for e in twin.entries)
+    made = res.entries[1]
+    assert copy.copy(made) == made and pickle.loads(pickle.dumps(made)).named is True
+
+
+def test_an_analysis_with_entries_converts_with_dataclasses_asdict() -> None:
+    """``dataclasses.asdict`` / ``astuple`` (how a host logs a frozen dataclass as JSON) rebuild every tuple inside:
+    a plain one from an iterable, a named one (``_fields``) from its fields."""
+    res = analyze("mv c d/")
+    assert dataclasses.asdict(res)["entries"] == ((0, "mv", ("c",), True),)
+    assert json.dumps(dataclasses.asdict(res)["entries"]) == '[[0, "mv", ["c"], true]]'
+    assert res.entries[0]._asdict() == {"write_index": 0, "op": "mv", "sources": ("c",), "named": True}
+    at = [f.name for f in dataclasses.fields(res)].index("entries")
+    assert dataclasses.astuple(res)[at] == ((0, "mv", ("c",), True),)
 
 
 def test_each_module_imports_first() -> None:
