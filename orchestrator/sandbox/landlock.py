@@ -242,9 +242,10 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_SETUP
         writable.append(tmp)
         env["TMPDIR"] = tmp
-        # bytecode caches go to the private tmp's sibling, not into __pycache__ dirs outside the scope
-        if "PYTHONPYCACHEPREFIX" not in env:
-            env["PYTHONPYCACHEPREFIX"] = os.path.join(tmp, "pycache")
+        # No PYTHONPYCACHEPREFIX here: a prefix makes Python ignore every existing __pycache__ (site-packages
+        # included), so each session's first Python command recompiled all it imported (`pytest --version`:
+        # ~1 s -> 3.5-5.8 s). Without it, existing bytecode is read, bytecode of in-scope sources is written
+        # beside them, and a write refused outside the scope is silently skipped by Python's importer.
     try:
         restrict(writable, readable=readable, write_only=write_only)
     except OSError as exc:

@@ -206,3 +206,18 @@ def test_workspace_under_a_writable_tmp_stays_governed_even_through_links(sws: P
     assert (sws / "outside" / "keep.txt").read_text() == "keep\n"
     assert not (scratch / "x").exists()
     assert host.pre(f"echo x > {scratch}/y", sandbox=True).error["type"] == "path-outside-workspace"
+
+
+def test_python_reads_existing_bytecode_and_skips_refused_writes_silently(sws: Path) -> None:
+    # no PYTHONPYCACHEPREFIX by default: a prefix made every session recompile all it imported (site-packages too)
+    (sws / "src").mkdir(exist_ok=True)
+    (sws / "src" / "inmod.py").write_text("X = 1\n")
+    (sws / "outside" / "outmod.py").write_text("Y = 2\n")
+    script = ("import sys; sys.path[:0] = ['src', 'outside']; import inmod, outmod; "
+              "print(sys.pycache_prefix, inmod.X + outmod.Y)")
+    # empty values count as unset for Python (this environment sets PYTHONDONTWRITEBYTECODE)
+    proc = Host(sws).run(f"{sys.executable} -c \"{script}\"", env={"PYTHONDONTWRITEBYTECODE": ""})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["None", "3"] and proc.stderr == ""
+    assert list((sws / "src" / "__pycache__").glob("inmod.*.pyc"))  # in scope: written beside the source
+    assert not (sws / "outside" / "__pycache__").exists()  # refused by the kernel, skipped without a word
