@@ -74,5 +74,3 @@ def file_hash(path: str | os.PathLike[str]) -> str | None:
         return None
 
 
-def bytes_hash(data: bytes) -> str:
-    return "sha256:" + hashlib.sha256(data).hexdigest()

@@ -7,7 +7,7 @@ bodies and function bodies. For each simple command it strips wrappers (``sudo``
 ``xargs``...), recurses into code strings (``bash -c``, ``eval``, ``find -exec``), and looks the program up
 in per-program rules. Anything it cannot vouch for is ``unknown`` -- the pipeline asks, never allows.
 
-Public API (see docs/CONTRACT.md): :func:`analyze`, :class:`ShellAnalysis` (its ``entries`` are
+Public API (``__all__``; the package map is in docs/architecture.md): :func:`analyze`, :class:`ShellAnalysis` (its ``entries`` are
 :class:`ShellEntry` records) and :data:`RISKS`.
 
 ``cd`` handling (documented choice): a literal ``cd DIR`` (or ``pushd DIR``) earlier in the same list changes

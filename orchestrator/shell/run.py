@@ -142,10 +142,6 @@ class _Run:
         acc = self.wk.acc
         acc.entries.append(ShellEntry(-1 if anywhere else len(acc.writes) - 1, op, sources, named))
 
-    def extra_targets(self, why: str) -> None:
-        """xargs/find -exec append targets we cannot see: mark unresolved."""
-        self.wk.acc.unresolved = True
-
     # -- inner code: the one way rules hand code to the analyzer again ----------------------------------------
     # Through the walker (run.wk) and the accumulator's entry point: this module imports neither the dispatcher,
     # the walker nor the api (they import it).
