@@ -17,14 +17,11 @@ answered (a denied call comes back as an ``is_error`` tool_result carrying the h
 """
 from __future__ import annotations
 
-import itertools
 import json
-import threading
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Union
+from dataclasses import dataclass
+from typing import Any
 
-from tests.e2e.loopback import LoopbackServer
+from tests.e2e.loopback import Reply, ScriptedAPI, json_reply
 
 MODEL = "claude-sonnet-4-5"
 
@@ -38,100 +35,32 @@ class ToolUse:
     id: str | None = None
 
 
-Turn = Union[str, list, Callable[[dict], Any]]
 
-
-@dataclass
-class FakeAnthropic(LoopbackServer):
+class FakeAnthropic(ScriptedAPI):
     """The scripted server. Use as a context manager: ``with FakeAnthropic(script) as api: api.base_url``."""
 
-    script: list[Turn] = field(default_factory=list)
-    requests: list[dict] = field(default_factory=list)
-    main_requests: list[dict] = field(default_factory=list)
+    BAD_JSON = json_reply(400, {"type": "error", "error": {"type": "invalid_request_error", "message": "bad json"}})
 
-    def __post_init__(self) -> None:
-        self._lock = threading.Lock()
-        self._ids = itertools.count(1)
-        self._turn = 0
-        self._server: ThreadingHTTPServer | None = None
-
-    # -- lifecycle -------------------------------------------------------------------------------------------
-    def start(self) -> "FakeAnthropic":
-        """Bind a random loopback port and serve in a daemon thread."""
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:  # keep pytest output clean
-                pass
-
-            def do_HEAD(self) -> None:
-                self.send_response(200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def do_GET(self) -> None:
-                # Anything but /v1/messages (model lists, health checks): an empty JSON object.
-                self._json(200, {})
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    self._json(400, {"type": "error", "error": {"type": "invalid_request_error",
-                                                                "message": "bad json"}})
-                    return
-                path = self.path.split("?", 1)[0]
-                if path.endswith("/count_tokens"):
-                    self._json(200, {"input_tokens": 10})
-                    return
-                if not path.endswith("/v1/messages"):
-                    self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": path}})
-                    return
-                blocks, stop = fake._answer(body)
-                if body.get("stream"):
-                    self._sse(fake._events(blocks, stop))
-                else:
-                    self._json(200, fake._message(blocks, stop))
-
-            def _json(self, status: int, obj: Any) -> None:
-                data = json.dumps(obj).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def _sse(self, events: list[tuple[str, dict]]) -> None:
-                data = b"".join(
-                    f"event: {name}\ndata: {json.dumps(payload)}\n\n".encode() for name, payload in events
-                )
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Cache-Control", "no-cache")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self._serve(Handler)
-        return self
+    def respond(self, path: str, body: dict) -> Reply:
+        path = path.split("?", 1)[0]
+        if path.endswith("/count_tokens"):
+            return json_reply(200, {"input_tokens": 10})
+        if not path.endswith("/v1/messages"):
+            return json_reply(404, {"type": "error", "error": {"type": "not_found_error", "message": path}})
+        blocks, stop = self._answer(body)
+        if body.get("stream"):
+            events = self._events(blocks, stop)
+            data = b"".join(f"event: {name}\ndata: {json.dumps(payload)}\n\n".encode() for name, payload in events)
+            return 200, "text/event-stream", data
+        return json_reply(200, self._message(blocks, stop))
 
     # -- scripting -------------------------------------------------------------------------------------------
     def _answer(self, body: dict) -> tuple[list[dict], str]:
         """Pick the content blocks for this request (the script for main requests, text for side ones)."""
-        with self._lock:
-            self.requests.append(body)
-            if not body.get("tools"):
-                return [{"type": "text", "text": "Scripted session"}], "end_turn"
-            self.main_requests.append(body)
-            turn: Turn = self.script[self._turn] if self._turn < len(self.script) else "done"
-            self._turn += 1
-        # Callables run outside the lock: they may block (e.g. run another CLI session against another server).
-        while callable(turn):
-            turn = turn(body)
+        self.record(body)
+        if not body.get("tools"):
+            return [{"type": "text", "text": "Scripted session"}], "end_turn"
+        turn = self.next_turn(body)
         if isinstance(turn, str):
             return [{"type": "text", "text": turn}], "end_turn"
         blocks = []

@@ -1,6 +1,6 @@
 """Scripted fakes of the OpenAI Responses API (for Codex CLI) and the Gemini API (for Gemini CLI), on loopback.
 
-Like :mod:`tests.e2e.fake_anthropic`: each *main* request (one that carries the agent's tools) consumes the next
+Like :mod:`tests.e2e.fake_anthropic` (both are :class:`tests.e2e.loopback.ScriptedAPI`): each *main* request (one that carries the agent's tools) consumes the next
 turn of the script; side requests (Gemini's routing classifier, summaries) get a short text answer and leave the
 script alone. A turn is a ``str`` (the final text), a list of tool calls, or a callable ``(request_body) -> turn``
 evaluated when the request arrives. When the script is exhausted the server answers ``"done"``.
@@ -19,19 +19,13 @@ Tool calls:
 """
 from __future__ import annotations
 
-import itertools
 import json
-import threading
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Union
+from typing import Any
 
-from tests.e2e.loopback import LoopbackServer
+from tests.e2e.loopback import Reply, ScriptedAPI
 
 CODEX_MODEL = "gpt-5.5"  # a slug in Codex 0.169.0's bundled model catalog, so it offers apply_patch
 GEMINI_MODEL = "gemini-2.5-pro"
-
-Turn = Union[str, list, Callable[[dict], Any]]
 
 
 def fn(call_id: str, name: str, arguments: dict[str, Any], namespace: str | None = None) -> dict[str, Any]:
@@ -58,79 +52,11 @@ def gcall(call_id: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
     return {"functionCall": {"id": call_id, "name": name, "args": args}}
 
 
-@dataclass
-class FakeLLM(LoopbackServer):
-    """Base: a threaded loopback HTTP server running a script. Use as a context manager."""
-
-    script: list[Turn] = field(default_factory=list)
-    requests: list[dict] = field(default_factory=list)
-    main_requests: list[dict] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        self._lock = threading.Lock()
-        self._ids = itertools.count(1)
-        self._turn = 0
-        self._server: ThreadingHTTPServer | None = None
-
-    # -- lifecycle -------------------------------------------------------------------------------------------
-    def start(self) -> "FakeLLM":
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:  # keep pytest output clean
-                pass
-
-            def do_GET(self) -> None:
-                self.send_body(200, "application/json", b"{}")
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length) if length else b""
-                try:
-                    body = json.loads(raw or b"{}")
-                except ValueError:
-                    self.send_body(400, "application/json", b'{"error": "bad json"}')
-                    return
-                status, ctype, data = fake.respond(self.path, body)
-                self.send_body(status, ctype, data)
-
-            def send_body(self, status: int, ctype: str, data: bytes) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", ctype)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self._serve(Handler)
-        return self
-
-    def insert_next(self, turn: Turn) -> None:
-        """Make ``turn`` the next turn (a callable turn may use it to repeat itself, e.g. wait for a tool)."""
-        with self._lock:
-            self.script.insert(self._turn, turn)
-
-    def next_turn(self, body: dict) -> Any:
-        """The next scripted turn for a main request (callables evaluated outside the lock)."""
-        with self._lock:
-            self.main_requests.append(body)
-            turn: Turn = self.script[self._turn] if self._turn < len(self.script) else "done"
-            self._turn += 1
-        while callable(turn):
-            turn = turn(body)
-        return turn
-
-    def respond(self, path: str, body: dict) -> tuple[int, str, bytes]:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-
-class FakeResponses(FakeLLM):
+class FakeResponses(ScriptedAPI):
     """The OpenAI Responses API as Codex CLI uses it (``POST /v1/responses``, ``stream: true``)."""
 
-    def respond(self, path: str, body: dict) -> tuple[int, str, bytes]:
-        with self._lock:
-            self.requests.append(body)
+    def respond(self, path: str, body: dict) -> Reply:
+        self.record(body)
         if not path.split("?", 1)[0].endswith("/responses"):
             return 404, "application/json", b'{"error": "not found"}'
         turn = self.next_turn(body)
@@ -160,12 +86,11 @@ class FakeResponses(FakeLLM):
         return out
 
 
-class FakeGemini(FakeLLM):
+class FakeGemini(ScriptedAPI):
     """The Gemini API as Gemini CLI uses it with ``GOOGLE_GEMINI_BASE_URL`` and an API key."""
 
-    def respond(self, path: str, body: dict) -> tuple[int, str, bytes]:
-        with self._lock:
-            self.requests.append(body)
+    def respond(self, path: str, body: dict) -> Reply:
+        self.record(body)
         if ":countTokens" in path:
             return 200, "application/json", b'{"totalTokens": 10}'
         if body.get("tools"):
