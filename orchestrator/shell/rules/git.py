@@ -175,56 +175,39 @@ def _git_refs(run: _Run, sub: str, rest: list[W], r: list[str], opts: dict[str, 
     return False
 
 
+#: subcommands whose first positional word is an action: (the action when none is given, actions that only read)
+_ACTIONS: dict[str, tuple[str, frozenset[str]]] = {
+    "worktree": ("", frozenset({"list"})),
+    "submodule": ("status", frozenset({"status", "summary"})),
+    "notes": ("list", frozenset({"list", "show"})),
+    "bisect": ("", frozenset({"log", "visualize", "view", "help"})),
+    "lfs": ("", frozenset({"ls-files", "status", "env", "version", "logs", "locks", "fetch"})),
+}
+#: actions that discard work when forced (-f/--force), and why
+_FORCED = {("worktree", "remove"): "git worktree remove --force discards changes",
+           ("submodule", "deinit"): "git submodule deinit --force"}
+
+
 def _git_linked(run: _Run, sub: str, rest: list[W], r: list[str], opts: dict[str, list[str]], pos: list[W],
                 name: str) -> bool:
     """git worktrees, submodules, reflog, notes, bisect, lfs: True when this decided the command."""
-    if sub == "worktree":
-        act = pos[0].text if pos else ""
-        if act in ("list",):
-            return True
-        if act == "remove" and _has(opts, "-f", "--force"):
-            run.flag("destructive", "git worktree remove --force discards changes")
-            return True
-        run.flag("mutating", f"git worktree {act}")
-        return True
-    if sub == "submodule":
-        act = pos[0].text if pos else "status"
-        if act in ("status", "summary"):
-            return True
-        if act == "deinit" and _has(opts, "-f", "--force"):
-            run.flag("destructive", "git submodule deinit --force")
-            return True
-        run.flag("mutating", f"git submodule {act}")
-        return True
     if sub == "reflog":
         act = pos[0].text if pos else "show"
-        if act in ("show", "exists") or act not in ("expire", "delete"):
-            if act in ("expire", "delete"):
-                pass
-            else:
-                return True
-        run.flag("destructive", f"git reflog {act} drops history")
+        if act in ("expire", "delete"):
+            run.flag("destructive", f"git reflog {act} drops history")
         return True
-    if sub == "notes":
-        act = pos[0].text if pos else "list"
-        if act in ("list", "show"):
-            return True
-        run.flag("mutating", f"git notes {act}")
+    spec = _ACTIONS.get(sub)
+    if spec is None:
+        return False
+    act = pos[0].text if pos else spec[0]
+    if act in spec[1] or (sub == "lfs" and act == "track" and not pos[1:]):  # bare `git lfs track` lists patterns
         return True
-    if sub == "bisect":
-        act = pos[0].text if pos else ""
-        if act in ("log", "visualize", "view", "help"):
-            return True
-        run.flag("mutating", f"git bisect {act}")
+    why = _FORCED.get((sub, act))
+    if why is not None and _has(opts, "-f", "--force"):
+        run.flag("destructive", why)
         return True
-    if sub == "lfs":
-        act = pos[0].text if pos else ""
-        if act in ("ls-files", "status", "env", "version", "track" if not pos[1:] else "_", "logs", "locks",
-                   "fetch"):
-            return True
-        run.flag("mutating", f"git lfs {act}")
-        return True
-    return False
+    run.flag("mutating", f"git {sub} {act}")
+    return True
 
 
 def _git_checkout(run: _Run, sub: str, rest: list[W], r: list[str], opts: dict[str, list[str]], pos: list[W],
