@@ -34,9 +34,10 @@ def report(label: str, samples: list[float], *, unit: str = "us", target: str = 
 
 
 def governed(root: Path, scope: str = "src/**", intent: str = "INT-1", name: str = "bench") -> Path:
-    """``orch init`` in ``root`` with one IN_PROGRESS intent owning ``scope``; returns ``root``."""
+    """``orch init`` in ``root`` (created if missing) with one IN_PROGRESS intent owning ``scope``; returns ``root``."""
     from orchestrator import workspace
 
+    root.mkdir(parents=True, exist_ok=True)
     workspace.init(root)
     (root / ".orchestration" / "active_intents.yaml").write_text(
         f"active_intents:\n  - id: {intent}\n    name: {name}\n    status: IN_PROGRESS\n"

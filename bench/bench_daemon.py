@@ -34,14 +34,13 @@ from orchestrator import daemon, hookclient  # noqa: E402
 from orchestrator.fsutil import RACY_NS  # noqa: E402
 from orchestrator.pipeline import Governor  # noqa: E402
 
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("-n", type=int, default=2000, help="requests per measurement")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="orch-bench-daemon-"))
-    root = tmp / "repo"
-    root.mkdir()
-    governed(root)
+    root = governed(tmp / "repo")
     (root / "src" / "a" / "b").mkdir(parents=True)
     (root / "src" / "app.py").write_text("x = 1\n" * 200)
     Governor(root).select_intent("INT-1", "s")

@@ -60,9 +60,7 @@ def main() -> int:
     parser.add_argument("-n", type=int, default=30, help="runs per measurement")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="orch-bench-"))
-    root = tmp / "repo"
-    root.mkdir()
-    governed(root)
+    root = governed(tmp / "repo")
     (root / "src").mkdir()
     (root / "src/app.py").write_text("x = 1\n" * 200)
     env = {**os.environ, "PYTHONPATH": str(REPO), "ORCH_DAEMON_IDLE": "120"}
