@@ -227,4 +227,44 @@ def own_public_line(create: bool = True) -> str:
 
 __all__ = ["ALG", "KEY_NAME", "PUB_NAME", "TRUSTED_NAME", "KeyFileError", "key_dir", "private_key_path",
            "anchor_dir", "key_id", "public_line", "parse_public_line", "trusted_path", "load_trusted",
-           "add_trusted", "load_private", "raw_public", "own_public_line"]
+           "add_trusted", "load_private", "raw_public", "own_public_line", "check_signing"]
+
+
+def check_signing(ws: Any) -> list:
+    """``orch doctor``: this machine's signing key (present, private) and whether the workspace trusts it."""
+    from .findings import Finding
+
+    path = private_key_path()
+    out: list = []
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        out.append(Finding("ledger.key", "info", f"no signing key yet at {path}: created by the first signed record",
+                           "orch key show (creates it now)"))
+        own = None
+    else:
+        if st.st_mode & 0o077:
+            out.append(Finding("ledger.key", "fail", f"{path} is readable by others (mode {st.st_mode & 0o777:o})",
+                               f"chmod 600 {path}"))
+        else:
+            out.append(Finding("ledger.key", "ok", f"signing key {path} (mode 600)"))
+        try:
+            own = key_id(raw_public(load_private(create=False)))
+        except KeyFileError as e:
+            out.append(Finding("ledger.key", "fail", str(e), f"move {path} aside; the next signed record creates "
+                               "a new key (then `orch key trust --self`)"))
+            own = None
+    found = load_trusted(ws.orch_dir)
+    if found is None:
+        out.append(Finding("ledger.trust", "warn", f"no {TRUSTED_NAME}: no signature in the ledger can be trusted",
+                           "orch key trust --self, then commit .orchestration/trusted_keys"))
+        return out
+    trusted, problems = found
+    for p in problems:
+        out.append(Finding("ledger.trust", "warn", p, f"fix or remove the line in .orchestration/{TRUSTED_NAME}"))
+    if own is not None and own not in trusted:
+        out.append(Finding("ledger.trust", "warn", f"this machine's key {own} is not in {TRUSTED_NAME}: its records "
+                           "fail `orch trace verify`", "orch key trust --self, then commit .orchestration/trusted_keys"))
+    elif own is not None:
+        out.append(Finding("ledger.trust", "ok", f"this machine's key {own} is trusted ({len(trusted)} key(s))"))
+    return out

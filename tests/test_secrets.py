@@ -51,8 +51,8 @@ def test_holds_secrets(m: secrets.SecretMatcher) -> None:
 def test_secret_spec_lists_existing_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path / "home"
     monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("ORCH_KEY_DIR", str(tmp_path / "no-key-yet"))
     root = make_workspace(tmp_path / "repo")
+    monkeypatch.setenv("ORCH_KEY_DIR", str(tmp_path / "no-key-yet"))  # (the signing key is another test's)
     for p in (root / ".env", root / ".env.example", root / "k" / "tls.key", home / ".ssh" / "id_ed25519",
               home / ".ssh" / "id_ed25519.pub"):
         p.parent.mkdir(parents=True, exist_ok=True)

@@ -236,15 +236,16 @@ def summary(n: int, r: dict) -> dict:
 
 
 def export_record(rec: dict, *, pure: bool) -> dict:
-    """A spec record for export: chain fields removed (they only make sense on the original line); ``pure``
-    drops orchestrator's metadata entirely."""
+    """A spec record for export: chain and signature fields removed (they only make sense on the original line:
+    the signature covers the line's exact bytes and its place in the chain); ``pure`` drops orchestrator's
+    metadata entirely."""
     out = {k: v for k, v in rec.items() if k != "metadata"}
     md = rec.get("metadata")
     if isinstance(md, dict) and not pure:
         md2 = {k: v for k, v in md.items() if k != NS}
         ns = md.get(NS)
         if isinstance(ns, dict):
-            md2[NS] = {k: v for k, v in ns.items() if k not in ("chain", "merge_parents")}
+            md2[NS] = {k: v for k, v in ns.items() if k not in ("chain", "merge_parents", "sig")}
         out["metadata"] = md2
     elif isinstance(md, dict) and pure:
         rest = {k: v for k, v in md.items() if k != NS}

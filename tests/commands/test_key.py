@@ -100,3 +100,15 @@ def test_anchor_verb_and_history(kws: WS, capsys) -> None:
     rc, out, _ = cli(capsys, "trace", "anchor", "--reset")
     assert rc == 0 and out.startswith("re-anchored: line 1,")
     assert cli(capsys, "trace", "verify")[0] == 0
+
+
+def test_doctor_reports_the_key_and_whether_it_is_trusted(kws: WS, capsys) -> None:
+    from orchestrator.commands.doctor import run_checks
+    from orchestrator.workspace import Workspace
+
+    kws.edit("a.py", "x = 1\n")  # creates the key and trusted_keys
+    found = {f.check: f for f in run_checks(Workspace(kws.root), ["orchestrator.keys:check_signing"])}
+    assert found["ledger.key"].status == "ok" and found["ledger.trust"].status == "ok"
+    keys.trusted_path(kws.root / ".orchestration").write_text("# nobody\n")
+    found = {f.check: f for f in run_checks(Workspace(kws.root), ["orchestrator.keys:check_signing"])}
+    assert found["ledger.trust"].status == "warn" and "orch key trust --self" in found["ledger.trust"].fix
