@@ -37,11 +37,15 @@ if TYPE_CHECKING:  # keep `typing` off the launcher's import path
 
     Entry = tuple  # ("f", mode, bytes, nlink) | ("l", target) | ("d", mode) | ("x",)
 
-#: guarded files of every git dir: git runs or trusts what they say
+#: guarded files of every git dir: git runs or trusts what they say (and the broker's grants, see APPROVALS)
 GUARDED_FILES = ("config", "config.worktree", "commondir", "gitdir", "objects/info/alternates",
-                 "objects/info/http-alternates")
+                 "objects/info/http-alternates", "orchestration/approvals/grants.json")
 #: guarded trees of every git dir, compared entry by entry
 GUARDED_TREES = ("hooks", "info")
+#: the approval broker's trust-bearing files live in the common git dir (orchestrator/worktrees.py): a person's
+#: remembered grants, and a decision per pending request. A command that runs git must not forge either.
+APPROVALS = "orchestration/approvals"
+DECISION_SUFFIX = ".decision.json"
 #: config keys (section, key) git writes on its own during everyday porcelain; kept when a command changed them
 KEEP_CHANGED = frozenset({("branch", "remote"), ("branch", "merge"), ("branch", "rebase"),
                           ("branch", "description"), ("submodule", "url"), ("submodule", "active")})
@@ -155,6 +159,16 @@ def take(roots: Iterable[str], strict: bool = True) -> dict[str, Entry]:
             e = _entry(path, strict)
             if e is not None:
                 out[path] = e
+        try:
+            names = os.listdir(os.path.join(gd, APPROVALS))
+        except OSError:
+            names = []
+        for name in names:
+            if name.endswith(DECISION_SUFFIX):
+                path = os.path.join(gd, APPROVALS, name)
+                e = _entry(path, strict)
+                if e is not None:
+                    out[path] = e
         for name in GUARDED_TREES:
             top = os.path.join(gd, name)
             e = _entry(top, strict)

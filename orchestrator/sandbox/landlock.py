@@ -349,12 +349,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def _git_guard(roots: list[str]):  # -> gitdir.Guard
     """The git-dir mode (``--git DIR``): snapshot what git runs or trusts, start the guardian (gitdir.py)."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    if __name__ == "__main__":  # the launcher script: the package is not importable under -I -S
-        sys.path.insert(0, here)
-        import gitdir  # type: ignore[import-not-found]
-    else:
+    if __package__:  # imported as orchestrator.sandbox.landlock
         from orchestrator.sandbox import gitdir
+    else:  # the launcher script, or imported top-level beside it: the package is not importable under -I -S
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import gitdir  # type: ignore[import-not-found,no-redef]
     return gitdir.Guard(roots)
 
 
