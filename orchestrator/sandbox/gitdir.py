@@ -373,15 +373,19 @@ class Guard:
         self.git = _which("git")
         self.before = take(self.roots)
         r, w = os.pipe()
+        ready_r, ready_w = os.pipe()
         pid = os.fork()
         if pid == 0:  # the guardian
             code = 0
             try:
                 os.close(w)
+                os.close(ready_r)
                 os.setsid()
                 null = os.open(os.devnull, os.O_RDWR)
                 for fd in (0, 1, 2):
                     os.dup2(null, fd)
+                os.write(ready_w, b"1")  # out of the command's process group: a group kill cannot reach us now
+                os.close(ready_w)
                 while os.read(r, 4096):
                     pass
                 verify(self.before, self.roots, self.git)
@@ -389,6 +393,11 @@ class Guard:
                 code = 1
             os._exit(code)
         os.close(r)
+        os.close(ready_w)
+        ready = os.read(ready_r, 1)  # the command must not start before the guardian left the process group
+        os.close(ready_r)
+        if ready != b"1":
+            raise OSError(10, "the git-dir guardian did not start")
         self.w = w
 
     def run(self, shell: str, command: str, env: dict[str, str], scope: Callable[[], object]) -> int:
