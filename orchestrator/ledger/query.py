@@ -11,7 +11,7 @@ import fnmatch
 import json
 import os
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -21,6 +21,7 @@ from .format import NS
 from .read import iter_lines
 
 __all__ = ["Filters", "parse_since", "build_filter", "iter_matching", "find_records", "find_record", "summary", "stats",
+           "new_stats", "add_stats",
            "export_record", "ns_of", "rel_to_root"]
 
 
@@ -41,6 +42,10 @@ class Filters:
         """The filters set as attributes of ``obj`` (e.g. an argparse namespace); absent ones stay unset."""
         values: dict[str, Any] = {f.name: getattr(obj, f.name, f.default) for f in fields(cls)}
         return cls(**values)
+
+    def resolved(self, now: datetime | None = None) -> Filters:
+        """The same filters with ``since`` made absolute (one clock reading for the scan and the index)."""
+        return replace(self, since=parse_since(self.since, now)) if self.since else self
 
 
 def parse_since(text: str, now: datetime | None = None) -> str:
@@ -187,9 +192,13 @@ def find_records(path: Path, key: str) -> list[tuple[int, dict]]:
     return found
 
 
-def find_record(path: Path, key: str) -> tuple[int, dict]:
-    """The one record ``key`` names (see :func:`find_records`); an :class:`OrchestratorError` if none or several."""
-    found = find_records(path, key)
+def find_record(path: Path, key: str, *, found: list[tuple[int, dict]] | None = None) -> tuple[int, dict]:
+    """The one record ``key`` names (see :func:`find_records`); an :class:`OrchestratorError` if none or several.
+
+    ``found``: the matches when the caller has them already (from the index: ``ledger.lookup.find_records``).
+    """
+    if found is None:
+        found = find_records(path, key)
     if not found:
         raise OrchestratorError(f"no record {key!r}")
     if len(found) > 1:
@@ -230,32 +239,38 @@ def export_record(rec: dict, *, pure: bool) -> dict:
     return out
 
 
+def new_stats() -> dict:
+    """An empty :func:`stats` result (see :func:`add_stats`)."""
+    return {"records": 0, "class_mismatches": 0, "per_intent": {}, "per_tool": {}, "per_agent": {}}
+
+
+def add_stats(st: dict, r: dict) -> None:
+    """Count record ``r`` into ``st`` (dicts keep the order in which their keys first occur)."""
+    ns = ns_of(r)
+    st["records"] += 1
+    key = str(ns.get("intent_id") or "(none)")
+    d = st["per_intent"].setdefault(key, {"records": 0, "AST_REFACTOR": 0, "INTENT_EVOLUTION": 0,
+                                          "lines_added": 0, "lines_removed": 0, "files": 0})
+    d["records"] += 1
+    cls = ns.get("mutation_class")
+    if cls in d:
+        d[cls] += 1
+    for m in ns.get("files") or ():
+        if isinstance(m, dict):
+            d["files"] += 1
+            d["lines_added"] += int(m.get("added") or 0)
+            d["lines_removed"] += int(m.get("removed") or 0)
+    if ns.get("class_mismatch"):
+        st["class_mismatches"] += 1
+    t = str(ns.get("tool_name") or "?")
+    st["per_tool"][t] = st["per_tool"].get(t, 0) + 1
+    a = str(ns.get("agent") or "?")
+    st["per_agent"][a] = st["per_agent"].get(a, 0) + 1
+
+
 def stats(path: Path, pre: list[bytes], pred: Callable[[dict], bool]) -> dict:
     """Counts per intent and class (and per tool/agent); streamed."""
-    per_intent: dict[str, dict[str, int]] = {}
-    per_tool: dict[str, int] = {}
-    per_agent: dict[str, int] = {}
-    total = mismatches = 0
+    st = new_stats()
     for _, r in iter_matching(path, pre, pred):
-        ns = ns_of(r)
-        total += 1
-        key = str(ns.get("intent_id") or "(none)")
-        d = per_intent.setdefault(key, {"records": 0, "AST_REFACTOR": 0, "INTENT_EVOLUTION": 0,
-                                        "lines_added": 0, "lines_removed": 0, "files": 0})
-        d["records"] += 1
-        cls = ns.get("mutation_class")
-        if cls in d:
-            d[cls] += 1
-        for m in ns.get("files") or ():
-            if isinstance(m, dict):
-                d["files"] += 1
-                d["lines_added"] += int(m.get("added") or 0)
-                d["lines_removed"] += int(m.get("removed") or 0)
-        if ns.get("class_mismatch"):
-            mismatches += 1
-        t = str(ns.get("tool_name") or "?")
-        per_tool[t] = per_tool.get(t, 0) + 1
-        a = str(ns.get("agent") or "?")
-        per_agent[a] = per_agent.get(a, 0) + 1
-    return {"records": total, "class_mismatches": mismatches, "per_intent": per_intent, "per_tool": per_tool,
-            "per_agent": per_agent}
+        add_stats(st, r)
+    return st
