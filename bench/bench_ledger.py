@@ -217,7 +217,7 @@ def bench_big(n: int, repeat: int, index_only: bool = False) -> None:
         queries = (("orch trace --intent INT-007 --jsonl", ["--intent", "INT-007", "--jsonl"]),
                    ("orch trace --intent INT-007 (table, last 50)", ["--intent", "INT-007"]),
                    ("orch trace blame src/mod_7.py", ["blame", "src/mod_7.py"]),
-                   ("orch trace show <id prefix>", ["show", str(uuid.UUID(int=n // 2, version=4))[:18]]),
+                   ("orch trace show <id prefix>", ["show", str(uuid.UUID(int=n // 2, version=4))]),
                    ("orch trace stats --json", ["stats", "--json"]))
         if not index_only:
             for label, args in queries + (("orch trace verify", ["verify"]),

@@ -182,17 +182,17 @@ def stats(idx: LedgerIndex, filters: query.Filters, root: Path, pre: list[bytes]
     """:func:`.query.stats` from the index: SQL sums for the plain rows, the scan's code for the others."""
     where, params = _where(idx, filters, root)
     groups: list[tuple[int, str, str, list[int]]] = []  # (first line, table, key, counts)
-    q = (f"SELECT s_intent, MIN(line), COUNT(*), SUM(s_cls = 'AST_REFACTOR'), SUM(s_cls = 'INTENT_EVOLUTION'), "
-         f"SUM(added), SUM(removed), SUM(nfiles), SUM(mismatch) FROM rec WHERE {where} GROUP BY s_intent")
+    # one pass over the selected rows, grouped by all three keys (few groups); split per table here
+    q = (f"SELECT s_intent, s_tool, s_agent, MIN(line), COUNT(*), SUM(s_cls = 'AST_REFACTOR'), "
+         f"SUM(s_cls = 'INTENT_EVOLUTION'), SUM(added), SUM(removed), SUM(nfiles), SUM(mismatch) FROM rec "
+         f"WHERE {where} GROUP BY s_intent, s_tool, s_agent")
     mismatches = 0
-    for k, first, *counts in idx.conn.execute(q, params):
+    for k_intent, k_tool, k_agent, first, *counts in idx.conn.execute(q, params):
         counts = [int(c or 0) for c in counts]
         mismatches += counts.pop()
-        groups.append((first, "per_intent", k, counts))
-    for col, table in (("s_tool", "per_tool"), ("s_agent", "per_agent")):
-        for k, first, c in idx.conn.execute(f"SELECT {col}, MIN(line), COUNT(*) FROM rec WHERE {where} "
-                                            f"GROUP BY {col}", params):
-            groups.append((first, table, k, [c]))
+        groups.append((first, "per_intent", k_intent, counts))
+        groups.append((first, "per_tool", k_tool, counts[:1]))
+        groups.append((first, "per_agent", k_agent, counts[:1]))
     for n, r in _extra(idx, pre, pred):
         one = query.new_stats()
         query.add_stats(one, r)
