@@ -21,9 +21,10 @@ Why it cannot change an answer:
   * **Served lines are re-read**: every line an answer contains is read from the ledger at its offset, its sha256
     is compared with the index's, and the scan's own pre-filter and predicate are applied again; a mismatch
     discards the index (:class:`IndexMismatch`) and the caller answers from the scan.
-  * **Planted indexes**: a seal file holds an HMAC (key outside the workspace, created on first use:
-    ``$XDG_CONFIG_HOME/orchestrator/keys/index-seal.key``, mode 0600) over the ledger path and the database file's
-    device, inode, size, mtime and ctime as they were when this machine last wrote it. A database copied in, checked
+  * **Planted indexes**: a seal file holds an HMAC (key ``index-seal.key``, created on first use beside the ledger
+    signing key in :func:`orchestrator.keys.key_dir`: outside every workspace, unreadable to sandboxed commands,
+    mode 0600) over the ledger path and the database file's device, inode, size, mtime and ctime as they were when
+    this machine last wrote it. A database copied in, checked
     out from git or edited fails the seal and is rebuilt. Without the key the index is not used at all.
   Known limit: a middle line rewritten *in place* (same inode, same length) in the same interval as an append is
   not seen by the freshness check (finding it needs reading the whole file); it is seen when the line is served
@@ -44,6 +45,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .query import _record_ts, ns_of
+from .read import DuplicateKeyError, loads_record
 
 __all__ = ["LedgerIndex", "IndexMismatch", "index_path", "seal_key_path", "MIN_BYTES", "SCHEMA_VERSION"]
 
@@ -85,9 +87,11 @@ def index_path(ledger: str | os.PathLike[str]) -> Path:
 
 
 def seal_key_path() -> Path:
-    """The HMAC key sealing this machine's indexes: outside every workspace (``$XDG_CONFIG_HOME`` or ~/.config)."""
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(base) / "orchestrator" / "keys" / "index-seal.key"
+    """The HMAC key sealing this machine's indexes: beside the ledger signing key, outside every workspace, in the
+    directory no sandboxed command may read (:func:`orchestrator.keys.key_dir`)."""
+    from ..keys import key_dir
+
+    return key_dir() / "index-seal.key"
 
 
 def _seal_key() -> bytes:
@@ -182,7 +186,9 @@ def extract(n: int, off: int, raw: bytes) -> tuple[tuple, list[tuple], list[tupl
     """The ``rec`` row, ``path`` rows and ``ren`` rows of ledger line ``n`` (``raw``: its bytes, newline included)."""
     sha = hashlib.sha256(raw).digest()
     try:
-        rec = json.loads(raw)
+        rec = loads_record(raw)
+    except DuplicateKeyError:  # never a match, but `show` names it an invalid record: the scan's code decides
+        return (n, off, len(raw), sha, ODD) + (None,) * (_N_COLS - 5), [], []
     except ValueError:
         rec = None
     if not isinstance(rec, dict):

@@ -14,12 +14,13 @@ import heapq
 import json
 import re
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterator
 
 from ..errors import UsageError
 from . import query
 from .blame import close_names, record_events, renames_of
 from .index import IndexMismatch, LedgerIndex, _utf8_ok
+from .read import loads_record
 
 __all__ = ["Unsupported", "select", "iter_all", "find_records", "stats", "file_events", "IndexMismatch"]
 
@@ -99,24 +100,10 @@ def _file_cond(idx: LedgerIndex, root: Path, fpath: str, params: list[Any]) -> s
     return f"line IN (SELECT line FROM path WHERE {sub[0]} OR ({' AND '.join(sub[1:])}))"
 
 
-def _decide(lines: Iterable[tuple[int, bytes]], pre: list[bytes], pred: Pred) -> Iterator[tuple[int, dict]]:
-    """The scan's own test (:func:`.query.iter_matching`) on raw lines."""
-    loads = json.loads
-    for n, raw in lines:
-        if pre and not all(p in raw for p in pre):
-            continue
-        try:
-            rec = loads(raw)
-        except ValueError:
-            continue
-        if isinstance(rec, dict) and pred(rec):
-            yield n, rec
-
-
 def _served(idx: LedgerIndex, rows: list, pre: list[bytes], pred: Pred) -> Iterator[tuple[int, dict]]:
     """Re-read plain rows and check that the scan selects each of them too."""
     for n, raw in idx.read(rows):
-        got = next(_decide(((n, raw),), pre, pred), None)
+        got = next(query.decide(((n, raw),), pre, pred), None)
         if got is None:
             idx.discard()
             raise IndexMismatch(f"ledger line {n} does not match what the index says")
@@ -125,8 +112,8 @@ def _served(idx: LedgerIndex, rows: list, pre: list[bytes], pred: Pred) -> Itera
 
 def _extra(idx: LedgerIndex, pre: list[bytes], pred: Pred) -> list[tuple[int, dict]]:
     """Matches among the odd rows and the lines after the indexed offset."""
-    odd = list(_decide(idx.read(idx.odd_rows()), pre, pred))
-    return odd + list(_decide(idx.tail(), pre, pred))
+    odd = list(query.decide(idx.read(idx.odd_rows()), pre, pred))
+    return odd + list(query.decide(idx.tail(), pre, pred))
 
 
 def select(idx: LedgerIndex, filters: query.Filters, root: Path, pre: list[bytes], pred: Pred,
@@ -155,27 +142,29 @@ def iter_all(idx: LedgerIndex, filters: query.Filters, root: Path, pre: list[byt
 
 
 def find_records(idx: LedgerIndex, key: str) -> list[tuple[int, dict]]:
-    """:func:`.query.find_records` from the index."""
+    """:func:`.query.find_records` from the index: the scan's own code over the candidate lines only (the line
+    asked for; or the plain lines whose id starts with ``key``, the odd lines and the tail, in ledger order)."""
     m = re.fullmatch(r"[Ll#](\d+)", key)
     if m:
         want = int(m.group(1))
-        if 1 <= want <= idx.lines:
-            rows = idx.conn.execute(f"SELECT {_ROW} FROM rec WHERE line = ?", (want,)).fetchall()
-            return [(n, json.loads(raw)) for n, raw in idx.read(rows)]
-        return [(n, json.loads(raw)) for n, raw in idx.tail() if n == want][:1]
+        rows = idx.conn.execute(f"SELECT {_ROW} FROM rec WHERE line = ?", (want,)).fetchall()
+        lines: list[tuple[int, bytes]] = list(idx.read(rows)) if want <= idx.lines else list(idx.tail())
+        return query.find_records(idx.ledger, key, lines=lines)
     if len(key) < 4:
         raise UsageError("show: give at least 4 characters of the record id")
-    needle = b'"id":"' + key.encode("ascii", "replace")
-    pre, pred = [needle], (lambda r: str(r.get("id", "")).startswith(key))
-    found: list[tuple[int, dict]] = []
+    rows = []
     if _utf8_ok(key):
         conds: list[str] = []
         params: list[Any] = []
         _prefix("id", key, conds, params)
         rows = idx.conn.execute(f"SELECT {_ROW} FROM rec WHERE {' AND '.join(conds)} ORDER BY line LIMIT 2",
                                 params).fetchall()
-        found = list(_served(idx, rows, pre, pred))
-    return sorted(found + _extra(idx, pre, pred), key=lambda x: x[0])[:2]
+    served = list(idx.read(rows))
+    if len(served) != len([r for r in query.find_records(idx.ledger, key, lines=served)]):
+        idx.discard()
+        raise IndexMismatch("a served line does not match what the index says")
+    loose = list(idx.read(idx.odd_rows())) + list(idx.tail())
+    return query.find_records(idx.ledger, key, lines=sorted(served + loose, key=lambda x: x[0]))
 
 
 def stats(idx: LedgerIndex, filters: query.Filters, root: Path, pre: list[bytes], pred: Pred) -> dict:
@@ -230,7 +219,7 @@ def file_events(idx: LedgerIndex, rel: str) -> list:
     loose = list(idx.read(idx.odd_rows())) + list(idx.tail())
     for n, raw in loose:
         if b'"from":' in raw:
-            for _, r in _decide(((n, raw),), [], lambda r: True):
+            for _, r in query.decide(((n, raw),), [], lambda r: True):
                 renames.extend(renames_of(r))
     names = close_names(rel, renames)
     if not all(isinstance(x, str) and _utf8_ok(x) for x in names):
@@ -241,9 +230,13 @@ def file_events(idx: LedgerIndex, rel: str) -> list:
     needles = [json.dumps(x).encode("ascii")[1:-1] for x in names]
     events: list[tuple[int, list]] = []
     for n, raw in idx.read(rows):
-        events.append((n, record_events(n, json.loads(raw), names)))
+        rec = loads_record(raw)
+        if not isinstance(rec, dict):  # a plain row is a JSON object: the ledger changed under the index
+            idx.discard()
+            raise IndexMismatch(f"ledger line {n} is not what the index says")
+        events.append((n, record_events(n, rec, names)))
     for n, raw in loose:
         if any(x in raw for x in needles):
-            for _, r in _decide(((n, raw),), [], lambda r: True):
+            for _, r in query.decide(((n, raw),), [], lambda r: True):
                 events.append((n, record_events(n, r, names)))
     return [e for _, evs in sorted(events, key=lambda x: x[0]) for e in evs]

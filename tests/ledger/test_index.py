@@ -84,7 +84,14 @@ def odd_lines(path: Path) -> None:
         f.write(json.dumps(bad_files, separators=(",", ":")).encode() + b"\n")
         moved = record(905, paths=("src/new.py",), rename_from="src/a.py")
         f.write(json.dumps(moved).encode() + b"\n")
+        dup, _ = ledger.make_line(record(906, intent="INT-1"))  # a duplicated key: invalid, never a match
+        f.write(dup.replace(b'"intent_id":"INT-1"', b'"intent_id":"INT-2","intent_id":"INT-1"') + b"\n")
+        f.write(json.dumps(record(907, intent="INT-1")).encode()[:-1] + b', "note": "\xff\xfe"}\n')  # not UTF-8
     varied(path, 5, start=950)
+    from orchestrator.ledger.signing import local_signer
+    signer = local_signer()
+    for i in range(960, 964):  # signed records, as the post-hook appends them
+        ledger.append(path, record(i, intent="INT-1", session="sess-1"), fsync=False, signer=signer)
 
 
 def guarded(fn: Callable[[], Any]) -> Any:
@@ -137,8 +144,9 @@ def index_answers(root: Path, idx: LedgerIndex) -> dict:
 
 def show_keys(path: Path) -> list[str]:
     ids = [str(r.get("id")) for _, r in ledger.iter_records(path)]
-    return ["L1", "L4", "L9999", "L0", "#2", "abc", "0000", "ffffffff"] + [i[:8] for i in ids[:3]] + \
-        [i[:4] for i in ids[-2:]] + ([f"L{len(ids) + 3}"] if ids else [])
+    dup = str(uuid.UUID(int=906 * 7919 + 1, version=4))
+    return ["L1", "L4", "L9999", "L0", "#2", "abc", "0000", "ffffffff", dup[:10]] + [i[:8] for i in ids[:3]] + \
+        [i[:4] for i in ids[-2:]] + [f"L{n}" for n in range(len(ids) - 20, len(ids) + 14)]
 
 
 def assert_same(path: Path, **open_kw: Any) -> LedgerIndex:
