@@ -1,0 +1,17 @@
+"""Governance telemetry: every decision and ledger record as an event, exported over OTLP (docs/telemetry.md).
+
+The package is split so that the hook never pays for export:
+
+- :mod:`~orchestrator.telemetry.events` builds an event (a flat JSON-able dict) from a decision or a ledger record;
+- :mod:`~orchestrator.telemetry.spool` appends it to a bounded, crash-safe spool under ``.orchestration/run/telemetry/``
+  (one ``O_APPEND`` write, like the ledger), counts what the bound drops, tracks what was shipped, and reads events
+  back (:func:`~orchestrator.telemetry.spool.read_events`, for local views such as ``orch trace stats``);
+- :mod:`~orchestrator.telemetry.config` resolves the settings (policy ``telemetry:`` plus the standard ``OTEL_*``
+  variables) and the resource attributes;
+- :mod:`~orchestrator.telemetry.export` (the only module importing the OpenTelemetry SDK, the ``orchestrator[otel]``
+  extra) turns spooled events into OTLP log records and metrics and ships them in batches;
+- :mod:`~orchestrator.telemetry.shipper` is the daemon's background loop around it.
+
+The engine (``pipeline.py``) imports only ``events`` and ``spool`` (standard library), and only when telemetry is on.
+This ``__init__`` imports nothing, so importing a submodule stays cheap.
+"""
