@@ -32,6 +32,7 @@ CHECKS: list[str] = [
     "orchestrator.adapters.gemini_setup:check_gemini",
     "orchestrator.githooks:check_hooks_path",
     "orchestrator.commands.status:check_daemon",
+    "orchestrator.telemetry.checks:check_telemetry",
 ]
 
 

@@ -230,6 +230,8 @@ def cmd_blame(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     root, path = _ledger_path(args)
+    if args.otlp:
+        return _export_otlp(args, root, path)
     if args.format != "agent-trace":
         raise UsageError(f"export: unknown format {args.format!r} (supported: agent-trace)")
     pre, pred = query.build_filter(query.Filters.of(args), root)
@@ -245,6 +247,16 @@ def cmd_export(args: argparse.Namespace) -> int:
             fh.close()
     if args.output:
         err(f"exported {n} record(s) to {args.output}")
+    return 0
+
+
+def _export_otlp(args: argparse.Namespace, root: Path, path: Path) -> int:
+    """``export --otlp``: backfill the (filtered) ledger to the OTLP endpoint as record events (docs/telemetry.md)."""
+    from ..telemetry.export import backfill_ledger
+
+    pre, pred = query.build_filter(query.Filters.of(args), root)
+    n, protocol = backfill_ledger(root, (r for _, r in query.iter_matching(path, pre, pred)))
+    err(f"exported {n} record(s) over OTLP ({protocol})")
     return 0
 
 
@@ -378,6 +390,9 @@ def register(parser: Any) -> argparse.ArgumentParser:
     ep.add_argument("--format", default="agent-trace", choices=["agent-trace"])
     ep.add_argument("--pure", action="store_true", help="drop orchestrator metadata (spec fields only)")
     ep.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    ep.add_argument("--otlp", action="store_true",
+                    help="send the records to the OTLP endpoint (OTEL_EXPORTER_OTLP_*, policy telemetry:) instead; "
+                         "idempotent: the record ids are the events' ids")
     _add_filters(ep, sub=True)
     stp = v.add_parser("stats", help="counts per intent and class")
     _add_filters(stp, sub=True)

@@ -46,6 +46,14 @@ class Settings:
         self.resource_attributes = dict(data["resource_attributes"] or {})
         self._policy_protocol = data["protocol"]
 
+    def enabled_copy(self) -> Settings:
+        """These settings with ``enabled`` forced on (an explicit export: ``orch trace export --otlp``)."""
+        copy = Settings(None, self.env)
+        for name in self.__slots__:
+            setattr(copy, name, getattr(self, name))
+        copy.enabled = True
+        return copy
+
     def exporting(self, signal: str) -> bool:
         """Whether ``signal`` (``logs`` / ``metrics``) is exported: telemetry on, SDK not disabled, exporter not
         ``none``."""
@@ -63,15 +71,32 @@ class Settings:
         return DEFAULT_PROTOCOL
 
     def endpoint_for(self, signal: str) -> str | None:
-        """The endpoint to hand the exporter, or None to let it read ``OTEL_EXPORTER_OTLP_*ENDPOINT`` itself: the
-        policy's base URL only when no variable names one (HTTP exporters append ``/v1/<signal>`` to a base URL)."""
-        if self.env.get(f"OTEL_EXPORTER_OTLP_{signal.upper()}_ENDPOINT") or self.env.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
-            return None
-        if not self.endpoint:
+        """The endpoint of ``signal``: ``OTEL_EXPORTER_OTLP_<SIGNAL>_ENDPOINT`` as is, else the base URL of
+        ``OTEL_EXPORTER_OTLP_ENDPOINT`` or the policy's ``endpoint`` plus ``/v1/<signal>`` (HTTP; gRPC takes the base
+        URL), else None: the exporter's default (``http://localhost:4318``)."""
+        own = self.env.get(f"OTEL_EXPORTER_OTLP_{signal.upper()}_ENDPOINT", "").strip()
+        if own:
+            return own
+        base = self.env.get("OTEL_EXPORTER_OTLP_ENDPOINT", "").strip() or self.endpoint
+        if not base:
             return None
         if self.protocol(signal) == "grpc":
-            return str(self.endpoint)
-        return str(self.endpoint).rstrip("/") + f"/v1/{signal}"
+            return str(base)
+        return str(base).rstrip("/") + f"/v1/{signal}"
+
+    def env_resource(self) -> dict[str, str]:
+        """``OTEL_RESOURCE_ATTRIBUTES`` (``key=value,...``, values percent-decoded) and ``OTEL_SERVICE_NAME``."""
+        from urllib.parse import unquote
+
+        attrs: dict[str, str] = {}
+        for item in self.env.get("OTEL_RESOURCE_ATTRIBUTES", "").split(","):
+            key, eq, value = item.partition("=")
+            if eq and key.strip():
+                attrs[key.strip()] = unquote(value.strip())
+        name = self.env.get("OTEL_SERVICE_NAME", "").strip()
+        if name:
+            attrs["service.name"] = name
+        return attrs
 
 
 def settings(policy: Any, env: Mapping[str, str] | None = None) -> Settings:

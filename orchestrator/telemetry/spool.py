@@ -142,6 +142,13 @@ def save_state(tdir: str, epoch: str | None, offset: int, **extra: Any) -> None:
     atomic_write_json(Path(tdir, STATE), {**load_state(tdir), **extra, "epoch": epoch, "offset": offset})
 
 
+def note(tdir: str, **extra: Any) -> None:
+    """Record facts about shipping in the state (``shipped_at``, ``sent_total``, ``last_error``,
+    ``dropped_reported``) without moving the shipped position. The shipper's only (it holds the ship lock)."""
+    state = load_state(tdir)
+    save_state(tdir, state.get("epoch"), state["offset"], **extra)
+
+
 class Batch:
     """Events read from the spool past the shipped position; :meth:`commit` records them as shipped."""
 
