@@ -38,6 +38,9 @@ def run(args: argparse.Namespace) -> int:
         + (f", {data['protocol']} to {data['endpoint'] or 'the SDK default endpoint'}" if data["enabled"] else ""))
     out(f"spool: {data['pending_bytes']} byte(s) waiting, {data['sent_total']} event(s) shipped, "
         f"{data['dropped']} dropped")
+    if isinstance(data["last_error"], (int, float)) and (not isinstance(data["shipped_at"], (int, float))
+                                                         or data["last_error"] > data["shipped_at"]):
+        out(f"last export failed: {data['last_error_message']}")
     return 0
 
 

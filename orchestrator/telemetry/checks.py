@@ -33,7 +33,7 @@ def summary(ws: Workspace) -> dict[str, Any]:
             "endpoint": endpoint, "exporting": bool(cfg and (cfg.exporting("logs") or cfg.exporting("metrics"))),
             "pending_bytes": spool.pending_bytes(tdir), "dropped": spool.dropped(ws.run_dir),
             "shipped_at": state.get("shipped_at"), "sent_total": state.get("sent_total", 0),
-            "last_error": state.get("last_error")}
+            "last_error": state.get("last_error"), "last_error_message": state.get("last_error_message")}
 
 
 def check_telemetry(ws: Workspace) -> Iterable[Finding]:
@@ -63,4 +63,5 @@ def check_telemetry(ws: Workspace) -> Iterable[Finding]:
         not isinstance(shipped, (int, float)) or s["last_error"] > shipped) else "ok"
     yield Finding("telemetry", status, f"on, {s['protocol']} to {s['endpoint'] or 'the SDK default endpoint'}; "
                   f"{waiting} byte(s) waiting, {when}, {s['dropped']} dropped",
-                  "" if status == "ok" else "the last export failed: check the collector, then `orch telemetry flush`")
+                  "" if status == "ok" else f"the last export failed ({s['last_error_message']}): check the collector, "
+                                            "then `orch telemetry flush`")

@@ -12,6 +12,10 @@ Standard library only (``orch doctor``, ``orch status`` and the daemon read it w
 - ``OTEL_SERVICE_NAME``, ``OTEL_RESOURCE_ATTRIBUTES``: win over the resource attributes below;
 - ``OTEL_BLRP_SCHEDULE_DELAY`` (ms between two shipping passes, default 1000) and
   ``OTEL_BLRP_MAX_EXPORT_BATCH_SIZE`` (events per request, default 512), the batch log processor's variables.
+
+Each may also be given prefixed with ``ORCH_`` (``ORCH_OTEL_EXPORTER_OTLP_ENDPOINT``): Claude Code removes every
+``OTEL_*`` variable from the environment of its hooks (so that its own telemetry settings do not leak into
+subprocesses), and the daemon a hook starts inherits that environment. An unprefixed variable wins.
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ class Settings:
 
     def __init__(self, section: Mapping[str, Any] | None = None, env: Mapping[str, str] | None = None) -> None:
         data = {**DEFAULTS, **(section or {})}
-        self.env = os.environ if env is None else env
+        self.env = otel_env(os.environ if env is None else env)
         self.enabled = bool(data["enabled"])
         self.include_commands = bool(data["include_commands"])
         self.spool_max_bytes = int(data["spool_max_bytes"])
@@ -97,6 +101,24 @@ class Settings:
         if name:
             attrs["service.name"] = name
         return attrs
+
+
+PREFIX = "ORCH_"
+
+
+def otel_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The ``OTEL_*`` variables of ``env``, the ``ORCH_OTEL_*`` forms filling the gaps (see the module docstring)."""
+    out = {k[len(PREFIX):]: v for k, v in env.items() if k.startswith(PREFIX + "OTEL_")}
+    out.update({k: v for k, v in env.items() if k.startswith("OTEL_")})
+    return out
+
+
+def apply_to_process(env: Mapping[str, str]) -> None:
+    """Make the ``OTEL_*`` values of ``env`` visible to the SDK, which reads ``os.environ`` itself (headers,
+    certificates, compression): set those the process lacks. Called by the processes that ship, never by a hook."""
+    for key, value in env.items():
+        if key.startswith("OTEL_") and key not in os.environ:
+            os.environ[key] = value
 
 
 def settings(policy: Any, env: Mapping[str, str] | None = None) -> Settings:

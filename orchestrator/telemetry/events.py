@@ -8,13 +8,15 @@ and ``event`` (``"decision"`` or ``"record"``). The other keys:
 
 decision
     ``decision`` (allow / deny / ask), ``type`` (the error type of a refusal), ``hook`` (the hook that refused),
-    ``intent``, ``session``, ``agent``, ``agent_id``, ``tool``, ``kind`` (read / write / edit / delete / exec /
+    ``intent``, ``session``, ``agent``, ``agent_id``, ``tool``, ``tool_use_id`` (the agent's id of the call, to join
+    with the agent's own telemetry), ``kind`` (read / write / edit / delete / exec /
     meta / unknown), ``governed`` (whether the pre-hooks ran: a read passes without them), ``sandboxed``,
     ``latency_ms`` (the whole pre-hook evaluation), ``approval`` (approved / rejected / timeout / denied / asked,
     when the approval hook decided) and ``approval_wait_ms``, ``paths`` (the call's targets, workspace-relative,
     at most :data:`MAX_PATHS`), ``command`` only with ``telemetry.include_commands``.
 record
     ``record_id``, ``hash`` (the record's chain hash), ``intent``, ``session``, ``agent``, ``agent_id``, ``tool``,
+    ``tool_use_id``,
     ``mutation_class``, ``files`` (paths, at most :data:`MAX_PATHS`), ``file_count``, ``lines_added``,
     ``lines_removed``, ``revision`` (the git revision the record names).
 
@@ -48,7 +50,8 @@ def decision(call: Any, verdict: Any, latency_s: float, *, governed: bool = True
         "v": FORMAT, "id": os.urandom(16).hex(), "ts": time.time(), "event": "decision",
         "decision": verdict.decision, "type": error.get("type"), "hook": error.get("hook"),
         "intent": error.get("intent") or call.intent_id, "session": call.session_id, "agent": call.agent,
-        "agent_id": call.agent_id, "tool": call.tool, "kind": getattr(call.kind, "value", call.kind),
+        "agent_id": call.agent_id, "tool": call.tool, "tool_use_id": call.tool_use_id,
+        "kind": getattr(call.kind, "value", call.kind),
         "governed": governed, "sandboxed": bool(call.sandboxed), "latency_ms": round(latency_s * 1000.0, 3),
     }
     if approval is None and error.get("type") in _APPROVAL_OUTCOMES:
@@ -80,7 +83,7 @@ def record(rec: dict[str, Any]) -> dict[str, Any]:
         "v": FORMAT, "id": rec.get("id"), "ts": _epoch(rec.get("timestamp")), "event": "record",
         "record_id": rec.get("id"), "hash": (meta.get("chain") or {}).get("hash"), "intent": meta.get("intent_id"),
         "session": meta.get("session_id"), "agent": meta.get("agent"), "agent_id": meta.get("agent_id"),
-        "tool": meta.get("tool_name"), "mutation_class": meta.get("mutation_class"),
+        "tool": meta.get("tool_name"), "tool_use_id": meta.get("tool_use_id"), "mutation_class": meta.get("mutation_class"),
         "files": paths[:MAX_PATHS], "file_count": len(paths),
         "lines_added": sum(int(f.get("added") or 0) for f in files),
         "lines_removed": sum(int(f.get("removed") or 0) for f in files),

@@ -15,6 +15,7 @@ Protocols: ``http/protobuf`` (``opentelemetry-exporter-otlp-proto-http``), ``htt
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -29,7 +30,8 @@ ATTRIBUTES: dict[str, str] = {
     "id": "log.record.uid",
     "decision": "orchestrator.decision", "type": "orchestrator.decision.type", "hook": "orchestrator.hook",
     "intent": "orchestrator.intent.id", "session": "session.id", "agent": "orchestrator.agent.name",
-    "agent_id": "orchestrator.agent.id", "tool": "orchestrator.tool.name", "kind": "orchestrator.tool.kind",
+    "agent_id": "orchestrator.agent.id", "tool": "orchestrator.tool.name",
+    "tool_use_id": "orchestrator.tool_use_id", "kind": "orchestrator.tool.kind",
     "governed": "orchestrator.governed", "sandboxed": "orchestrator.sandboxed",
     "latency_ms": "orchestrator.latency_ms", "approval": "orchestrator.approval.outcome",
     "approval_wait_ms": "orchestrator.approval.wait_ms", "paths": "orchestrator.paths",
@@ -192,12 +194,38 @@ class Metrics:
         self.provider.shutdown()
 
 
+class _LastError(logging.Handler):
+    """Keeps the first warning the SDK's exporters logged since :meth:`reset` (they return only SUCCESS / FAILURE,
+    and their last message is a generic "failed"; the first names the cause): ``orch telemetry status`` and
+    ``orch doctor`` show it."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.message: str | None = None
+
+    def reset(self) -> None:
+        self.message = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.message is not None:
+            return
+        try:
+            self.message = record.getMessage()[:500]
+        except Exception:  # noqa: BLE001 - a log handler never raises
+            pass
+
+
 class Exporter:
     """Log records and metrics of one workspace, over the configured protocol."""
 
     def __init__(self, root: str | os.PathLike[str], cfg: Settings) -> None:
         self.root = root
         self.cfg = cfg
+        from orchestrator.telemetry.config import apply_to_process
+
+        apply_to_process(cfg.env)
+        self.errors = _LastError()
+        logging.getLogger("opentelemetry.exporter").addHandler(self.errors)
         self.resource = make_resource(root, cfg)
         self.logs = exporter_for("logs", cfg) if cfg.exporting("logs") else None
         interval = env_int(cfg.env, "OTEL_METRIC_EXPORT_INTERVAL", 60_000)
@@ -208,6 +236,7 @@ class Exporter:
 
     def export(self, events: Sequence[Mapping[str, Any]]) -> bool:
         """Send ``events`` as one request; True when the collector accepted them."""
+        self.errors.reset()
         if self.logs is not None and events:
             result = self.logs.export(log_records(events, self.resource))
             if getattr(result, "name", str(result)) != "SUCCESS":
@@ -230,6 +259,7 @@ class Exporter:
         return self.metrics.flush()
 
     def shutdown(self) -> None:
+        logging.getLogger("opentelemetry.exporter").removeHandler(self.errors)
         if self.metrics is not None:
             self.metrics.shutdown()
         if self.logs is not None:
@@ -267,7 +297,8 @@ def ship(run_dir: str | os.PathLike[str], exporter: Exporter, *, wait: bool = Fa
                 break
             if not exporter.export(batch.events):
                 result.failed = True
-                spool.note(tdir, last_error=time.time())
+                spool.note(tdir, last_error=time.time(), last_error_message=exporter.errors.message or
+                           f"export to {exporter.cfg.endpoint_for('logs') or 'the default endpoint'} failed")
                 break
             batch.commit()
             result.sent += len(batch.events)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.telemetry import spool
-from orchestrator.telemetry.config import env_int, settings
+from orchestrator.telemetry.config import env_int, otel_env, settings
 
 #: seconds, the longest wait between two attempts while the collector refuses
 MAX_BACKOFF = 60.0
@@ -31,7 +31,7 @@ class Shipper:
         self.root = Path(root)
         self.run_dir = self.root / ".orchestration" / "run"
         self.env = os.environ if env is None else env
-        self.delay = env_int(self.env, "OTEL_BLRP_SCHEDULE_DELAY", 1000) / 1000.0
+        self.delay = env_int(otel_env(self.env), "OTEL_BLRP_SCHEDULE_DELAY", 1000) / 1000.0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._exporter: Any = None

@@ -64,3 +64,12 @@ def test_resource_attributes_of_a_git_worktree(tmp_path: Path) -> None:
     assert attrs["vcs.ref.head.name"] == "feature/x" and attrs["vcs.ref.head.revision"] == head
     assert attrs["orchestrator.worktree.path"] == str(root.resolve()) and attrs["orchestrator.worktree.name"] == "app"
     assert attrs["host.name"] and attrs["os.type"] and attrs["team"] == "core"
+
+
+def test_orch_prefixed_variables_get_through_hosts_that_strip_otel() -> None:
+    """Claude Code removes OTEL_* from its hooks' environment; ORCH_OTEL_* fill the gaps, OTEL_* win."""
+    env = {"ORCH_OTEL_EXPORTER_OTLP_ENDPOINT": "http://a:4318", "ORCH_OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
+           "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf", "ORCH_APPROVAL_CHANNEL": "deny"}
+    cfg = Settings({"enabled": True}, env)
+    assert cfg.endpoint_for("logs") == "http://a:4318/v1/logs" and cfg.protocol("logs") == "http/protobuf"
+    assert "ORCH_APPROVAL_CHANNEL" not in cfg.env and "APPROVAL_CHANNEL" not in cfg.env

@@ -47,7 +47,7 @@ def test_decisions_and_records_are_spooled(ws: Path) -> None:
     r, w, record, scope, approval = evs
     assert r["governed"] is False and r["kind"] == "read" and r["agent"] == "claude-code"
     assert w["governed"] is True and w["intent"] == "INT-001" and w["paths"] == ["src/a.py"]
-    assert w["latency_ms"] > 0 and len(w["id"]) == 32 and w["sandboxed"] is False
+    assert w["latency_ms"] > 0 and len(w["id"]) == 32 and w["sandboxed"] is False and w["tool_use_id"] == "toolu_1"
     assert record["id"] == record["record_id"] == rec["id"]
     assert record["hash"] == rec["metadata"]["dev.orchestrator"]["chain"]["hash"]
     assert record["files"] == ["src/a.py"] and record["lines_added"] == 1 and record["intent"] == "INT-001"
@@ -78,12 +78,13 @@ def test_record_event_from_a_ledger_line() -> None:
            "files": [{"path": "src/app.py"}],
            "metadata": {"dev.orchestrator": {
                "intent_id": "INT-1", "mutation_class": "INTENT_EVOLUTION", "session_id": "s", "agent": "codex",
-               "tool_name": "Edit", "files": [{"path": "src/app.py", "added": 2, "removed": 1},
+               "tool_name": "Edit", "tool_use_id": "call_1", "files": [{"path": "src/app.py", "added": 2, "removed": 1},
                                               {"path": "src/b.py", "added": 3, "removed": 0}],
                "chain": {"prev": "sha256:00", "hash": "sha256:60"}}}}
     ev = events.record(rec)
     assert ev == {"v": 1, "id": "849abf26", "ts": 1795318226.522281, "event": "record", "record_id": "849abf26",
                   "hash": "sha256:60", "intent": "INT-1", "session": "s", "agent": "codex", "tool": "Edit",
+                  "tool_use_id": "call_1",
                   "mutation_class": "INTENT_EVOLUTION", "files": ["src/app.py", "src/b.py"], "file_count": 2,
                   "lines_added": 5, "lines_removed": 1, "revision": "b49a"}
     assert json.loads(events.encode(ev)) == ev
