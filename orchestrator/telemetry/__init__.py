@@ -13,5 +13,25 @@ The package is split so that the hook never pays for export:
 - :mod:`~orchestrator.telemetry.shipper` is the daemon's background loop around it.
 
 The engine (``pipeline.py``) imports only ``events`` and ``spool`` (standard library), and only when telemetry is on.
-This ``__init__`` imports nothing, so importing a submodule stays cheap.
+This ``__init__`` imports nothing, so importing a submodule stays cheap; :func:`backfill_command` loads ``export``
+when called.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from pathlib import Path
+    from typing import Any
+
+
+def backfill_command(root: Path, records: Iterable[Mapping[str, Any]]) -> int:
+    """``orch trace export --otlp``: send ``records`` (the filtered ledger) as record events; exit code 0."""
+    from orchestrator.output import err
+    from orchestrator.telemetry.export import backfill_ledger
+
+    n, protocol = backfill_ledger(root, records)
+    err(f"exported {n} record(s) over OTLP ({protocol})")
+    return 0
