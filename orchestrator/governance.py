@@ -16,6 +16,10 @@ GOVERNANCE = (
     (".codex/**", r"\.codex(?:/.*)?"),
     (".gemini/**", r"\.gemini(?:/.*)?"),
     (".cursor/hooks.json", r"\.cursor/hooks\.json"),
+    # opencode: its plugins (orchestrator's own), custom tools, agents and commands, and the project config (MCP
+    # servers, permissions, plugins to load), which it reads from opencode.json(c) at the root and in .opencode/
+    (".opencode/**", r"\.opencode(?:/.*)?"),
+    ("opencode.json", r"opencode\.jsonc?"),
     ("AGENTS.md", r"AGENTS\.md"),
     (".gitattributes", r"\.gitattributes"),
     # git internals: hooks and config would run code or rewrite history outside any governance

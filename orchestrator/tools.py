@@ -38,7 +38,7 @@ REGISTRY: dict[str, ToolSpec] = {
     "KillShell": (Kind.META, ()),
     "ExitPlanMode": (Kind.META, ()),
     # --- Codex CLI -------------------------------------------------------------------------
-    "apply_patch": (Kind.EDIT, ("command", "input", "patch")),
+    "apply_patch": (Kind.EDIT, ("command", "input", "patch", "patchText")),  # opencode: patchText
     "shell": (Kind.EXEC, ("command", "cmd")),
     "exec_command": (Kind.EXEC, ("cmd", "command")),
     # --- Gemini CLI (read_file/write_file shared with the seed loop and Cline) --------------
@@ -73,14 +73,37 @@ REGISTRY: dict[str, ToolSpec] = {
     "select_active_intent": (Kind.META, ()),
     "record_lesson": (Kind.META, ()),
     "list_intents": (Kind.META, ()),
+    # --- opencode (1.18.33: the tools it offers a model, and those of other builds and settings) ---------------
+    # (``glob`` is Gemini's entry above: a meta tool in both)
+    "bash": (Kind.EXEC, ("command",)),
+    "read": (Kind.READ, ("filePath",)),
+    "write": (Kind.WRITE, ("filePath",)),
+    "edit": (Kind.EDIT, ("filePath",)),
+    "multiedit": (Kind.EDIT, ("filePath",)),
+    "grep": (Kind.META, ()),
+    "list": (Kind.META, ()),
+    "task": (Kind.META, ()),
+    "todowrite": (Kind.META, ()),
+    "todoread": (Kind.META, ()),
+    "webfetch": (Kind.META, ()),
+    "websearch": (Kind.META, ()),
+    "codesearch": (Kind.META, ()),
+    "skill": (Kind.META, ()),
+    "question": (Kind.META, ()),
+    "lsp": (Kind.META, ()),
+    "plan_enter": (Kind.META, ()),
+    "plan_exit": (Kind.META, ()),
+    "invalid": (Kind.META, ()),
     # --- Cursor hook events (mapped by its adapter) -------------------------------------------
     "Shell": (Kind.EXEC, ("command",)),
     "Delete": (Kind.DELETE, ("file_path", "path")),
 }
 
 # MCP tools of orchestrator itself are handshakes, not mutations
-# (Claude Code and Codex name them ``mcp__orchestrator__<tool>``, Gemini CLI ``mcp_orchestrator_<tool>``)
-_META_MCP = re.compile(r"^mcp(?:__orchestrator__|_orchestrator_)(select_active_intent|list_intents|record_lesson)$")
+# (Claude Code and Codex name them ``mcp__orchestrator__<tool>``, Gemini CLI ``mcp_orchestrator_<tool>``, opencode
+# ``orchestrator_<tool>``)
+_META_MCP = re.compile(r"^(?:mcp__orchestrator__|mcp_orchestrator_|orchestrator_)"
+                       r"(select_active_intent|list_intents|record_lesson)$")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M)
 
 

@@ -23,6 +23,7 @@ ADAPTERS: dict[str, str] = {
     "codex": "orchestrator.adapters.codex",
     "gemini": "orchestrator.adapters.gemini",
     "cursor": "orchestrator.adapters.cursor",
+    "opencode": "orchestrator.adapters.opencode",
 }
 
 #: exit code that blocks the call in every supported agent (Claude Code, Codex, Gemini CLI, Cursor)
