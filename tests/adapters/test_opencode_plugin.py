@@ -116,6 +116,8 @@ def test_through_the_daemon_socket(installed: Path) -> None:
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_until(lambda: daemon.is_alive(daemon.socket_path(ws)) or proc.poll() is not None,
                what="the daemon to answer on its socket")
+    # a Unix socket path is at most 107 bytes: a deep TMPDIR keeps any daemon from binding
+    assert proc.poll() is None, f"orch serve exited (socket path {len(str(daemon.socket_path(ws)))} bytes)"
     # a launcher that would fail every call: an answer proves the daemon gave it
     (ws / installer.LAUNCHER).write_text("#!/bin/sh\nexit 1\n")
     session = "ses_daemon"
@@ -125,7 +127,7 @@ def test_through_the_daemon_socket(installed: Path) -> None:
                   "output": {"args": {"filePath": "opencode.json", "oldString": "{", "newString": "{ "}}}
     try:
         results = run_plugin(ws, [select_step(session), write, governance])
-        assert [r["ok"] for r in results] == [True, True, False]
+        assert [r["ok"] for r in results] == [True, True, False], results
         assert "[orchestrator:governance-file]" in results[2]["error"]
         assert daemon.is_alive(daemon.socket_path(ws))
     finally:
