@@ -32,6 +32,7 @@ CHECKS: list[str] = [
     "orchestrator.adapters.gemini_setup:check_gemini",
     "orchestrator.adapters.opencode_setup:check_opencode",
     "orchestrator.githooks:check_hooks_path",
+    "orchestrator.keys:check_signing",
     "orchestrator.commands.status:check_daemon",
 ]
 
