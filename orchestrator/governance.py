@@ -16,6 +16,12 @@ GOVERNANCE = (
     (".codex/**", r"\.codex(?:/.*)?"),
     (".gemini/**", r"\.gemini(?:/.*)?"),
     (".cursor/hooks.json", r"\.cursor/hooks\.json"),
+    # GitHub Copilot (CLI and cloud agent): repository hooks, MCP servers, repository settings (which can hold
+    # hooks and ``disableAllHooks``), and the workflow that installs orchestrator for the cloud agent
+    (".github/hooks/**", r"\.github/hooks(?:/.*)?"),
+    (".github/mcp.json", r"\.github/mcp\.json"),
+    (".github/copilot/settings*.json", r"\.github/copilot/settings[^/]*\.json"),
+    (".github/workflows/copilot-setup-steps.yml", r"\.github/workflows/copilot-setup-steps\.ya?ml"),
     # opencode: its plugins (orchestrator's own), custom tools, agents and commands, and the project config (MCP
     # servers, permissions, plugins to load), which it reads from opencode.json(c) at the root and in .opencode/
     (".opencode/**", r"\.opencode(?:/.*)?"),
