@@ -17,7 +17,7 @@ unsandboxed, under the person's own git. The middle way (docs/security.md, "Git 
   parser (``git config --file F --list``) so that no spelling of a key hides from the comparison; a git dir the
   command created (``worktree add``, a submodule clone) may also hold a fresh clone's keys
   (``core.repositoryformatversion``..., ``remote.<r>.url``/``fetch``) and ``*.sample`` hooks;
-- a guardian process (its own session, so a host that kills the command's process group does not kill it; on
+- a guardian process (its own process group, so a host that kills the command's group does not kill it; on
   Landlock ABI >= 6 the command cannot signal it) waits until every process of the command has exited (EOF on a
   pipe they all inherit) and verifies again: the restore happens even when the launcher itself is killed.
 
@@ -373,31 +373,31 @@ class Guard:
         self.git = _which("git")
         self.before = take(self.roots)
         r, w = os.pipe()
-        ready_r, ready_w = os.pipe()
         pid = os.fork()
         if pid == 0:  # the guardian
             code = 0
             try:
+                import _signal  # type: ignore[import-not-found]
+
                 os.close(w)
-                os.close(ready_r)
-                os.setsid()
+                os.setpgid(0, 0)
+                _signal.signal(_signal.SIGHUP, _signal.SIG_IGN)  # a closing terminal does not end it either
                 null = os.open(os.devnull, os.O_RDWR)
                 for fd in (0, 1, 2):
                     os.dup2(null, fd)
-                os.write(ready_w, b"1")  # out of the command's process group: a group kill cannot reach us now
-                os.close(ready_w)
                 while os.read(r, 4096):
                     pass
                 verify(self.before, self.roots, self.git)
             except BaseException:  # noqa: BLE001 — a guardian never returns into the launcher's code
                 code = 1
             os._exit(code)
+        # its own process group, set from here so that it holds before the command exists (no waiting for the
+        # guardian to be scheduled): a host's kill of the command's group does not reach it
+        try:
+            os.setpgid(pid, pid)
+        except OSError:
+            pass  # it already did so itself
         os.close(r)
-        os.close(ready_w)
-        ready = os.read(ready_r, 1)  # the command must not start before the guardian left the process group
-        os.close(ready_r)
-        if ready != b"1":
-            raise OSError(10, "the git-dir guardian did not start")
         self.w = w
 
     def run(self, shell: str, command: str, env: dict[str, str], scope: Callable[[], object]) -> int:
