@@ -103,11 +103,12 @@ def decision(verdict: Verdict, *, ask: bool = True, tool_input: dict[str, Any] |
             }})
         return HookResult()
     answer = verdict.decision if ask or verdict.decision == "deny" else "deny"
-    return HookResult.json({"hookSpecificOutput": {
-        "hookEventName": "PreToolUse",
-        "permissionDecision": answer,
-        "permissionDecisionReason": verdict.reason,
-    }})
+    out: dict[str, Any] = {"hookEventName": "PreToolUse", "permissionDecision": answer,
+                           "permissionDecisionReason": verdict.reason}
+    if answer == "ask" and verdict.command is not None and tool_input is not None:
+        # a person's yes runs the command in the kernel sandbox all the same (the prompt shows the wrapped line)
+        out["updatedInput"] = {**tool_input, "command": verdict.command}
+    return HookResult.json({"hookSpecificOutput": out})
 
 
 def error_verdict(exc: OrchestratorError, hook: str) -> Verdict:
