@@ -210,6 +210,8 @@ def test_out_of_scope_changes_of_a_command_reach_the_model(gemini_bin: Path, hom
     make_repo(root)
     (root / "src" / "run.sh").write_text("#!/bin/sh\necho hi > src/made.txt\necho x > README.md\n")
     orch(root, "install", "gemini", env={"HOME": str(home)})
+    (root / "notes.txt").write_text("the sk-live prefix marks live keys\n")
+    (root / ".env").write_text(SECRET)  # untracked, as secrets are
     rules = home / ".gemini" / "trustedFolders.json"
     trusted = json.loads(rules.read_text()) if rules.exists() else {}
     rules.write_text(json.dumps({**trusted, str(root): "TRUST_FOLDER"}))
@@ -230,6 +232,7 @@ def test_out_of_scope_changes_of_a_command_reach_the_model(gemini_bin: Path, hom
 
 EVIL = "echo made > src/made.txt\necho hijack > README.md\n"
 SMALL_TEST = "def test_one():\n    assert 1 + 1 == 2\n"
+SECRET = "STRIPE_KEY=sk-live-e2e-9e3b1a\n"
 
 
 @dataclass
@@ -263,6 +266,8 @@ def sandboxed(gemini_bin: Path, home: Path, tmp_path_factory: pytest.TempPathFac
         [gcall("evil", "run_shell_command", {"command": "sh src/evil.sh", "description": "run the script"})],
         [gcall("pytest", "run_shell_command", {"command": f"{sys.executable} -m pytest -q test_small.py",
                                                "dir_path": "src", "description": "run the tests"})],
+        # a read-only command reading a secret: wrapped like every command, the kernel refuses the read
+        [gcall("grep", "run_shell_command", {"command": "grep -r sk-live .", "description": "search"})],
         "done",
     ])
     with api:
@@ -274,7 +279,7 @@ def sandboxed(gemini_bin: Path, home: Path, tmp_path_factory: pytest.TempPathFac
 def test_sandboxed_script_runs_unasked_and_the_kernel_keeps_readme(sandboxed: Sandboxed) -> None:
     """The script ran (channel ``deny`` did not refuse it), wrote in scope, and its write to README.md (outside
     the scope) failed in the kernel: the model reads the refusal in the command's output."""
-    assert sandboxed.api.turns_used == 6 and json.loads(sandboxed.proc.stdout)["response"] == "done"
+    assert sandboxed.api.turns_used == 7 and json.loads(sandboxed.proc.stdout)["response"] == "done"
     out = sandboxed.outputs["evil"]
     assert "approval" not in out and "Permission denied" in out and "README.md" in out, out
     assert "modified by a hook" in out  # Gemini tells the model its input was rewritten
@@ -291,7 +296,7 @@ def test_sandboxed_pytest_passes_in_dir_path_and_reaches_the_model(sandboxed: Sa
 
 def test_sandboxed_commands_are_recorded_as_the_model_asked_for_them(sandboxed: Sandboxed) -> None:
     text = (sandboxed.root / ".orchestration" / "agent_trace.jsonl").read_text()
-    assert "--orch-sandbox" not in text and "landlock.py" not in text  # nothing of the wrapper
+    assert "orch-sandbox" not in text and "landlock.py" not in text  # nothing of the wrapper
     recs = [json.loads(line) for line in text.splitlines() if line.strip()]
     made = [r for r in recs if any(f["path"] == "src/made.txt" for f in r["files"])]
     assert len(made) == 1, recs
@@ -316,3 +321,11 @@ def test_skip_trust_silently_drops_the_hooks(gemini_bin: Path, home: Path,
     assert not (root / ".orchestration" / "agent_trace.jsonl").exists() or \
         not (root / ".orchestration" / "agent_trace.jsonl").read_text().strip()
     shutil.rmtree(root / ".orchestration" / "run", ignore_errors=True)
+
+
+def test_a_read_only_command_reading_a_secret_fails_with_the_kernels_refusal(sandboxed: Sandboxed) -> None:
+    """``grep -r`` is read-only: before issue 21 it ran unwrapped and printed ``.env``. Now it runs in the read plan:
+    the kernel refuses ``.env``, the other match reaches the model, the secret goes nowhere."""
+    out = sandboxed.outputs["grep"]
+    assert "notes.txt" in out and ".env: Permission denied" in out, out
+    assert "sk-live-e2e-9e3b1a" not in json.dumps(sandboxed.api.requests)
