@@ -210,8 +210,6 @@ def test_out_of_scope_changes_of_a_command_reach_the_model(gemini_bin: Path, hom
     make_repo(root)
     (root / "src" / "run.sh").write_text("#!/bin/sh\necho hi > src/made.txt\necho x > README.md\n")
     orch(root, "install", "gemini", env={"HOME": str(home)})
-    (root / "notes.txt").write_text("the sk-live prefix marks live keys\n")
-    (root / ".env").write_text(SECRET)  # untracked, as secrets are
     rules = home / ".gemini" / "trustedFolders.json"
     trusted = json.loads(rules.read_text()) if rules.exists() else {}
     rules.write_text(json.dumps({**trusted, str(root): "TRUST_FOLDER"}))
@@ -256,6 +254,8 @@ def sandboxed(gemini_bin: Path, home: Path, tmp_path_factory: pytest.TempPathFac
     subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
     subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"],
                    check=True)
+    (root / "notes.txt").write_text("the sk-live prefix marks live keys\n")
+    (root / ".env").write_text(SECRET)  # untracked, as secrets are
     rules = home / ".gemini" / "trustedFolders.json"
     trusted = json.loads(rules.read_text()) if rules.exists() else {}
     rules.write_text(json.dumps({**trusted, str(root): "TRUST_FOLDER"}))
@@ -267,7 +267,7 @@ def sandboxed(gemini_bin: Path, home: Path, tmp_path_factory: pytest.TempPathFac
         [gcall("pytest", "run_shell_command", {"command": f"{sys.executable} -m pytest -q test_small.py",
                                                "dir_path": "src", "description": "run the tests"})],
         # a read-only command reading a secret: wrapped like every command, the kernel refuses the read
-        [gcall("grep", "run_shell_command", {"command": "grep -r sk-live .", "description": "search"})],
+        [gcall("grep", "run_shell_command", {"command": "grep -r sk-live .", "dir_path": ".", "description": "search"})],
         "done",
     ])
     with api:
