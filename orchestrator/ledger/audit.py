@@ -48,7 +48,8 @@ AUDIT_SKIP = frozenset({
     ".gitattributes",       # the ledger's merge=union line, written by `orch init`
     # agent hook and MCP configurations, written by `orch install` (agents cannot write them: self-guarded)
     ".claude/settings.json", ".claude/settings.local.json", ".mcp.json", ".codex/hooks.json", ".codex/config.toml",
-    ".gemini/settings.json", ".cursor/hooks.json", ".cursor/mcp.json",
+    ".gemini/settings.json", ".cursor/hooks.json", ".cursor/mcp.json", ".github/hooks/orchestrator.json",
+    ".github/mcp.json",
 })
 
 

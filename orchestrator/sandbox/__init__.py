@@ -43,7 +43,8 @@ if TYPE_CHECKING:
 #: devices any program may write (terminal output, /dev/null redirections); granted as files
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts", "/dev/random", "/dev/urandom")
 #: directories inside which a governance file may be *created* (see orchestrator.governance): never granted whole
-_GOVERNANCE_PARENTS = frozenset({".claude", ".cursor"})
+#: (``.github`` and the two below it that may hold Copilot's settings and setup workflow)
+_GOVERNANCE_PARENTS = frozenset({".claude", ".cursor", ".github", ".github/copilot", ".github/workflows"})
 #: risk categories the sandbox contains: a command whose risks are only these runs unasked when sandboxed (a
 #: ``hijack`` such as ``PYTHONPATH=src python3 -c …`` only changes which code runs: the kernel holds that code too)
 CONTAINED = frozenset({"runs-code", "unresolved-target", "hijack"})
@@ -97,7 +98,7 @@ class Plan:
     """
 
     __slots__ = ("enabled", "reason", "abi", "writable", "create", "tmp", "deny_read", "readable", "spec_dir",
-                 "scope", "env", "secret_patterns")
+                 "scope", "env", "secret_patterns", "network", "git")
 
     def __init__(self, enabled: bool, reason: str = "", abi: int = 0, writable: list[str] | None = None,
                  create: list[str] | None = None, tmp: str | None = None, deny_read: list[str] | None = None,
@@ -120,6 +121,9 @@ class Plan:
         self.env = env or []
         #: deny_read path -> the secret pattern that matched it (what a refusal names)
         self.secret_patterns = secret_patterns or {}
+        #: the launcher's ``--net`` (network.py; None: TCP unrestricted) and ``--git`` dirs (gitdir.py)
+        self.network: str | None = None
+        self.git: list[str] = []
 
     def to_dict(self) -> dict[str, Any]:
         if not self.enabled:
@@ -129,6 +133,10 @@ class Plan:
         if self.deny_read:
             out["deny_read"] = self.deny_read
             out["secret_patterns"] = self.secret_patterns
+        if self.network is not None:
+            out["network"] = self.network
+        if self.git:
+            out["git"] = self.git
         return out
 
     def prepare(self) -> None:
@@ -151,6 +159,10 @@ class Plan:
             opts += ["-r", path]
         if self.tmp:
             opts += ["--tmp", self.tmp]
+        if self.network is not None:
+            opts += ["--net", self.network]
+        for path in self.git:
+            opts += ["--git", path]
         return opts + self.env
 
     def wrap(self, command: str) -> str:
@@ -289,11 +301,13 @@ def plan(ctx: Context) -> Plan:
     sh = ctx.call.shell
     scope = ctx.intent is not None and (sh is None or sh.kind != "read_only")
     return plan_for(ctx.root, ctx.policy, ctx.call.session_id, ctx.workspace.run_dir,
-                    ctx.intent.owned_scope if scope and ctx.intent is not None else None)
+                    ctx.intent.owned_scope if scope and ctx.intent is not None else None, intent=ctx.intent, shell=sh)
 
 
-def plan_for(root: str, policy: Any, session_id: str, run_dir: Any, owned_scope: Any = None) -> Plan:
-    """The plan for a command in workspace ``root``: the scope plan of ``owned_scope``, or the read plan (None)."""
+def plan_for(root: str, policy: Any, session_id: str, run_dir: Any, owned_scope: Any = None, *, intent: Any = None,
+             shell: Any = None) -> Plan:
+    """The plan for a command in workspace ``root``: the scope plan of ``owned_scope``, or the read plan (None).
+    ``intent`` (its ``network`` override) and ``shell`` (does it run git: the git-dir mode) refine it."""
     reason = unavailable_reason(policy)
     if reason is not None:
         return Plan(False, reason)
@@ -334,10 +348,12 @@ def plan_for(root: str, policy: Any, session_id: str, run_dir: Any, owned_scope:
     patterns = secret_files(root, policy)
     deny = [p for p in patterns if os.path.exists(p)]
     readable = readable_except(root, deny) if deny else []
-    return Plan(True, abi=abi(), writable=list(dict.fromkeys(writable)), create=create, tmp=tmp,
-                deny_read=deny, readable=readable, spec_dir=os.path.join(str(run_dir), "sandbox"),
-                scope=owned_scope is not None, env=env_options(policy),
-                secret_patterns={p: patterns[p] for p in deny})
+    out = Plan(True, abi=abi(), writable=list(dict.fromkeys(writable)), create=create, tmp=tmp,
+               deny_read=deny, readable=readable, spec_dir=os.path.join(str(run_dir), "sandbox"),
+               scope=owned_scope is not None, env=env_options(policy),
+               secret_patterns={p: patterns[p] for p in deny})
+    _git_and_network(root, policy, intent, shell, out)
+    return out
 
 
 def env_options(policy: Any) -> list[str]:
@@ -363,6 +379,27 @@ def scrubbed_env(policy: Any, env: Any = None) -> list[str]:
     sb = getattr(policy, "sandbox", None)
     return scrubbed(os.environ if env is None else env, list(getattr(sb, "env_scrub", SECRET_ENV) or ()),
                     list(getattr(sb, "env_keep", ()) or ()))
+
+
+def _git_and_network(root: str, policy: Any, intent: Any, shell: Any, out: Plan) -> None:
+    """The plan's network rule (sandbox.network / the intent's ``network``) and git-dir mode (gitdir.py): a command
+    that runs git, or code the analyzer cannot see into (a script, ``make``), gets the repository's git dirs
+    writable, guarded and restored by the launcher."""
+    from orchestrator.sandbox import network
+
+    out.network = network.option(policy, intent, out.abi)
+    if wants_git(shell):
+        from orchestrator.sandbox.gitdir import git_dirs
+
+        out.git = git_dirs(root)
+
+
+def wants_git(sh: Any) -> bool:
+    """Whether a command may run git (and so must be able to write the git dir): it names git, or runs code the
+    analyzer cannot see into. Other commands keep the git dir read-only and pay nothing for the snapshot."""
+    if sh is None:
+        return True
+    return any(name == "git" for name, _ in sh.programs) or opaque(sh)
 
 
 def private_tmp(root: str, session_id: str) -> str:
@@ -543,6 +580,10 @@ def check_sandbox(ws: Any) -> Any:
         gaps.append("ABI 1: renames across directories are refused inside the sandbox too")
     if version < 3:
         gaps.append("ABI < 3: truncate(2) outside the scope is not blocked")
+    if version < 4:
+        gaps.append("ABI < 4: sandbox.network (TCP ports) is not enforced")
+    if version < 6:
+        gaps.append("ABI < 6: a command running git can signal the launcher that restores .git after it")
     status = "ok" if not gaps else "warn"
     yield Finding("sandbox", status,
                   f"Landlock ABI {version}: every shell command runs in the kernel sandbox on hosts that can replace "
