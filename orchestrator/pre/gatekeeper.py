@@ -64,6 +64,7 @@ def _read_plan_without_intent(ctx: Context) -> bool:
         return False
     from orchestrator import sandbox
 
-    if sandbox.writes_workspace(call) or sandbox.exempt(call.shell, call.command or "") is not None:
+    if sandbox.writes_workspace(call) or sandbox.writes_git(call.shell) or \
+            sandbox.exempt(call.shell, call.command or "") is not None:
         return False
     return sandbox.unavailable_reason(ctx.policy) is None

@@ -4,8 +4,8 @@ The engine decides (:func:`plan`), the kernel enforces (:mod:`orchestrator.sandb
 adapter runs the wrapped command (Claude Code and Codex: ``updatedInput``; Gemini CLI: BeforeTool's ``tool_input``;
 the reference loop and LangChain run it themselves). On a host that can replace the command, **every** shell command
 is wrapped, whatever the analyzer says (issue 21): the analyzer only decides whether a person is asked, never
-whether the kernel holds the command. Two exemptions, in :func:`exempt`: git porcelain that must write ``.git``
-(:func:`git_exempt`, the sandbox keeps ``.git`` read-only) and a bare ``cd`` (the host's shell must keep its cwd).
+whether the kernel holds the command. One exemption, in :func:`exempt`: a bare ``cd`` (the host's shell must keep its
+cwd). Git runs inside, with the git dir writable and guarded (:mod:`orchestrator.sandbox.gitdir`, scope plan only).
 
 Two kinds of plan (docs/security.md has the full model and its residual gaps):
 
@@ -34,8 +34,8 @@ import shlex
 import sys
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.sandbox.exempt import (GIT_EXEMPT, MAX_COMMAND_BYTES, cwd_only, exempt, git_exempt, opaque,
-                                         unwrappable, writes_workspace)
+from orchestrator.sandbox.exempt import (MAX_COMMAND_BYTES, cwd_only, exempt, opaque, unwrappable, writes_git,
+                                         writes_workspace)
 
 if TYPE_CHECKING:
     from orchestrator.context import Context
@@ -388,7 +388,7 @@ def _git_and_network(root: str, policy: Any, intent: Any, shell: Any, out: Plan)
     from orchestrator.sandbox import network
 
     out.network = network.option(policy, intent, out.abi)
-    if wants_git(shell):
+    if out.scope and wants_git(shell):  # the read plan keeps .git read-only (no workspace write at all)
         from orchestrator.sandbox.gitdir import git_dirs
 
         out.git = git_dirs(root)
@@ -593,6 +593,6 @@ def check_sandbox(ws: Any) -> Any:
                   "" if not gaps else "upgrade the kernel (Landlock ABI >= 3)")
 
 
-__all__ = ["Plan", "plan", "plan_for", "abi", "exempt", "git_exempt", "cwd_only", "opaque", "unwrappable",
+__all__ = ["Plan", "plan", "plan_for", "abi", "exempt", "writes_git", "cwd_only", "opaque", "unwrappable",
            "writes_workspace", "unavailable_reason", "unwrap", "scope_grants", "env_options", "scrubbed_env",
-           "check_sandbox", "CONTAINED", "MAX_COMMAND_BYTES", "GIT_EXEMPT", "options_of"]
+           "check_sandbox", "CONTAINED", "MAX_COMMAND_BYTES", "options_of"]

@@ -3,9 +3,11 @@
 Issue 21: on a host that can replace a command, every shell command is wrapped. The exceptions are decided here, in
 one place, so that they can be read (and replaced) as a whole:
 
-- :func:`git_exempt` — git porcelain that must write ``.git`` (the sandbox keeps ``.git`` read-only). Issue 21 item 2
-  (helper ``sbx-git-net``) replaces it with git run inside the sandbox.
 - :func:`cwd_only` — a bare ``cd``: the host's shell must keep its working directory for the next call.
+
+There is no git exemption: git porcelain that must write ``.git`` runs in the sandbox with the git dir writable and
+what git later runs or trusts restored after it (orchestrator/sandbox/gitdir.py, issue 21 item 2); such a command
+needs an intent (:func:`writes_git`).
 
 :func:`unwrappable` says why a command cannot be handed to the launcher at all (it is then refused, never run bare);
 :func:`writes_workspace` whether a command names a workspace target (without an intent, one that names none runs in
@@ -33,41 +35,13 @@ def opaque(sh: Any) -> bool:
     return sh.kind == "unknown" or bool(sh.unresolved) or bool(_OPAQUE & sh.risks)
 
 
-#: git porcelain that must write ``.git`` and runs unwrapped (:func:`git_exempt`); everything else git does is wrapped
-GIT_EXEMPT = frozenset({"add", "commit", "stash", "branch", "tag", "fetch", "push", "pull", "checkout", "switch",
-                        "restore", "merge", "rebase", "cherry-pick", "revert", "reset", "rm", "mv", "notes"})
-#: programs that may accompany exempt git porcelain in one command (they write only the targets they name)
-_GIT_COMPANIONS = frozenset({"cd", "pushd", "popd", "echo", "printf", "true", "false", ":", "mkdir", "touch"})
-#: words that take a git command out of the exemption (they write files, run programs or re-point git)
-_GIT_UNSAFE = ("--output", "--upload-pack", "--receive-pack", "--exec", "--template", "--git-dir", "--work-tree",
-               "--orphan", "--config", "GIT_", " -c", "stash pop", "stash apply", "stash branch", "stash drop",
-               "stash clear", "stash store")
-
-
-def git_exempt(sh: Any, command: str = "") -> bool:
-    """THE exemption from the kernel for git (issue 21 item 2 replaces it: helper ``sbx-git-net``).
-
-    The sandbox keeps ``.git`` read-only, so git porcelain that must write it cannot run inside. A command made of
-    the subcommands in :data:`GIT_EXEMPT` (and a few companions such as ``cd``, ``echo >> file``, ``mkdir``) that
-    the analyzer fully understands runs unwrapped, exactly as before issue 21: its named targets are scope-checked,
-    destructive ones still ask. Anything else is wrapped: opaque commands (``git -c``, code), read-only git
-    (``git log``, ``git rev-list --output=…``), plumbing (``checkout-index``, ``read-tree``), a word of
-    :data:`_GIT_UNSAFE` anywhere in the text (quotes removed), ``stash pop``.
-    """
-    if sh is None or sh.kind not in ("mutating", "destructive") or opaque(sh):
+def writes_git(sh: Any) -> bool:
+    """Whether a command runs git and is more than read-only to the analyzer (``git commit``, ``git add``, a script
+    of git commands): it changes history, so it needs an intent. It runs in the sandbox's scope plan with the git
+    dir writable and guarded (orchestrator/sandbox/gitdir.py); the read plan keeps ``.git`` read-only."""
+    if sh is None or sh.kind == "read_only":
         return False
-    text = "".join(ch for ch in command if ch not in "'\"\\")
-    if any(word in text for word in _GIT_UNSAFE):
-        return False
-    has_git = False
-    for program, sub in sh.programs:
-        if program == "git":
-            if sub not in GIT_EXEMPT:
-                return False
-            has_git = True
-        elif program not in _GIT_COMPANIONS:
-            return False
-    return has_git
+    return any(program == "git" for program, _sub in sh.programs)
 
 
 def cwd_only(sh: Any) -> bool:
@@ -80,9 +54,8 @@ def cwd_only(sh: Any) -> bool:
 
 
 def exempt(sh: Any, command: str = "") -> str | None:
-    """Why a shell command runs unwrapped on a host that wraps commands (``"git"``, ``"cwd"``), or None: wrapped."""
-    if git_exempt(sh, command):
-        return "git"
+    """Why a shell command runs unwrapped on a host that wraps commands (``"cwd"``: a bare ``cd``), or None: wrapped.
+    ``command`` (the text) is accepted for exemptions that need it; none does since git runs in the sandbox."""
     if cwd_only(sh):
         return "cwd"
     return None
@@ -111,5 +84,4 @@ def writes_workspace(call: Any) -> bool:
     return any(not (sh.unresolved and any(ch in r for ch in "$`*?[")) for r in call.resolved)
 
 
-__all__ = ["GIT_EXEMPT", "MAX_COMMAND_BYTES", "opaque", "git_exempt", "cwd_only", "exempt", "unwrappable",
-           "writes_workspace"]
+__all__ = ["MAX_COMMAND_BYTES", "opaque", "writes_git", "cwd_only", "exempt", "unwrappable", "writes_workspace"]

@@ -132,35 +132,39 @@ def test_scrub_matcher() -> None:
 
 
 @pytest.mark.parametrize("command, why", [
-    ("git commit -qm wip", "git"), ("git add -A && git commit -m x", "git"), ("cd src && git add .", "git"),
-    ("git push --force origin main", "git"), ("cd src", "cwd"), ("pushd src", "cwd"),
-    ("git log", None), ("git rev-list --all --output=README.md", None), ("git -c core.pager=x log", None),
-    ("git add . && pytest", None), ("cd \"$HOME\"", None), ("cd src; ls", None), ("ls", None),
-    ("x='a[$(touch README.md)]'; (( x ))", None), ("echo 'Y = 2' >> src/app.py && git add src/app.py", "git"),
-    ("git rev-list --all --output=README.md && git commit -m x", None), ("git stash pop", None),
-    ("git stash 'pop'", None), ("git stash", "git"), ("git fetch --upload-pack='touch x' .", None),
-    ("git checkout-index -f -a", None), ("git read-tree -u HEAD", None), ("git switch --orphan x", None),
-    ("git am x.patch", None), ("GIT_TRACE2=README.md git add .", None), ("git sparse-checkout set src", None),
-    ("sqlite3 x.db 'select 1' && git add .", None),
+    ("cd src", "cwd"), ("pushd src", "cwd"), ("cd ..", "cwd"),
+    ("git commit -qm wip", None), ("git add -A && git commit -m x", None), ("cd src && git add .", None),
+    ("git push --force origin main", None), ("git log", None), ("git rev-list --all --output=README.md", None),
+    ("git -c core.pager=x log", None), ("cd \"$HOME\"", None), ("cd src; ls", None), ("ls", None),
+    ("x='a[$(touch README.md)]'; (( x ))", None), ("git stash pop", None),
 ])
-def test_the_exemptions_are_one_closed_function(command: str, why: str | None) -> None:
+def test_the_only_exemption_is_a_bare_cd(command: str, why: str | None) -> None:
     assert sandbox.exempt(analyze(command), command) == why
 
 
+@pytest.mark.parametrize("command, writes", [("git commit -qm x", True), ("git add -A && git commit -m x", True),
+                                             ("git log", False), ("git status", False), ("pytest", False)])
+def test_commands_that_write_git_history_need_an_intent(command: str, writes: bool) -> None:
+    assert sandbox.writes_git(analyze(command)) == writes
+
+
 @needs_landlock
-def test_git_porcelain_still_commits(sws: Path) -> None:
+def test_git_porcelain_commits_inside_the_sandbox_and_nothing_it_plants_survives(sws: Path) -> None:
     (sws / "src").mkdir(exist_ok=True)
     subprocess.run(["git", "config", "user.name", "t"], cwd=sws, check=True)
     subprocess.run(["git", "config", "user.email", "t@t"], cwd=sws, check=True)
     proc = Host(sws).run("echo 'x = 1' > src/app.py && git add src/app.py && git commit -qm wip")
     assert proc.returncode == 0, proc.stderr
-    assert proc.verdict.command is None  # git_exempt: unwrapped (git must write .git), `echo >>` scope-checked
-    proc = Host(sws).run("echo 'y = 2' >> src/app.py && git add src/app.py && git commit -qm wip2")
-    assert proc.verdict.command is None and proc.returncode == 0, proc.stderr  # git_exempt: unwrapped
+    assert proc.verdict.command is not None and proc.verdict.sandbox.get("git")  # wrapped, git-dir mode
+    proc = Host(sws).run("git -c user.name=u commit --allow-empty -qm wip2 && "
+                         "python3 -c \"open('.git/hooks/post-commit', 'w').write('echo pwned')\"")
     log = subprocess.run(["git", "log", "--oneline"], cwd=sws, capture_output=True, text=True).stdout
     assert "wip" in log and "wip2" in log
-    proc = Host(sws).run("git -c user.name=u commit --allow-empty -qm wip3")
-    assert proc.verdict.command is not None and proc.returncode != 0  # `-c`: wrapped, .git stays read-only
+    assert not (sws / ".git" / "hooks" / "post-commit").exists()  # restored after the command (gitdir.py)
+    # without an intent, a command that writes git history is refused early (a read plan keeps .git read-only)
+    verdict = Governor(sws, approval_channel="deny").pre(
+        to_call("Bash", {"command": "git commit --allow-empty -qm x"}, session_id="other", cwd=str(sws)), sandbox=True)
+    assert verdict.decision == "deny" and verdict.error["type"] == "intent-required"
 
 
 @pytest.mark.parametrize("command, kind", [("echo a\0b", "NUL"), ("echo " + "x" * 100_001, "bytes long")])
