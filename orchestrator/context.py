@@ -54,8 +54,8 @@ class Context:
 
     def sandbox_plan(self) -> Any:
         """The :class:`orchestrator.sandbox.Plan` of this call, or None when it is not sandboxed at all: the host
-        did not ask, it is not a shell command, or it is one of the exemptions (:func:`orchestrator.sandbox.exempt`:
-        git porcelain writing ``.git``, a bare ``cd``). Computed once (after the gatekeeper: the selected intent, if
+        did not ask, it is not a shell command, or it is the exemption (:func:`orchestrator.sandbox.exempt`: a bare
+        ``cd``). Computed once (after the gatekeeper: the selected intent, if
         any, decides between the scope plan and the read plan)."""
         if self._plan is None:
             call = self.call

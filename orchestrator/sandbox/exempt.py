@@ -1,4 +1,4 @@
-"""Which shell commands a wrapping host runs outside the kernel sandbox (two exemptions), and which it refuses.
+"""Which shell commands a wrapping host runs outside the kernel sandbox (one exemption), and which it refuses.
 
 Issue 21: on a host that can replace a command, every shell command is wrapped. The exceptions are decided here, in
 one place, so that they can be read (and replaced) as a whole:

@@ -55,6 +55,15 @@ def make_template(base: Path) -> Path:
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text)
     (root / "AGENTS.md").write_text("# Agents\n")
+    # TCP left open (sandbox.network: allow): the listener on a high port would otherwise be unreachable under the
+    # default port list, and the corpus must show that the environment scrub, not the network rule, keeps the
+    # session's tokens from it
+    import yaml
+
+    policy_file = root / ".orchestration" / "policy.yaml"
+    policy = yaml.safe_load(policy_file.read_text()) or {}
+    policy.setdefault("sandbox", {})["network"] = "allow"
+    policy_file.write_text(yaml.safe_dump(policy))
     os.symlink("../docs", root / "src" / "link-to-docs")
     hooks = root / ".git" / "hooks"
     hooks.mkdir(exist_ok=True)
