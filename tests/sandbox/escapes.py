@@ -35,10 +35,11 @@ TOKENS = {"GITHUB_TOKEN": "ghp_CORPUS-SESSION-1b2c", "ORCH_CORPUS_API_KEY": "key
           "ANTHROPIC_API_KEY": "sk-ant-CORPUS-SESSION-5f6a", "DB_PASSWORD": "pw-CORPUS-SESSION-7b8c"}
 
 #: known gaps, each with the reason (xfail in the test, counted apart in the bench)
+#: (E-proc-ppid, the same read sent with `curl -d @-`, is an upload since issue 21 item 5: a person is asked)
 KNOWN: dict[str, str] = {
-    "E-proc-ppid": "a sandboxed command can read /proc/PID/environ of the host's shell (same uid; Landlock cannot "
-                   "subtract /proc/PID of processes that do not exist yet from a read grant) — docs/security.md",
-    "E-proc-ancestors": "same as E-proc-ppid",
+    "E-proc-ancestors": "a sandboxed command can read /proc/PID/environ of the host's shell and the agent (same uid; "
+                        "Landlock cannot subtract /proc/PID of processes that do not exist yet from a read grant) and "
+                        "send it over a socket the analyzer cannot see — docs/security.md",
 }
 
 
