@@ -169,11 +169,9 @@ class Governor:
             hook_name = "prepare"
             if sandbox and call.kind is Kind.EXEC:
                 hook_name = "sandbox"
-                refusal = _unwrappable(call)
-                if refusal is not None:
-                    return refusal
-                if not self.is_mutating(call, pol):
-                    return self._wrap_read_only(call, pol)
+                early = _unwrappable(call) or (None if self.is_mutating(call, pol) else self._wrap_read_only(call, pol))
+                if early is not None:
+                    return early
                 hook_name = "prepare"
             if not self.is_mutating(call, pol):
                 return Verdict.allow()
@@ -207,21 +205,7 @@ class Governor:
                         return _asked_in_sandbox(ctx, verdict)
                     return verdict
             hook_name = "trace"
-            # the pre-image half of the trace only: the record half (and the classifier) loads in the post-hook
-            from orchestrator.post import preimage
-
-            plan = ctx.sandbox_plan()
-            # before the capture: a sandboxed command's change scan is bounded by what the kernel lets it write
-            call.sandboxed = plan is not None and plan.enabled
-            preimage.capture(self, call, lstats, intent=ctx.intent if plan is None or plan.scope else None,
-                             policy=pol)
-            if plan is None:
-                return Verdict.allow()
-            hook_name = "sandbox"
-            if not plan.enabled:
-                return Verdict("allow", sandbox=plan.to_dict())
-            plan.prepare()
-            return Verdict("allow", sandbox={**plan.to_dict(), "command": plan.wrap(call.command or "")})
+            return self._allowed(ctx, lstats)
         except ConfigError as exc:
             hint = "; ".join(h for h in (exc.hint, "governance files are fixed by a person (agents cannot "
                                                    "edit them)") if h)
@@ -234,6 +218,25 @@ class Governor:
                 hint="this is a bug or a broken setup, not your fault; the call was refused to stay safe. "
                      "Retry once; if it persists, report it to a person",
             )
+
+    def _allowed(self, ctx: Context, lstats: dict[str, Any] | None) -> Verdict:
+        """Every hook passed: capture the pre-images (and a shell command's stat snapshot) and answer, with the
+        wrapped command when the host runs the kernel sandbox."""
+        # the pre-image half of the trace only: the record half (and the classifier) loads in the post-hook
+        from orchestrator.post import preimage
+
+        call = ctx.call
+        plan = ctx.sandbox_plan()
+        # before the capture: a sandboxed command's change scan is bounded by what the kernel lets it write
+        call.sandboxed = plan is not None and plan.enabled
+        preimage.capture(self, call, lstats, intent=ctx.intent if plan is None or plan.scope else None,
+                         policy=ctx.policy)
+        if plan is None:
+            return Verdict.allow()
+        if not plan.enabled:
+            return Verdict("allow", sandbox=plan.to_dict())
+        plan.prepare()
+        return Verdict("allow", sandbox={**plan.to_dict(), "command": plan.wrap(call.command or "")})
 
     def _wrap_read_only(self, call: ToolCall, pol: Policy) -> Verdict:
         """A shell command the analyzer calls read-only, on a host that runs wrapped commands: it still runs in the
