@@ -35,6 +35,7 @@ CHECKS: list[str] = [
     "orchestrator.githooks:check_hooks_path",
     "orchestrator.keys:check_signing",
     "orchestrator.commands.status:check_daemon",
+    "orchestrator.telemetry.checks:check_telemetry",
 ]
 
 

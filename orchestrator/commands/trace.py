@@ -12,7 +12,7 @@ line); expected errors are :class:`~orchestrator.errors.OrchestratorError` subcl
     orch trace anchor [--reset] [--json]                          this machine's local anchor of the ledger
     orch trace repair                                             quarantine a torn last line
     orch trace blame FILE[:LINE] [--json]
-    orch trace export --format agent-trace [--pure] [-o FILE] [filters]
+    orch trace export [--format agent-trace | --otlp] [--pure] [-o FILE] [filters]   --otlp: docs/telemetry.md
     orch trace stats [--json] [filters]    per intent/tool/agent; activity (default --since 7d), hot spots, approvals
     orch trace audit [--json]                                     exit 1 if ungoverned changes exist
     orch trace index [--rebuild] [--json]                         bring the SQLite index up to date
@@ -31,7 +31,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from .. import ledger
+from .. import ledger, telemetry
 from ..errors import OrchestratorError, UsageError
 from ..ledger import query
 from ..output import err, out
@@ -339,9 +339,9 @@ def cmd_blame(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     root, path = _ledger_path(args)
-    if args.format != "agent-trace":
-        raise UsageError(f"export: unknown format {args.format!r} (supported: agent-trace)")
     filters, pre, pred = _filters(args, root)
+    if args.format == "otlp":  # the OTLP backfill: each record's id is its event's id (docs/telemetry.md)
+        return telemetry.backfill_command(root, (r for _, r in _matches(args, path, filters, root, pre, pred)))
     fh = open(args.output, "w", encoding="utf-8") if args.output else None
     emit: Callable[[str], Any] = out if fh is None else (lambda text: fh.write(text + "\n"))
     n = 0
@@ -503,7 +503,8 @@ def register(parser: Any) -> argparse.ArgumentParser:
     bp.add_argument("target", metavar="FILE[:LINE]")
     bp.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     ep = v.add_parser("export", help="export records as Agent Trace JSONL")
-    ep.add_argument("--format", default="agent-trace", choices=["agent-trace"])
+    ep.add_argument("--format", default="agent-trace", choices=["agent-trace", "otlp"])
+    ep.add_argument("--otlp", dest="format", action="store_const", const="otlp", help="send to the OTLP endpoint")
     ep.add_argument("--pure", action="store_true", help="drop orchestrator metadata (spec fields only)")
     ep.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     _add_filters(ep, sub=True)
