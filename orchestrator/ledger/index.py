@@ -46,6 +46,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Iterator
 
+from .indexfast import fast_row
 from .query import _record_ts, ns_of
 from .read import DuplicateKeyError, loads_record
 
@@ -187,6 +188,12 @@ def _stat_fields(ns: dict) -> tuple[Any, ...] | None:
 def extract(n: int, off: int, raw: bytes) -> tuple[tuple, list[tuple], list[tuple]]:
     """The ``rec`` row, ``path`` rows and ``ren`` rows of ledger line ``n`` (``raw``: its bytes, newline included)."""
     sha = hashlib.sha256(raw).digest()
+    fast = fast_row(n, off, raw, sha, PLAIN)  # the writer's own layout: no JSON parse (see .indexfast)
+    return fast if fast is not None else parsed_row(n, off, raw, sha)
+
+
+def parsed_row(n: int, off: int, raw: bytes, sha: bytes) -> tuple[tuple, list[tuple], list[tuple]]:
+    """:func:`extract` through the full, duplicate-rejecting parse (every line the fast path does not take)."""
     try:
         rec = loads_record(raw)
     except DuplicateKeyError:  # never a match, but `show` names it an invalid record: the scan's code decides
@@ -473,7 +480,7 @@ def _index_range(conn: sqlite3.Connection, ledger: Path, off: int, end: int, n: 
             recs.append(row)
             paths.extend(p)
             rens.extend(r)
-            last = (off, len(raw), hashlib.sha256(raw).hexdigest())
+            last = (off, len(raw), row[3].hex())  # the row's sha256 of the raw line
             off += len(raw)
             if len(recs) >= 20000:
                 ins(recs, paths, rens)
