@@ -264,3 +264,27 @@ def test_untrusted_folder_runs_without_any_hook(run_copilot_module, tmp_path_fac
     assert (root / "src/new.py").read_text() == NEW  # written although no intent was selected
     trace = root / ".orchestration" / "agent_trace.jsonl"
     assert not trace.exists() or not trace.read_text().strip()
+
+
+def test_a_subagent_works_under_the_parent_sessions_intent(run_copilot_module, tmp_path_factory) -> None:
+    """A ``task`` subagent's calls reach the hooks with its own id as ``sessionId`` (and ``parentAgentId``): they
+    are governed under the parent session's intent and recorded with the subagent as ``agent_id``."""
+    run_copilot, home = run_copilot_module
+    root = tmp_path_factory.mktemp("copilot-subagent") / "repo"
+    make_repo(root, "copilot", home=home)
+    with FakeChat([[ccall("s", "orchestrator-select_active_intent", {"intent_id": "INT-1"})],
+                   [ccall("t", "task", {"description": "write a file", "prompt": "create src/sub.py", "name": "sub",
+                                        "agent_type": "general-purpose", "mode": "sync"})],
+                   # the subagent's own requests take the next turns
+                   [ccall("sub_w", "create", {"path": str(root / "src/sub.py"), "file_text": NEW})],
+                   [ccall("sub_out", "create", {"path": str(root / "docs/x.md"), "file_text": "x\n"})],
+                   "sub done", "done"]) as api:
+        run = governed_run(run_copilot, root, api, trusted=False)
+    assert run.returncode == 0, run.stderr[-2000:]
+    outputs = api.outputs()
+    assert "Denied" not in outputs["sub_w"] and "scope-violation" in outputs["sub_out"], outputs
+    assert (root / "src/sub.py").read_text() == NEW and not (root / "docs").exists()
+    (rec,) = [json.loads(line) for line in (root / ".orchestration/agent_trace.jsonl").read_text().splitlines()]
+    meta = rec["metadata"]["dev.orchestrator"]
+    assert meta["session_id"] == run.session_id and meta["intent_id"] == "INT-1"
+    assert meta["agent_id"] and meta["agent_id"] != run.session_id
