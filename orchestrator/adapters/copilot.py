@@ -168,7 +168,8 @@ def model_from_transcript(session_id: Any, *, max_bytes: int = 256 * 1024) -> st
     execution's ``model``), else the ``selectedModel`` of ``session.start``; None when unknown.
 
     Copilot writes the log in batches: at a session's first tool call it may hold ``session.start`` alone
-    (measured with 1.0.102), hence the fallback.
+    (measured with 1.0.102), hence the fallback; on a loaded machine it may not be written at all for the first
+    seconds of a session, and those records carry no model id (best effort, like every agent's model id).
     """
     data = read_tail(transcript_path(session_id), max_bytes)
     if data is None:
