@@ -136,17 +136,25 @@ class Governor:
         Never let an agent set it. A refusal (deny or ask) is logged to ``run/refusals.jsonl`` unless
         ``record_refusals`` is off (dry runs: ``orch check``, ``orch explain``).
         """
-        verdict = self._pre(call, approved, sandbox)
-        if not verdict.allowed and self.record_refusals and call.session_id != PROBE_SESSION:
-            from orchestrator.refusals import record
+        started = time.perf_counter()
+        note: dict[str, Any] = {}
+        verdict = self._pre(call, approved, sandbox, note)
+        if self.record_refusals and call.session_id != PROBE_SESSION:
+            if not verdict.allowed:
+                from orchestrator.refusals import record
 
-            record(self.workspace.run_dir, call, verdict)
+                record(self.workspace.run_dir, call, verdict)
+            if "policy" in note:
+                _telemetry_decision(self, call, verdict, time.perf_counter() - started, note)
         return verdict
 
-    def _pre(self, call: ToolCall, approved: bool, sandbox: bool = False) -> Verdict:
+    def _pre(self, call: ToolCall, approved: bool, sandbox: bool = False,
+             note: dict[str, Any] | None = None) -> Verdict:
+        """:meth:`pre` without logging; ``note`` collects what telemetry reports (policy, governed, approval)."""
         hook_name = "config"
+        note = {} if note is None else note
         try:
-            pol = self.policy
+            pol = note["policy"] = self.policy
             hook_name = "prepare"
             try:
                 lstats = self._prepare(call, pol)
@@ -170,11 +178,15 @@ class Governor:
             hook_name = "config"
             ctx = Context(call, self.workspace, self.intents(), pol, self.sessions.get(call.session_id),
                           lstats=lstats, sandbox_requested=sandbox, ignore_rules=self.ignore_rules)
+            note["governed"] = True
             for hook in HOOKS:
                 if approved and hook is approval:
                     continue
                 hook_name = hook.NAME
-                verdict = hook.check(ctx)
+                if hook is approval:
+                    verdict = _timed_approval(ctx, note)
+                else:
+                    verdict = hook.check(ctx)
                 if verdict is not None:
                     if verdict.allowed:
                         continue  # a person approved (tui): the later hooks still run, and the trace still captures
@@ -242,6 +254,8 @@ class Governor:
         from orchestrator.post import trace
 
         record = trace.record(self, call, result)
+        if record is not None:
+            _telemetry_record(self, pol, record)
         if call.resolved:
             # the record already hashed what the tool left on disk: reuse it rather than read each file again
             known: dict[str, str | None] = {}
@@ -358,6 +372,54 @@ def _tool_result(result: Any) -> ToolResult | None:
 
 
 __all__ = ["Governor", "Context", "Denied", "HOOKS"]  # Context: re-exported from orchestrator.context
+
+
+def _timed_approval(ctx: Context, note: dict[str, Any]) -> Verdict | None:
+    """The approval hook, timed: when it decided (a person, a grant, a refusal), telemetry reports how and how long
+    it waited (``approval_wait_ms``)."""
+    started = time.perf_counter()
+    verdict = approval.check(ctx)
+    if verdict is not None:
+        from orchestrator.telemetry.events import approval_outcome
+
+        note["approval"] = (approval_outcome(verdict), time.perf_counter() - started)
+    return verdict
+
+
+def _telemetry_decision(gov: Governor, call: ToolCall, verdict: Verdict, latency: float,
+                        note: dict[str, Any]) -> None:
+    """Spool the decision's telemetry event when the policy turns telemetry on (docs/telemetry.md). Never raises:
+    the spool is a local append; shipping it is the daemon's job, never the hook's."""
+    enabled, commands, bound = _telemetry_settings(note["policy"])
+    if enabled:
+        from orchestrator.telemetry import events, spool
+
+        try:
+            event = events.decision(call, verdict, latency, governed=bool(note.get("governed")),
+                                    approval=note.get("approval"), include_commands=commands)
+        except Exception:  # noqa: BLE001 - telemetry never turns a verdict into a crash
+            return
+        spool.append(gov.workspace.run_dir, event, bound)
+
+
+def _telemetry_record(gov: Governor, pol: Policy, record: dict[str, Any]) -> None:
+    """Spool a ledger record's telemetry event (when telemetry is on). Never raises."""
+    enabled, _commands, bound = _telemetry_settings(pol)
+    if enabled:
+        from orchestrator.telemetry import events, spool
+
+        try:
+            event = events.record(record)
+        except Exception:  # noqa: BLE001
+            return
+        spool.append(gov.workspace.run_dir, event, bound)
+
+
+def _telemetry_settings(pol: Any) -> tuple[bool, bool, int]:
+    section = getattr(pol, "telemetry", None)  # a policy compiled by an older release has none: off
+    if section is None or not section.enabled:
+        return False, False, 0
+    return True, bool(section.include_commands), int(section.spool_max_bytes)
 
 
 def _stamp_all(state: dict[str, Any], digests: Mapping[str, str | None]) -> None:
