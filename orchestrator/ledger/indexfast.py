@@ -8,7 +8,8 @@ targeted regexes instead.
 Why this cannot change an answer: a line takes this path only when
 
   * it contains no backslash (so every ``"`` delimits a string, no string needs unescaping, and a key pattern such
-    as ``{"path":"`` cannot occur inside a string value), and
+    as ``{"path":"`` cannot occur inside a string value) and no DEL byte (the one character the canonical regex
+    admits raw that ``json.dumps`` would escape: the full path's byte checks, ``_jb``, would not find it), and
   * it fully matches the canonical-layout regex of ``verify`` (:func:`.schema._canonical`): the writer's key order,
     compact separators, ASCII only. That layout names every key of every object at most once, so such a line has
     no duplicate key, parses as JSON, and its parsed record has exactly the fields read here, at the places read.
@@ -45,7 +46,8 @@ def _s(v: bytes) -> str | None:
 
 def fast_row(n: int, off: int, raw: bytes, sha: bytes, plain: int) -> tuple[tuple, list[tuple], list[tuple]] | None:
     """The ``rec``/``path``/``ren`` rows of a canonical line (``raw`` ends with its newline), or None: parse it."""
-    if b"\\" in raw or raw[-1:] != b"\n" or _canonical().fullmatch(raw, 0, len(raw) - 1) is None:
+    if (b"\\" in raw or b"\x7f" in raw or raw[-1:] != b"\n"
+            or _canonical().fullmatch(raw, 0, len(raw) - 1) is None):
         return None
     head, ns = _HEAD.match(raw), _NS.search(raw)
     if head is None or ns is None:  # pragma: no cover - implied by the canonical match
