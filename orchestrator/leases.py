@@ -1,0 +1,233 @@
+"""Write leases: one session at a time changes a file, from its pre-hook until its post-hook.
+
+The stale check (:mod:`orchestrator.pre.stale`) compares read-stamps, which is not enough on its own: two sessions
+that read a file, then write it at the same moment, both pass it (neither write has landed yet) and one change is
+lost. A lease closes that window. The pre-hook that allows a file-changing call takes a lease on each target
+(:mod:`orchestrator.pre.lease`, run right before the stale check, so the check runs while the lease is held); a
+second session's write to a leased file is refused with ``file-busy``. The post-hook releases it, a failed tool too
+(``PostToolUseFailure``); once the first write has landed, the second session's read-stamp no longer matches and
+the stale check refuses it until it re-reads.
+
+No deadlock when a post-hook never comes (a crash, ``kill -9``, a host timeout, a call the host's own permission
+prompt turned down): a lease names its holder's agent process (pid and start time, so a reused pid does not keep
+it alive) and expires after :data:`FILE_TTL` seconds (:data:`EXEC_TTL` for a shell command, which may run for
+minutes). A lease whose holder is gone or whose time is up is broken by the next session that wants the file.
+Leases of one session never block each other (a session may retry its own call after a lost post-hook).
+
+Where: ``<shared run dir>/leases/`` (the git common dir's ``orchestration/``, like the approval broker, so every
+worktree of a repository sees them; else ``.orchestration/run/``), one JSON file per leased file named by the
+hash of its resolved path. Every change of the directory happens under one ``flock`` on ``leases/.lock`` (held
+for microseconds, released by the kernel when a holder dies); files land by atomic rename.
+
+The agent process: a hook runs as a child of the agent (through ``sh -c``), so the hook client names its nearest
+ancestor that is not a shell (:func:`agent_pid`) in ``ORCH_HOST_PID``; the daemon serves many agents and takes
+the pid each call's client sent (:data:`HOST_PID`, set per call by the hook boundary); an in-process host (the
+reference loop, LangChain) is its own agent process.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterable
+from typing import Any
+
+#: seconds a file tool's lease lasts without its post-hook (the tool itself takes milliseconds; the margin covers
+#: the host's own permission prompt and a loaded machine)
+FILE_TTL = 120.0
+#: seconds a shell command's lease lasts (Claude Code's Bash runs up to 10 minutes)
+EXEC_TTL = 900.0
+#: the agent process of the call being evaluated, set per call by the hook boundary (the daemon serves many);
+#: None: this process is the agent (an in-process host); 0: unknown (only the expiry ends its leases)
+HOST_PID: contextvars.ContextVar[int | None] = contextvars.ContextVar("orch_host_pid", default=None)
+LOCK_NAME = ".lock"
+#: processes that stand between an agent and its hook command: the agent runs hooks through a shell
+SHELLS = frozenset({"sh", "dash", "bash", "zsh", "ash", "ksh", "mksh", "busybox", "orch-hook"})
+
+
+def key(path: str) -> str:
+    """The lease file name of an absolute resolved path."""
+    return hashlib.sha256(os.fsencode(path)).hexdigest()[:40] + ".json"
+
+
+def process_start(pid: int) -> int | None:
+    """The start time of ``pid`` in clock ticks since boot (``/proc/<pid>/stat`` field 22), or None when unknown
+    (no such process, or no ``/proc``)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    try:
+        return int(data[data.rindex(b")") + 2:].split()[19])
+    except (ValueError, IndexError):
+        return None
+
+
+def alive(pid: Any, start: Any) -> bool:
+    """Whether the process ``pid`` that started at ``start`` (None: unknown) still runs. A pid now used by another
+    process (a different start time) is not the holder."""
+    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+        return True  # holder unknown: only the expiry can end the lease
+    now = process_start(pid)
+    if now is not None:
+        return start is None or now == start
+    if os.path.isdir("/proc/self"):
+        return False  # /proc works here, and has no such process
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # it exists (owned by someone else)
+    return True
+
+
+def agent_pid(ppid: int | None = None) -> int:
+    """The agent process behind a hook process: its parent, skipping the shells in between (``sh -c`` that runs
+    the hook command, the launcher). Without ``/proc`` the parent itself. :func:`orchestrator.hookclient.agent_pid`
+    is the stdlib copy the ``-S`` client runs."""
+    pid = os.getppid() if ppid is None else ppid
+    for _ in range(8):
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                data = fh.read()
+        except OSError:
+            return pid
+        try:
+            comm = data[data.index(b"(") + 1:data.rindex(b")")].decode("utf-8", "replace")
+            parent = int(data[data.rindex(b")") + 2:].split()[1])
+        except (ValueError, IndexError):
+            return pid
+        if comm not in SHELLS or parent <= 1:
+            return pid
+        pid = parent
+    return pid
+
+
+def host_pid_from(env: Any, in_process: bool) -> int:
+    """The agent pid a hook boundary serves: ``ORCH_HOST_PID`` from the hook client, else (a hook evaluated in its
+    own process) :func:`agent_pid`, else 0 (unknown: a daemon cannot know the agent of a client that sent none)."""
+    value = env.get("ORCH_HOST_PID") if env is not None else None
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return agent_pid() if in_process else 0
+
+
+def holder_pid() -> int:
+    """The agent process of the current call (see :data:`HOST_PID`)."""
+    pid = HOST_PID.get()
+    return os.getpid() if pid is None else pid
+
+
+def _read(path: str) -> dict[str, Any] | None:
+    try:
+        with open(path, "rb") as fh:
+            data = json.loads(fh.read())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def live(lease: dict[str, Any] | None, now: float) -> bool:
+    """Whether ``lease`` still holds its file: not expired and its agent process still runs."""
+    if lease is None:
+        return False
+    expires = lease.get("expires")
+    if not isinstance(expires, (int, float)) or expires <= now:
+        return False
+    return alive(lease.get("pid"), lease.get("pid_start"))
+
+
+def _write(path: str, lease: dict[str, Any]) -> None:
+    tmp = f"{path}.{os.getpid()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.write(fd, json.dumps(lease, sort_keys=True).encode())
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def _locked(directory: str) -> int:
+    import fcntl
+
+    try:
+        fd = os.open(os.path.join(directory, LOCK_NAME), os.O_RDWR | os.O_CREAT, 0o644)
+    except FileNotFoundError:
+        os.makedirs(directory, exist_ok=True)
+        fd = os.open(os.path.join(directory, LOCK_NAME), os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # released by the kernel when this fd closes or the process dies
+    return fd
+
+
+def acquire(directory: str, root: str, rels: Iterable[str], holder: dict[str, Any],
+            ttl: float = FILE_TTL) -> dict[str, Any] | None:
+    """Lease every ``rels`` (workspace-relative resolved paths under ``root``) for ``holder`` (``session``,
+    ``intent``, ``agent``, ``call``), all or none. Returns None when leased, else the live lease of another session
+    that blocks the first busy file (with its ``path``). Expired leases and those of gone processes are broken."""
+    now = time.time()
+    pid = holder_pid()
+    lease = {**holder, "pid": pid, "pid_start": process_start(pid), "since": now, "expires": now + ttl}
+    session = holder.get("session")
+    targets = [(rel, os.path.join(root, rel)) for rel in dict.fromkeys(rels) if rel and rel != "."]
+    if not targets:
+        return None
+    fd = _locked(directory)
+    try:
+        files = [(rel, os.path.join(directory, key(full))) for rel, full in targets]
+        for rel, path in files:
+            current = _read(path)
+            if current is not None and current.get("session") != session and live(current, now):
+                return {**current, "path": rel}
+        for rel, path in files:
+            _write(path, {**lease, "path": rel, "root": root})
+    finally:
+        os.close(fd)
+    return None
+
+
+def release(directory: str, root: str, rels: Iterable[str], session: str) -> int:
+    """Drop this session's leases on ``rels``; returns how many were dropped (leases of other sessions stay)."""
+    names = [key(os.path.join(root, rel)) for rel in dict.fromkeys(rels) if rel and rel != "."]
+    if not names or not os.path.isdir(directory):
+        return 0
+    dropped = 0
+    fd = _locked(directory)
+    try:
+        for name in names:
+            path = os.path.join(directory, name)
+            current = _read(path)
+            if current is not None and current.get("session") == session:
+                try:
+                    os.unlink(path)
+                    dropped += 1
+                except FileNotFoundError:
+                    pass
+    finally:
+        os.close(fd)
+    return dropped
+
+
+def held(directory: str) -> list[dict[str, Any]]:
+    """The live leases under ``directory`` (for ``orch status``), oldest first."""
+    now = time.time()
+    out: list[dict[str, Any]] = []
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return out
+    for name in names:
+        if name.endswith(".json"):
+            lease = _read(os.path.join(directory, name))
+            if lease is not None and live(lease, now):
+                out.append(lease)
+    out.sort(key=lambda lease: lease.get("since") or 0)
+    return out
+
+
+__all__ = ["EXEC_TTL", "FILE_TTL", "HOST_PID", "acquire", "agent_pid", "alive", "held", "holder_pid", "key",
+           "live", "process_start", "release"]
