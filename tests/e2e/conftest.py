@@ -1,7 +1,8 @@
-"""Fixtures for end-to-end tests that drive the real agent CLIs (Claude Code, Codex, Gemini CLI) against fake APIs.
+"""Fixtures for end-to-end tests that drive the real agent CLIs (Claude Code, Codex, Gemini CLI, Copilot CLI) against
+fake APIs.
 
 The CLIs are pinned in ``tests/e2e/package.json`` (+ lock). If ``node_modules/.bin/<cli>`` is missing, the
-``claude_bin`` / ``codex_bin`` / ``gemini_bin`` fixtures run ``npm ci`` here once, so a plain ``pytest`` on a
+``claude_bin`` / ``codex_bin`` / ``gemini_bin`` / ``copilot_bin`` fixtures run ``npm ci`` here once, so a plain ``pytest`` on a
 fresh machine runs these tests. Without npm the tests are skipped locally, but fail when ``CI=true`` (CI must never silently skip the end-to-end proof).
 """
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.claude_cli import CLI_TIMINGS, make_runner
+from tests.e2e.copilot_cli import make_copilot_runner
 
 E2E_DIR = Path(__file__).resolve().parent
 
@@ -23,6 +25,7 @@ _PINNED = json.loads((E2E_DIR / "package.json").read_text())["dependencies"]
 CLAUDE_VERSION = _PINNED["@anthropic-ai/claude-code"]
 CODEX_VERSION = _PINNED["@openai/codex"]
 GEMINI_VERSION = _PINNED["@google/gemini-cli"]
+COPILOT_VERSION = _PINNED["@github/copilot"]
 
 
 def _unavailable(reason: str, what: str = "Claude Code CLI") -> None:
@@ -70,6 +73,13 @@ def gemini_bin() -> Path:
     return _checked(_pinned_bin("gemini", "Gemini CLI"), GEMINI_VERSION, "Gemini CLI")
 
 
+@pytest.fixture(scope="session")
+def copilot_bin() -> Path:
+    """Path to the pinned ``copilot`` binary (npm ``@github/copilot``; the native binary ships in its platform
+    package)."""
+    return _checked(_pinned_bin("copilot", "GitHub Copilot CLI"), COPILOT_VERSION, "GitHub Copilot CLI")
+
+
 def _checked(binary: Path, version: str, what: str) -> Path:
     """``binary`` if it runs and says it is ``version`` (else skip locally, fail in CI)."""
     home = E2E_DIR / "node_modules" / ".home"  # a throw-away HOME: `--version` must not touch the user's
@@ -88,6 +98,12 @@ def _checked(binary: Path, version: str, what: str) -> Path:
 def run_claude(claude_bin: Path, tmp_path: Path):
     """A print-mode runner with its own throw-away HOME (see :func:`make_runner`)."""
     return make_runner(claude_bin, tmp_path / "home")
+
+
+@pytest.fixture
+def run_copilot(copilot_bin: Path, tmp_path: Path):
+    """A prompt-mode Copilot CLI runner with its own throw-away HOME (see :func:`make_copilot_runner`)."""
+    return make_copilot_runner(copilot_bin, tmp_path / "home")
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

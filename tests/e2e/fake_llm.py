@@ -1,4 +1,5 @@
-"""Scripted fakes of the OpenAI Responses API (for Codex CLI) and the Gemini API (for Gemini CLI), on loopback.
+"""Scripted fakes of the OpenAI Responses API (for Codex CLI), the Gemini API (for Gemini CLI) and the OpenAI Chat
+Completions API (for GitHub Copilot CLI and opencode), on loopback.
 
 Like :mod:`tests.e2e.fake_anthropic` (both are :class:`tests.e2e.loopback.ScriptedAPI`): each *main* request (one that carries the agent's tools) consumes the next
 turn of the script; side requests (Gemini's routing classifier, summaries) get a short text answer and leave the
@@ -13,9 +14,13 @@ Tool calls:
 - Gemini API: :func:`gcall` (a ``functionCall`` part with an ``id``), served on
   ``POST /v1beta/models/<model>:streamGenerateContent?alt=sse`` as one SSE ``data:`` chunk (and on
   ``:generateContent`` as JSON).
+- Chat Completions: :func:`ccall` (a ``tool_calls`` entry), served on ``POST …/chat/completions`` as SSE chunks
+  whose tool call arguments are streamed in pieces, then ``data: [DONE]`` (or as one JSON answer without
+  ``stream``).
 
 ``outputs()`` returns what the CLI sent back per call id: ``function_call_output`` / ``custom_tool_call_output`` /
-``tool_search_output`` items (Codex) or ``functionResponse`` parts (Gemini) — how tests read what a hook answered.
+``tool_search_output`` items (Codex), ``functionResponse`` parts (Gemini) or ``role: tool`` messages (Chat) — how
+tests read what a hook answered.
 """
 from __future__ import annotations
 
@@ -124,3 +129,84 @@ def _text(output: Any) -> str:
     if isinstance(output, list):
         return "\n".join(str(o.get("text", "")) for o in output if isinstance(o, dict))
     return json.dumps(output)
+
+
+# -- OpenAI Chat Completions (GitHub Copilot CLI with COPILOT_PROVIDER_BASE_URL; opencode's openai-compatible) ----
+CHAT_MODEL = "gpt-4.1"
+
+
+def ccall(call_id: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """A Chat Completions ``tool_calls`` entry (``function.arguments`` is a JSON string, streamed in pieces)."""
+    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+
+
+class FakeChat(ScriptedAPI):
+    """The OpenAI Chat Completions API (``POST …/chat/completions``, ``stream: true`` SSE or a whole JSON answer).
+
+    Main requests are those that offer ``tools``; side requests (titles, summaries: no tools) get ``"ok"`` and leave
+    the script alone. A streamed tool call arrives as the real API sends it: a first delta with ``id``, ``type`` and
+    ``function.name`` (empty arguments), then the arguments string in several pieces keyed by ``index`` only — so
+    a client that does not accumulate the pieces fails here as against the real API. Usage comes as a last chunk
+    with empty ``choices`` when ``stream_options.include_usage`` asks for it, else on the finishing chunk.
+    """
+
+    #: arguments strings are cut into this many streamed pieces (at most)
+    ARG_PIECES = 3
+
+    def respond(self, path: str, body: dict) -> Reply:
+        self.record(body)
+        if not path.split("?", 1)[0].endswith("/chat/completions"):
+            return 404, "application/json", b'{"error": {"message": "not found", "type": "invalid_request_error"}}'
+        turn = self.next_turn(body) if body.get("tools") else "ok"
+        calls = [] if isinstance(turn, str) else list(turn)
+        text = turn if isinstance(turn, str) else None
+        cid, model = f"chatcmpl-{next(self._ids)}", body.get("model") or CHAT_MODEL
+        finish = "tool_calls" if calls else "stop"
+        usage = {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}
+        if not body.get("stream"):
+            message: dict[str, Any] = {"role": "assistant", "content": text}
+            if calls:
+                message["tool_calls"] = calls
+            return 200, "application/json", json.dumps({
+                "id": cid, "object": "chat.completion", "created": 0, "model": model,
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}], "usage": usage}).encode()
+        deltas: list[dict[str, Any]] = [{"role": "assistant", "content": text or ""}]
+        for index, call in enumerate(calls):
+            fn_ = call["function"]
+            deltas.append({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
+                                           "function": {"name": fn_["name"], "arguments": ""}}]})
+            deltas += [{"tool_calls": [{"index": index, "function": {"arguments": piece}}]}
+                       for piece in _pieces(fn_["arguments"], self.ARG_PIECES)]
+        separate_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        chunks: list[dict[str, Any]] = [{"choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
+        chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+        if separate_usage:
+            chunks.append({"choices": [], "usage": usage})
+        else:
+            chunks[-1]["usage"] = usage
+        head = {"id": cid, "object": "chat.completion.chunk", "created": 0, "model": model}
+        data = "".join(f"data: {json.dumps({**head, **c})}\n\n" for c in chunks) + "data: [DONE]\n\n"
+        return 200, "text/event-stream", data.encode()
+
+    def outputs(self) -> dict[str, str]:
+        """What the client sent back per tool call id: the ``role: tool`` messages of every main request."""
+        out: dict[str, str] = {}
+        for body in self.main_requests:
+            for message in body.get("messages") or []:
+                if isinstance(message, dict) and message.get("role") == "tool" and message.get("tool_call_id"):
+                    content = message.get("content")
+                    out[message["tool_call_id"]] = content if isinstance(content, str) else _text(content)
+        return out
+
+    def offered_tools(self, body: dict | None = None) -> list[str]:
+        """The function names a main request offered (the last one, or ``body``)."""
+        body = body if body is not None else (self.main_requests[-1] if self.main_requests else {})
+        return [str((t.get("function") or {}).get("name")) for t in body.get("tools") or [] if isinstance(t, dict)]
+
+
+def _pieces(text: str, n: int) -> list[str]:
+    """``text`` cut into at most ``n`` non-empty consecutive pieces (one empty piece for an empty string)."""
+    if not text:
+        return [""]
+    size = max(1, -(-len(text) // n))
+    return [text[i:i + size] for i in range(0, len(text), size)]
