@@ -60,9 +60,10 @@ def _find_root() -> str | None:
 SHELLS = frozenset({"sh", "dash", "bash", "zsh", "ash", "ksh", "mksh", "busybox", "orch-hook"})
 
 
-def agent_pid() -> int:
-    """The agent process that ran this hook: the parent, skipping the shells in between. The same walk as
-    :func:`orchestrator.leases.agent_pid` (the write leases name it as their holder), with the stdlib only;
+def agent_process() -> str:
+    """``pid:start`` of the agent process that ran this hook: the parent, skipping the shells in between (start: its
+    start time in clock ticks, so that a reused pid is not taken for it). The same walk as
+    :func:`orchestrator.leases.agent_process` (the write leases name it as their holder), with the stdlib only;
     ``tests/test_leases.py`` checks that the two agree."""
     pid = os.getppid()
     for _ in range(8):
@@ -70,13 +71,14 @@ def agent_pid() -> int:
             with open(f"/proc/{pid}/stat", "rb") as fh:
                 data = fh.read()
             comm = data[data.index(b"(") + 1:data.rindex(b")")].decode("utf-8", "replace")
-            parent = int(data[data.rindex(b")") + 2:].split()[1])
+            fields = data[data.rindex(b")") + 2:].split()
+            parent, start = int(fields[1]), int(fields[19])
         except (OSError, ValueError, IndexError):
-            return pid
+            return str(pid)
         if comm not in SHELLS or parent <= 1:
-            return pid
+            return f"{pid}:{start}"
         pid = parent
-    return pid
+    return str(pid)
 
 
 def encode_request(agent: str, env: dict, raw: bytes) -> bytes:
@@ -180,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         answer = None
         root = _find_root()
         # the agent this call belongs to: the holder of the write leases it takes (orchestrator/leases.py)
-        os.environ["ORCH_HOST_PID"] = str(agent_pid())
+        os.environ["ORCH_HOST_PID"] = agent_process()
         if root is not None:
             # the root this client chose governs the call, in the daemon and in-process alike (never the event's cwd)
             os.environ["ORCH_ROOT"] = root

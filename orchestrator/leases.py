@@ -17,7 +17,7 @@ Leases of one session never block each other (a session may retry its own call a
 Where: ``<shared run dir>/leases/`` (the git common dir's ``orchestration/``, like the approval broker, so every
 worktree of a repository sees them; else ``.orchestration/run/``), one JSON file per leased file named by the
 hash of its resolved path. Every change of the directory happens under one ``flock`` on ``leases/.lock`` (held
-for microseconds, released by the kernel when a holder dies); files land by atomic rename.
+for microseconds, released by the kernel when a holder dies); see :func:`_write` for why files are not renamed.
 
 The agent process: a hook runs as a child of the agent (through ``sh -c``), so the hook client names its nearest
 ancestor that is not a shell (:func:`agent_pid`) in ``ORCH_HOST_PID``; the daemon serves many agents and takes
@@ -40,9 +40,9 @@ from typing import Any
 FILE_TTL = 120.0
 #: seconds a shell command's lease lasts (Claude Code's Bash runs up to 10 minutes)
 EXEC_TTL = 900.0
-#: the agent process of the call being evaluated, set per call by the hook boundary (the daemon serves many);
-#: None: this process is the agent (an in-process host); 0: unknown (only the expiry ends its leases)
-HOST_PID: contextvars.ContextVar[int | None] = contextvars.ContextVar("orch_host_pid", default=None)
+#: the agent process of the call being evaluated, (pid, start time), set per call by the hook boundary (the daemon
+#: serves many); None: this process is the agent (an in-process host); pid 0: unknown (only the expiry ends its leases)
+HOST_PID: contextvars.ContextVar[tuple[int, int | None] | None] = contextvars.ContextVar("orch_host_pid", default=None)
 LOCK_NAME = ".lock"
 #: processes that stand between an agent and its hook command: the agent runs hooks through a shell
 SHELLS = frozenset({"sh", "dash", "bash", "zsh", "ash", "ksh", "mksh", "busybox", "orch-hook"})
@@ -86,41 +86,56 @@ def alive(pid: Any, start: Any) -> bool:
     return True
 
 
-def agent_pid(ppid: int | None = None) -> int:
-    """The agent process behind a hook process: its parent, skipping the shells in between (``sh -c`` that runs
-    the hook command, the launcher). Without ``/proc`` the parent itself. :func:`orchestrator.hookclient.agent_pid`
-    is the stdlib copy the ``-S`` client runs."""
+def agent_process(ppid: int | None = None) -> tuple[int, int | None]:
+    """The agent process behind a hook process, (pid, start time): its parent, skipping the shells in between
+    (``sh -c`` that runs the hook command, the launcher). Without ``/proc`` the parent itself, start unknown.
+    :func:`orchestrator.hookclient.agent_process` is the stdlib copy the ``-S`` client runs."""
     pid = os.getppid() if ppid is None else ppid
     for _ in range(8):
         try:
             with open(f"/proc/{pid}/stat", "rb") as fh:
                 data = fh.read()
-        except OSError:
-            return pid
-        try:
             comm = data[data.index(b"(") + 1:data.rindex(b")")].decode("utf-8", "replace")
-            parent = int(data[data.rindex(b")") + 2:].split()[1])
-        except (ValueError, IndexError):
-            return pid
+            fields = data[data.rindex(b")") + 2:].split()
+            parent, start = int(fields[1]), int(fields[19])
+        except (OSError, ValueError, IndexError):
+            return pid, None
         if comm not in SHELLS or parent <= 1:
-            return pid
+            return pid, start
         pid = parent
-    return pid
+    return pid, None
 
 
-def host_pid_from(env: Any, in_process: bool) -> int:
-    """The agent pid a hook boundary serves: ``ORCH_HOST_PID`` from the hook client, else (a hook evaluated in its
-    own process) :func:`agent_pid`, else 0 (unknown: a daemon cannot know the agent of a client that sent none)."""
+def agent_pid(ppid: int | None = None) -> int:
+    """The pid of :func:`agent_process`."""
+    return agent_process(ppid)[0]
+
+
+def host_from(env: Any, in_process: bool) -> tuple[int, int | None]:
+    """The agent process a hook boundary serves: ``ORCH_HOST_PID`` (``pid:start``) from the hook client, else (a hook
+    evaluated in its own process) :func:`agent_process`, else pid 0 (unknown: a daemon cannot know the agent of a
+    client that sent none)."""
     value = env.get("ORCH_HOST_PID") if env is not None else None
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
-    return agent_pid() if in_process else 0
+    if isinstance(value, str):
+        pid, _, start = value.partition(":")
+        if pid.isdigit():
+            return int(pid), int(start) if start.isdigit() else None
+    return agent_process() if in_process else (0, None)
 
 
-def holder_pid() -> int:
-    """The agent process of the current call (see :data:`HOST_PID`)."""
-    pid = HOST_PID.get()
-    return os.getpid() if pid is None else pid
+_SELF: dict[int, int | None] = {}
+
+
+def holder() -> tuple[int, int | None]:
+    """The agent process of the current call, (pid, start time) (see :data:`HOST_PID`)."""
+    host = HOST_PID.get()
+    if host is not None:
+        return host
+    pid = os.getpid()
+    if pid not in _SELF:  # a process's own start time never changes (a forked child has another pid)
+        _SELF.clear()
+        _SELF[pid] = process_start(pid)
+    return pid, _SELF[pid]
 
 
 def _read(path: str) -> dict[str, Any] | None:
@@ -143,13 +158,19 @@ def live(lease: dict[str, Any] | None, now: float) -> bool:
 
 
 def _write(path: str, lease: dict[str, Any]) -> None:
-    tmp = f"{path}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    """Write a lease file under the directory lock: unlink, then create, never rename over it. On ext4 a rename over
+    an existing file (and a truncation) forces the new data out to disk first (``auto_da_alloc``): measured 138 µs
+    p50 and 20 ms p90 here, against 9 µs for unlink + create. Every writer and the releaser hold the lock; a reader
+    without it (:func:`held`) that finds a file half written skips it."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
         os.write(fd, json.dumps(lease, sort_keys=True).encode())
     finally:
         os.close(fd)
-    os.replace(tmp, path)
 
 
 def _locked(directory: str) -> int:
@@ -164,26 +185,32 @@ def _locked(directory: str) -> int:
     return fd
 
 
-def acquire(directory: str, root: str, rels: Iterable[str], holder: dict[str, Any],
+def acquire(directory: str, root: str, rels: Iterable[str], who: dict[str, Any],
             ttl: float = FILE_TTL) -> dict[str, Any] | None:
-    """Lease every ``rels`` (workspace-relative resolved paths under ``root``) for ``holder`` (``session``,
+    """Lease every ``rels`` (workspace-relative resolved paths under ``root``) for ``who`` (``session``,
     ``intent``, ``agent``, ``call``), all or none. Returns None when leased, else the live lease of another session
     that blocks the first busy file (with its ``path``). Expired leases and those of gone processes are broken."""
     now = time.time()
-    pid = holder_pid()
-    lease = {**holder, "pid": pid, "pid_start": process_start(pid), "since": now, "expires": now + ttl}
-    session = holder.get("session")
+    pid, start = holder()
+    lease = {**who, "pid": pid, "pid_start": start, "since": now, "expires": now + ttl}
+    session = who.get("session")
     targets = [(rel, os.path.join(root, rel)) for rel in dict.fromkeys(rels) if rel and rel != "."]
     if not targets:
         return None
     fd = _locked(directory)
     try:
         files = [(rel, os.path.join(directory, key(full))) for rel, full in targets]
+        renew = []
         for rel, path in files:
             current = _read(path)
             if current is not None and current.get("session") != session and live(current, now):
                 return {**current, "path": rel}
-        for rel, path in files:
+            # this session's own lease with more than half its time left (a retry, calls without post-hooks in
+            # between) stands as it is: no write
+            if current is None or current.get("session") != session or current.get("pid") != pid or \
+                    not isinstance(current.get("expires"), (int, float)) or current["expires"] < now + ttl / 2:
+                renew.append((rel, path))
+        for rel, path in renew:
             _write(path, {**lease, "path": rel, "root": root})
     finally:
         os.close(fd)
@@ -229,5 +256,5 @@ def held(directory: str) -> list[dict[str, Any]]:
     return out
 
 
-__all__ = ["EXEC_TTL", "FILE_TTL", "HOST_PID", "acquire", "agent_pid", "alive", "held", "holder_pid", "key",
-           "live", "process_start", "release"]
+__all__ = ["EXEC_TTL", "FILE_TTL", "HOST_PID", "acquire", "agent_pid", "agent_process", "alive", "held", "holder",
+           "host_from", "key", "live", "process_start", "release"]

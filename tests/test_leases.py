@@ -63,7 +63,7 @@ def _dead_pid() -> int:
 
 def test_a_lease_whose_agent_process_is_gone_is_broken_at_once(tmp_path: Path) -> None:
     d, root = str(tmp_path / "leases"), str(tmp_path)
-    token = leases.HOST_PID.set(_dead_pid())
+    token = leases.HOST_PID.set((_dead_pid(), None))
     try:
         assert leases.acquire(d, root, ["f"], {"session": "a"}) is None
     finally:
@@ -84,7 +84,7 @@ def test_a_reused_pid_does_not_keep_a_lease(tmp_path: Path) -> None:
 
 def test_an_unknown_holder_ends_only_by_expiry(tmp_path: Path) -> None:
     d, root = str(tmp_path / "leases"), str(tmp_path)
-    token = leases.HOST_PID.set(0)  # a daemon whose client sent no pid
+    token = leases.HOST_PID.set((0, None))  # a daemon whose client sent no pid
     try:
         assert leases.acquire(d, root, ["f"], {"session": "a"}) is None
     finally:
@@ -95,10 +95,10 @@ def test_an_unknown_holder_ends_only_by_expiry(tmp_path: Path) -> None:
 def test_hook_client_and_engine_name_the_same_agent_process() -> None:
     """The hook runs as ``agent -> sh -c -> python``: both walks skip the shell and name the agent (this test)."""
     code = ("import sys; sys.path.insert(0, %r); from orchestrator import hookclient, leases; "
-            "print(hookclient.agent_pid(), leases.agent_pid())" % str(REPO))
+            "print(hookclient.agent_process(), '%%d:%%d' %% leases.agent_process())" % str(REPO))
     out = subprocess.run(["sh", "-c", f"{sys.executable} -c {json.dumps(code)}; true"], capture_output=True,
                          text=True, check=True).stdout.split()
-    assert out == [str(os.getpid())] * 2
+    assert out == [f"{os.getpid()}:{leases.process_start(os.getpid())}"] * 2
     assert hookclient.SHELLS == leases.SHELLS
 
 
@@ -156,7 +156,7 @@ def test_no_deadlock_when_the_agent_is_killed_between_pre_and_post(ws: Path) -> 
     agent = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
     a, b = Governor(ws), Governor(ws)
     _select(a, "a", "b")
-    token = leases.HOST_PID.set(agent.pid)
+    token = leases.HOST_PID.set((agent.pid, leases.process_start(agent.pid)))
     try:
         assert a.pre(to_call("Write", {"file_path": "src/app.py"}, session_id="a")).allowed
     finally:

@@ -124,7 +124,7 @@ def run_hook(agent: str, raw: str | bytes | Mapping[str, Any], *, env: Mapping[s
     from orchestrator import leases
 
     # the agent process whose write leases this call takes (the daemon serves many agents, one per client)
-    token = leases.HOST_PID.set(leases.host_pid_from(env, in_process or env is os.environ))
+    token = leases.HOST_PID.set(leases.host_from(env, in_process or env is os.environ))
     try:
         try:
             event = dict(raw) if isinstance(raw, Mapping) else json.loads(raw or b"")
