@@ -18,6 +18,12 @@ GOVERNANCE = (
     (".codex/**", r"\.codex(?:/.*)?"),
     (".gemini/**", r"\.gemini(?:/.*)?"),
     (".cursor/hooks.json", r"\.cursor/hooks\.json"),
+    # GitHub Copilot (CLI and cloud agent): repository hooks, MCP servers, repository settings (which can hold
+    # hooks and ``disableAllHooks``), and the workflow that installs orchestrator for the cloud agent
+    (".github/hooks/**", r"\.github/hooks(?:/.*)?"),
+    (".github/mcp.json", r"\.github/mcp\.json"),
+    (".github/copilot/settings*.json", r"\.github/copilot/settings[^/]*\.json"),
+    (".github/workflows/copilot-setup-steps.yml", r"\.github/workflows/copilot-setup-steps\.ya?ml"),
     ("AGENTS.md", r"AGENTS\.md"),
     (".gitattributes", r"\.gitattributes"),
     # git internals: hooks and config would run code or rewrite history outside any governance

@@ -31,7 +31,7 @@ ANSWER_TIMEOUT = float(os.environ.get("ORCH_HOOK_TIMEOUT", "600"))
 #: seconds between two attempts to start a daemon for one workspace
 SPAWN_BACKOFF = 3.0
 #: where agents say their project is (the event's own ``cwd`` is checked by whoever evaluates the call)
-PROJECT_VARS = ("ORCH_ROOT", "CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR")
+PROJECT_VARS = ("ORCH_ROOT", "CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR", "COPILOT_PROJECT_DIR")
 
 
 def _find_root() -> str | None:

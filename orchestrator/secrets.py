@@ -198,13 +198,24 @@ class SecretMatcher:
 _cache: dict[tuple[Any, ...], SecretMatcher] = {}
 
 
+def signing_key_patterns() -> tuple[str, ...]:
+    """The ledger signing key's directory (:func:`orchestrator.keys.key_dir`, outside every workspace): always a
+    secret, whatever the policy says (only its ``*.pub`` half is readable, by the default exemptions)."""
+    from .keys import key_dir
+
+    d = os.path.abspath(key_dir())
+    return (d + "/*", os.path.realpath(d) + "/*")
+
+
 def matcher(patterns: tuple[str, ...] | list[str] = (), allow: tuple[str, ...] | list[str] = (),
             defaults: bool = True) -> SecretMatcher:
-    """The (cached) matcher for the defaults plus ``patterns``, minus ``allow``."""
-    key = (tuple(patterns), tuple(allow), defaults, os.environ.get("HOME", ""))
+    """The (cached) matcher for the defaults plus ``patterns``, minus ``allow``; the ledger signing key's
+    directory is always included."""
+    keyp = signing_key_patterns()
+    key = (tuple(patterns), tuple(allow), defaults, os.environ.get("HOME", ""), keyp)
     m = _cache.get(key)
     if m is None:
-        base = DEFAULT_PATTERNS if defaults else ()
+        base = (*DEFAULT_PATTERNS, *keyp) if defaults else keyp
         base_allow = DEFAULT_ALLOW if defaults else ()
         m = SecretMatcher(tuple(dict.fromkeys((*base, *patterns))), tuple(dict.fromkeys((*base_allow, *allow))))
         if len(_cache) > 32:
@@ -257,6 +268,9 @@ def find_secret_files(root: str, m: SecretMatcher, *, limit: int = 20000) -> lis
     home = m.home
     trees = [root] + [os.path.join(home, d) for d in (".ssh", ".aws", ".config/gcloud", ".azure", ".kube",
                                                      ".docker", ".gnupg")]
+    from .keys import key_dir
+
+    trees.append(os.path.abspath(key_dir()))  # the ledger signing key (orchestrator/keys.py)
     singles = [os.path.join(home, f) for f in (".netrc", ".git-credentials", ".pypirc", ".npmrc")]
     for tree in trees:
         seen = 0

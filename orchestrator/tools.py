@@ -73,14 +73,33 @@ REGISTRY: dict[str, ToolSpec] = {
     "select_active_intent": (Kind.META, ()),
     "record_lesson": (Kind.META, ()),
     "list_intents": (Kind.META, ()),
+    # --- GitHub Copilot CLI (1.0.102: the tools its -p sessions offer; payloads in tests/adapters/fixtures/copilot/)
+    "bash": (Kind.EXEC, ("command",)),
+    "view": (Kind.READ, ("path",)),
+    "create": (Kind.WRITE, ("path",)),
+    "edit": (Kind.EDIT, ("path", "filePath")),
+    "grep": (Kind.META, ()),
+    "read_bash": (Kind.META, ()),  # output of a running shell
+    "stop_bash": (Kind.META, ()),
+    "list_bash": (Kind.META, ()),
+    "task": (Kind.META, ()),  # a subagent: its own tool calls come through the hooks
+    "read_agent": (Kind.META, ()),
+    "list_agents": (Kind.META, ()),
+    "write_agent": (Kind.META, ()),  # a message to a subagent, not a file
+    "sql": (Kind.META, ()),  # the session's own SQLite (todos), under ~/.copilot, not the workspace
+    "session_store_sql": (Kind.META, ()),
+    "skill": (Kind.META, ()),
+    "fetch_copilot_cli_documentation": (Kind.META, ()),
+    # ``write_bash`` (keystrokes into a running shell) is left unknown on purpose: refused unless policy says so
     # --- Cursor hook events (mapped by its adapter) -------------------------------------------
     "Shell": (Kind.EXEC, ("command",)),
     "Delete": (Kind.DELETE, ("file_path", "path")),
 }
 
-# MCP tools of orchestrator itself are handshakes, not mutations
-# (Claude Code and Codex name them ``mcp__orchestrator__<tool>``, Gemini CLI ``mcp_orchestrator_<tool>``)
-_META_MCP = re.compile(r"^mcp(?:__orchestrator__|_orchestrator_)(select_active_intent|list_intents|record_lesson)$")
+# MCP tools of orchestrator itself are handshakes, not mutations (Claude Code and Codex name them
+# ``mcp__orchestrator__<tool>``, Gemini CLI ``mcp_orchestrator_<tool>``, Copilot CLI ``orchestrator-<tool>``)
+_META_MCP = re.compile(r"^(?:mcp__orchestrator__|mcp_orchestrator_|orchestrator-)"
+                       r"(select_active_intent|list_intents|record_lesson)$")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M)
 
 

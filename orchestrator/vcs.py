@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["find_git_dir", "head_revision"]
+__all__ = ["find_git_dir", "head_revision", "head_ref"]
 
 _HEX = frozenset("0123456789abcdef")
 
@@ -96,3 +96,16 @@ def head_revision(root: str | os.PathLike[str] | Path) -> str | None:
     if head.startswith("ref:"):
         return _resolve_ref(gitdir, common, head[4:].strip())
     return head if _is_sha(head) else None
+
+
+def head_ref(root: str | os.PathLike[str] | Path) -> str | None:
+    """What HEAD names for the repository containing ``root``: ``refs/heads/<branch>``, ``(detached)``, or None
+    outside git. Read from ``.git`` directly (no subprocess), like :func:`head_revision`."""
+    found = find_git_dir(root)
+    if not found:
+        return None
+    head = _read(os.path.join(found[0], "HEAD"))
+    if head is None:
+        return None
+    head = head.strip()
+    return head[4:].strip() if head.startswith("ref:") else "(detached)"

@@ -168,6 +168,9 @@ def init(directory: str | os.PathLike[str] = ".") -> list[Path]:
         ws.ledger_file.touch()
         created.append(ws.ledger_file)
     ws.run_dir.mkdir(exist_ok=True)
+    trusted = _trust_own_key(ws.orch_dir)
+    if trusted is not None:
+        created.append(trusted)
     # runtime state never enters git: a .gitignore inside .orchestration/ keeps it local to us
     if _ensure_line(ws.orch_dir / ".gitignore", "run/"):
         created.append(ws.orch_dir / ".gitignore")
@@ -175,6 +178,22 @@ def init(directory: str | os.PathLike[str] = ".") -> list[Path]:
     if _ensure_line(root / ".gitattributes", GITATTRIBUTES_LINE):
         created.append(root / ".gitattributes")
     return created
+
+
+def _trust_own_key(orch_dir: Path) -> Path | None:
+    """Create ``trusted_keys`` with this machine's ledger signing key (created on first use, outside the
+    workspace; docs/ledger.md §4a) unless the file exists. Without a usable key nothing is created: the first
+    signed record tries again."""
+    from . import keys
+
+    path = keys.trusted_path(orch_dir)
+    if path.exists():
+        return None
+    try:
+        keys.add_trusted(orch_dir, keys.own_public_line())
+    except (keys.KeyFileError, OSError, ValueError):
+        return None
+    return path
 
 
 def _ensure_line(path: Path, line: str) -> bool:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -10,6 +12,13 @@ import pytest
 
 from orchestrator import workspace
 from orchestrator.pipeline import Governor
+
+# The ledger signing key and the local anchors live outside every workspace (orchestrator/keys.py): the tests use
+# a throw-away config and state directory, never the user's, inherited by every hook subprocess they start.
+_KEYHOME = tempfile.mkdtemp(prefix="orch-test-home-")
+os.environ.pop("ORCH_KEY_DIR", None)
+os.environ["XDG_CONFIG_HOME"] = os.path.join(_KEYHOME, "config")
+os.environ["XDG_STATE_HOME"] = os.path.join(_KEYHOME, "state")
 
 INTENTS = textwrap.dedent(
     """\

@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("textual", "watchdog", "git", "rich", "pydantic", "yaml", "pathspec", "mcp", "langchain")
+HEAVY = ("textual", "watchdog", "git", "rich", "pydantic", "yaml", "pathspec", "mcp", "langchain",
+         "cryptography")  # cryptography: the ledger signer, post-hook only (docs/ledger.md §4a)
 
 SCRIPT = """
 import json, sys

@@ -52,6 +52,7 @@ def test_secret_spec_lists_existing_files(tmp_path: Path, monkeypatch: pytest.Mo
     home = tmp_path / "home"
     monkeypatch.setenv("HOME", str(home))
     root = make_workspace(tmp_path / "repo")
+    monkeypatch.setenv("ORCH_KEY_DIR", str(tmp_path / "no-key-yet"))  # (the signing key is another test's)
     for p in (root / ".env", root / ".env.example", root / "k" / "tls.key", home / ".ssh" / "id_ed25519",
               home / ".ssh" / "id_ed25519.pub"):
         p.parent.mkdir(parents=True, exist_ok=True)

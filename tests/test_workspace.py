@@ -12,7 +12,8 @@ def test_init_creates_layout_and_is_idempotent(tmp_path: Path) -> None:
     created = workspace.init(tmp_path)
     names = {p.relative_to(tmp_path).as_posix() for p in created}
     assert {".orchestration/active_intents.yaml", ".orchestration/.intentignore", ".orchestration/policy.yaml",
-            ".orchestration/agent_trace.jsonl", ".orchestration/.gitignore", ".gitattributes"} <= names
+            ".orchestration/agent_trace.jsonl", ".orchestration/.gitignore", ".gitattributes",
+            ".orchestration/trusted_keys"} <= names
     assert (tmp_path / ".orchestration" / "run").is_dir()
     assert "run/" in (tmp_path / ".orchestration" / ".gitignore").read_text().splitlines()
     assert workspace.GITATTRIBUTES_LINE in (tmp_path / ".gitattributes").read_text()

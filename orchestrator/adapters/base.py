@@ -1,6 +1,6 @@
 """What every agent hook adapter shares: the answer type, the dispatch by agent name, the fail-closed boundary.
 
-A hook adapter module (``claude_code``, ``codex``, ``gemini``, ``cursor``) exposes
+A hook adapter module (``claude_code``, ``codex``, ``gemini``, ``cursor``, ``copilot``) exposes
 ``handle(event: dict, governor) -> HookResult``: it translates the agent's event into a ``ToolCall``, asks the
 Governor, and translates the verdict into the agent's protocol. :func:`run_hook` wraps it so that *any* failure
 (malformed event, missing workspace, a bug) becomes a block — exit code 2 with the reason on stderr — and never
@@ -23,9 +23,10 @@ ADAPTERS: dict[str, str] = {
     "codex": "orchestrator.adapters.codex",
     "gemini": "orchestrator.adapters.gemini",
     "cursor": "orchestrator.adapters.cursor",
+    "copilot": "orchestrator.adapters.copilot",
 }
 
-#: exit code that blocks the call in every supported agent (Claude Code, Codex, Gemini CLI, Cursor)
+#: exit code that blocks the call in every supported agent (Claude Code, Codex, Gemini CLI, Cursor, Copilot CLI)
 BLOCK = 2
 
 #: events where exit 2 does not mean "block a tool" but "keep going" (Claude Code's Stop continues the turn with
@@ -65,6 +66,16 @@ class HookResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"exit_code": self.exit_code, "stdout": self.stdout, "stderr": self.stderr}
+
+
+def copilot_shaped(event: Mapping[str, Any]) -> bool:
+    """Is this a GitHub Copilot CLI event delivered through Claude Code's hooks (``.claude/settings.json``)?
+
+    Copilot sends Claude Code's event and tool names with its own arguments, an ISO ``timestamp`` and no
+    ``transcript_path`` (Claude Code sends one with every event, and no ``timestamp``): see
+    :mod:`orchestrator.adapters.copilot`, which answers them.
+    """
+    return isinstance(event.get("hook_event_name"), str) and "timestamp" in event and "transcript_path" not in event
 
 
 def event_cwd(event: Mapping[str, Any]) -> str | None:
@@ -142,6 +153,12 @@ def run_hook(agent: str, raw: str | bytes | Mapping[str, Any], *, env: Mapping[s
         result = HookResult.block(f"orchestrator: adapter {agent} returned an invalid answer; call blocked")
     if result.exit_code == BLOCK and isinstance(event, dict) and event.get("hook_event_name") in NON_GATING_EVENTS:
         result.exit_code = 0  # report, but do not make the agent loop (see NON_GATING_EVENTS)
+    if result.exit_code == BLOCK and not result.stdout and (agent == "copilot" or (
+            agent == "claude-code" and isinstance(event, dict) and copilot_shaped(event))):
+        # Copilot CLI blocks on exit 2 but shows the model only "hook exited with code 2" unless stdout holds
+        # its JSON answer: give it the reason (verified with 1.0.102)
+        result.stdout = json.dumps({"permissionDecision": "deny",
+                                    "permissionDecisionReason": result.stderr.strip()}, ensure_ascii=False)
     return result
 
 
@@ -165,6 +182,8 @@ def governance_root(event: Mapping[str, Any], env: Mapping[str, str]) -> Path | 
 
 def _dispatch(agent: str, event: Any, env: Mapping[str, str], governor_factory: GovernorFactory,
               root: Path | None = None) -> HookResult:
+    if agent == "claude-code" and isinstance(event, dict) and copilot_shaped(event):
+        agent = "copilot"  # Copilot CLI running the Claude Code hooks: its adapter knows its arguments
     module_name = ADAPTERS.get(agent)
     if module_name is None:
         return HookResult.block(f"orchestrator: unknown agent {agent!r} (expected one of {sorted(ADAPTERS)})")

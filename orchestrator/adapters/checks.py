@@ -36,8 +36,9 @@ def _our_commands(data: dict[str, Any]) -> list[str]:
         for group in groups if isinstance(groups, list) else ():
             inner = group.get("hooks", [group]) if isinstance(group, dict) else []
             for hook in inner if isinstance(inner, list) else ():
-                if installer._is_ours(hook):
-                    out.append(hook["command"])
+                command = installer.command_of(hook)
+                if command is not None and installer._is_ours(hook):
+                    out.append(command)
     return list(dict.fromkeys(out))
 
 
@@ -66,6 +67,9 @@ def _probe_event(agent: str, root: Path) -> dict[str, Any]:
     if agent == "cursor":
         return {"hook_event_name": "preToolUse", "conversation_id": PROBE_SESSION, "tool_name": "Write",
                 "tool_input": {"path": target, "contents": "probe"}, "workspace_roots": [str(root)]}
+    if agent == "copilot":  # .github/hooks payloads name no event: a tool call without a result is a preToolUse
+        return {"sessionId": PROBE_SESSION, "timestamp": 0, "cwd": str(root), "toolName": "create",
+                "toolArgs": {"path": target, "file_text": "probe"}}
     name = "BeforeTool" if agent == "gemini" else "PreToolUse"
     tool = "write_file" if agent == "gemini" else "Write"
     return {"hook_event_name": name, "session_id": PROBE_SESSION, "tool_name": tool, "cwd": str(root),
@@ -110,7 +114,7 @@ def check_hooks(ws: Workspace) -> Iterable[Finding]:
     found = installed(root)
     if not found:
         yield Finding("hooks", "warn", "no agent hooks are installed: agents working here are not governed",
-                      "orch install claude-code   (or codex, gemini, cursor)")
+                      "orch install claude-code   (or codex, gemini, cursor, copilot)")
         return
     for agent, path, commands in found:
         rel = path.relative_to(root)

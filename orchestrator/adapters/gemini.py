@@ -82,23 +82,23 @@ def answer(verdict: Verdict, *, tool_input: dict[str, Any] | None = None) -> Hoo
     return HookResult.json({"decision": "deny", "reason": verdict.reason})
 
 
-def _shell_input(event: dict[str, Any]) -> dict[str, Any] | None:
-    """``tool_input`` of a ``run_shell_command`` event that carries a command, else None."""
+def _shell_input(event: dict[str, Any], shell: str = SHELL_TOOL) -> dict[str, Any] | None:
+    """``tool_input`` of a ``run_shell_command`` (or ``shell``) event that carries a command, else None."""
     tool_input = event.get("tool_input")
-    if event.get("tool_name") == SHELL_TOOL and isinstance(tool_input, dict) and \
+    if event.get("tool_name") == shell and isinstance(tool_input, dict) and \
             isinstance(tool_input.get("command"), str):
         return tool_input
     return None
 
 
-def unwrapped(event: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+def unwrapped(event: dict[str, Any], *, shell: str = SHELL_TOOL) -> tuple[dict[str, Any], bool]:
     """The event with a sandbox-wrapped ``run_shell_command`` command replaced by the original, and whether it was.
 
     AfterTool's ``tool_input`` is the input the tool ran with, i.e. the wrapped one: the ledger, the read-stamps
     and the pre-image pairing key (:func:`capture_key`, computed in BeforeTool from the original) need the command
-    the model asked for.
+    the model asked for. ``shell``: the agent's shell tool (Copilot CLI's adapter passes ``bash``).
     """
-    tool_input = _shell_input(event)
+    tool_input = _shell_input(event, shell)
     if tool_input is None:
         return event, False
     from orchestrator.sandbox import unwrap
@@ -124,7 +124,7 @@ def _cwd(event: dict[str, Any]) -> str | None:
     return cwd if isinstance(cwd, str) and cwd else None
 
 
-def capture_key(event: dict[str, Any], call: ToolCall) -> str:
+def capture_key(event: dict[str, Any], call: ToolCall, *, prefix: str = _PREFIX) -> str:
     """The key that pairs a call's BeforeTool with its AfterTool (Gemini sends no tool-call id).
 
     Session, tool, canonical target (the file tool's path, or the shell command's working directory, made
@@ -136,7 +136,7 @@ def capture_key(event: dict[str, Any], call: ToolCall) -> str:
     tool_input = event.get("tool_input") if isinstance(event.get("tool_input"), dict) else {}
     material = "\0".join((call.session_id, call.tool, target,
                           json.dumps(tool_input, sort_keys=True, ensure_ascii=False, default=str)))
-    return _PREFIX + hashlib.sha256(material.encode("utf-8", "surrogateescape")).hexdigest()[:40]
+    return prefix + hashlib.sha256(material.encode("utf-8", "surrogateescape")).hexdigest()[:40]
 
 
 def call_of(event: dict[str, Any]) -> ToolCall:
@@ -179,11 +179,12 @@ def tool_result(response: Any) -> ToolResult:
     return ToolResult()
 
 
-def sweep_preimages(governor: Any, *, max_age: float = STALE_PREIMAGE_S) -> int:
-    """Remove this adapter's pre-images older than ``max_age`` seconds (their AfterTool never came)."""
+def sweep_preimages(governor: Any, *, max_age: float = STALE_PREIMAGE_S, prefix: str = _PREFIX) -> int:
+    """Remove this adapter's pre-images (names starting with ``prefix``) older than ``max_age`` seconds (their
+    AfterTool never came)."""
     try:
         folder = os.path.join(str(governor.workspace.run_dir), "preimages")
-        names = [n for n in os.listdir(folder) if n.startswith(_PREFIX) and n.endswith(".json")]
+        names = [n for n in os.listdir(folder) if n.startswith(prefix) and n.endswith(".json")]
     except (AttributeError, OSError):
         return 0
     cutoff = time.time() - max_age

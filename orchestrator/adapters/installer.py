@@ -41,11 +41,13 @@ REMEMBERED = ".orchestration/run/hook-python"
 SCOPES = ("shared", "local")
 #: the environment variable each agent sets to the project root when it runs a hook (None: not known to exist)
 PROJECT_VAR: dict[str, str | None] = {"claude-code": "CLAUDE_PROJECT_DIR", "gemini": "GEMINI_PROJECT_DIR",
-                                      "cursor": "CURSOR_PROJECT_DIR", "codex": None}
+                                      "cursor": "CURSOR_PROJECT_DIR", "codex": None,
+                                      "copilot": "COPILOT_PROJECT_DIR"}
 #: Claude Code keeps this file out of git (it writes it to .gitignore itself); machine paths go there
 LOCAL_SETTINGS = {"claude-code": ".claude/settings.local.json"}
 #: seconds (ms for Gemini) a PreToolUse hook may take: an approval asked in the TUI waits for a person. A hook that
-#: times out is treated as a non-blocking error by Claude Code, i.e. fail-open, so this must be generous.
+#: times out is treated as a non-blocking error by Claude Code, and lets the call run in Copilot CLI, i.e.
+#: fail-open, so this must be generous.
 PRE_TIMEOUT_S = 600
 
 
@@ -63,7 +65,9 @@ class AgentSpec:
     agent: str
     hooks_file: str  # relative to the project root
     events: tuple[Event, ...]
-    shape: str  # "claude" ({hooks: {Event: [{matcher, hooks: [{type, command}]}]}}) or "cursor"
+    # "claude" ({hooks: {Event: [{matcher, hooks: [{type, command}]}]}}), "cursor" ({version, hooks: {event:
+    # [{command}]}}) or "copilot" ({version, hooks: {event: [{type, bash, timeoutSec}]}})
+    shape: str
     mcp_file: str | None = None
     timeout_unit_ms: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
@@ -91,7 +95,18 @@ SPECS: dict[str, AgentSpec] = {
         (Event("sessionStart"), Event("preToolUse"), Event("beforeShellExecution"), Event("beforeMCPExecution"),
          Event("beforeReadFile"), Event("afterFileEdit"), Event("postToolUse")),
         "cursor", mcp_file=".cursor/mcp.json"),
+    # a file of its own in .github/hooks/ (Copilot CLI and the cloud agent read every *.json there); one identical
+    # command per event, which the adapter tells apart by the payload's shape. A preToolUse that outlives its
+    # timeoutSec lets the call RUN in Copilot: the hook client's own deadline (ORCH_HOOK_TIMEOUT, 600 s, fails
+    # closed) must come first, hence the margin
+    "copilot": AgentSpec(
+        "copilot", ".github/hooks/orchestrator.json",
+        (Event("sessionStart"), Event("userPromptSubmitted"), Event("preToolUse", None, PRE_TIMEOUT_S + 60),
+         Event("postToolUse")),
+        "copilot", mcp_file=".github/mcp.json"),
 }
+#: shapes whose events hold a flat list of hook entries (no matcher groups)
+_FLAT = ("cursor", "copilot")
 
 
 def package_parent() -> Path:
@@ -188,7 +203,7 @@ def mcp_server_entry(agent: str, *, python: str | None = None, scope: str = "loc
     so the entry holds no machine path; ``"local"``: this interpreter by absolute path.
     """
     env: dict[str, str] = {}
-    if agent in ("claude-code", "codex", "gemini"):
+    if agent in ("claude-code", "codex", "gemini", "copilot"):
         env["ORCH_MCP_HOOKED"] = "1"  # the PreToolUse hook records the selection per session (see adapters.mcp)
     if scope == "shared":
         script = f'exec "$(git rev-parse --show-toplevel 2>/dev/null || pwd)/{LAUNCHER}" mcp'
@@ -206,8 +221,17 @@ def mcp_server_entry(agent: str, *, python: str | None = None, scope: str = "loc
     return entry
 
 
+def command_of(hook: Any) -> str | None:
+    """The shell command of a hook entry (``command``; Copilot CLI's ``bash``)."""
+    if not isinstance(hook, dict):
+        return None
+    command = hook.get("command", hook.get("bash"))
+    return command if isinstance(command, str) else None
+
+
 def _is_ours(hook: Any) -> bool:
-    return isinstance(hook, dict) and isinstance(hook.get("command"), str) and hook["command"].endswith(MARK)
+    command = command_of(hook)
+    return command is not None and command.endswith(MARK)
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -251,7 +275,7 @@ def _strip_hooks(hooks: dict[str, Any], shape: str) -> None:
             continue
         kept = []
         for group in groups:
-            if shape == "cursor":
+            if shape in _FLAT:
                 if not _is_ours(group):
                     kept.append(group)
                 continue
@@ -304,7 +328,7 @@ def install(agent: str, root: str | os.PathLike[str], *, python: str | None = No
     command = launcher_command(agent, fast=fast) if scope == "shared" else hook_command(agent, python=python,
                                                                                          fast=fast)
     _add_hooks(hooks, spec, command)
-    if spec.shape == "cursor":
+    if spec.shape in _FLAT:
         data.setdefault("version", 1)
     if mcp and spec.mcp_file == hooks_file:
         data.setdefault("mcpServers", {})[SERVER] = mcp_server_entry(agent, python=python, scope=scope)
@@ -345,6 +369,12 @@ def _add_hooks(hooks: dict[str, Any], spec: AgentSpec, command: str) -> None:
             entry = {"command": command}
             if event.timeout:
                 entry["timeout"] = event.timeout
+            hooks.setdefault(event.name, []).append(entry)
+            continue
+        if spec.shape == "copilot":
+            entry = {"type": "command", "bash": command}
+            if event.timeout:
+                entry["timeoutSec"] = event.timeout
             hooks.setdefault(event.name, []).append(entry)
             continue
         hook: dict[str, Any] = {"type": "command", "command": command}
@@ -399,7 +429,7 @@ def uninstall(agent: str, root: str | os.PathLike[str]) -> list[Path]:
             _strip_hooks(data["hooks"], spec.shape)
             if not data["hooks"]:
                 del data["hooks"]
-            if spec.shape == "cursor" and set(data) == {"version"}:
+            if spec.shape in _FLAT and set(data) == {"version"}:
                 data = {}
         if rel == spec.mcp_file and isinstance(data.get("mcpServers"), dict):
             if _is_our_server(data["mcpServers"].get(SERVER)):
@@ -453,4 +483,8 @@ def notes(agent: str, root: str | os.PathLike[str]) -> list[str]:
         from orchestrator.adapters import gemini_setup
 
         return gemini_setup.notes(Path(root))
+    if agent == "copilot":
+        from orchestrator.adapters import copilot_setup
+
+        return copilot_setup.notes(Path(root))
     return []

@@ -30,7 +30,9 @@ CHECKS: list[str] = [
     "orchestrator.pre.secrets:check_secrets",
     "orchestrator.adapters.codex_setup:check_codex",
     "orchestrator.adapters.gemini_setup:check_gemini",
+    "orchestrator.adapters.copilot_setup:check_copilot",
     "orchestrator.githooks:check_hooks_path",
+    "orchestrator.keys:check_signing",
     "orchestrator.commands.status:check_daemon",
 ]
 

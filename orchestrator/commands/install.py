@@ -11,7 +11,8 @@ from orchestrator.output import out
 EPILOG = f"""\
 scopes:
   shared (default)  for teams. The files you commit (.claude/settings.json,
-                    .mcp.json, .codex/, .gemini/, .cursor/) name only the
+                    .mcp.json, .codex/, .gemini/, .cursor/, .github/hooks/
+                    and .github/mcp.json) name only the
                     launcher {LAUNCHER}, written too:
                     commit it. On each machine it finds an interpreter with
                     orchestrator: $ORCH_PYTHON, the one this command used

@@ -8,7 +8,8 @@ line); expected errors are :class:`~orchestrator.errors.OrchestratorError` subcl
                [--since 2h|3d|2026-01-31[T10:00]] [--limit N] [--json | --jsonl]
     orch trace list   (same as above)
     orch trace show ID            (uuid or unique prefix; or a line number as L123)
-    orch trace verify [--strict | --chain-only] [--json]          exit 1 + first bad line on failure
+    orch trace verify [--strict | --chain-only] [--history] [--json]   exit 1 + first bad line on failure
+    orch trace anchor [--reset] [--json]                          this machine's local anchor of the ledger
     orch trace repair                                             quarantine a torn last line
     orch trace blame FILE[:LINE] [--json]
     orch trace export --format agent-trace [--pure] [-o FILE] [filters]
@@ -163,15 +164,65 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    _, path = _ledger_path(args)
-    res = ledger.verify(path, strict=args.strict, schema=not args.chain_only)
+    from ..ledger import anchor
+
+    root, path = _ledger_path(args)
+    res = ledger.verify(path, strict=args.strict, schema=not args.chain_only,
+                        anchor=anchor.for_workspace(root, path))
+    hist = None
+    if getattr(args, "history", False):
+        from ..ledger import history
+
+        hist = history.check(root, path)
+    ok = res.ok and (hist is None or hist.ok)
     if args.json:
-        _json(res.to_dict())
-    elif res.ok:
-        out(f"ok: {res.records} record(s), {res.forks} merge fork(s), {res.heads} head(s); schema: {res.schema}")
+        d: dict[str, Any] = res.to_dict()
+        if hist is not None:
+            d["history"] = hist.to_dict()
+            d["ok"] = ok
+        _json(d)
+        return 0 if ok else 1
+    if res.ok:
+        sig = (f"signatures: {res.signed} signed, {res.legacy} unsigned legacy" if res.signatures == "checked"
+               else f"signatures: {res.signatures}")
+        out(f"ok: {res.records} record(s), {res.forks} merge fork(s), {res.heads} head(s); schema: {res.schema}; "
+            f"{sig}")
     else:
-        err(f"{path.name}:{res.bad_line}: {res.reason}")
-    return 0 if res.ok else 1
+        err(f"{path.name}:{res.bad_line}: {res.reason}" if res.bad_line else f"{path.name}: {res.reason}")
+        for pr in res.problems:
+            if pr["message"] != res.reason or pr["line"] != res.bad_line:
+                err(f"{path.name}:{pr['line']}: {pr['message']}" if pr["line"] else f"{path.name}: {pr['message']}")
+        listed = len(res.problems)
+        total = sum(res.counts.values())
+        if total > listed:
+            err(f"… and {total - listed} more problem(s): " + ", ".join(f"{k} {v}" for k, v in res.counts.items()))
+    for note in res.notes:
+        (out if res.ok else err)(f"note: {note}")
+    for hint in dict.fromkeys(res.hints):
+        err(f"hint: {hint}")
+    if hist is not None:
+        if hist.ok:
+            out(f"history ok: {hist.versions} committed version(s) of the ledger, each an append-only extension of "
+                "the previous" + (f" ({hist.merges} merge(s))" if hist.merges else ""))
+        for hp in hist.problems:
+            err(f"history: {hp}")
+    return 0 if ok else 1
+
+
+def cmd_anchor(args: argparse.Namespace) -> int:
+    from ..ledger import anchor
+
+    root, path = _ledger_path(args)
+    where = anchor.for_workspace(root, path)
+    a = anchor.reset(where, str(path)) if args.reset else anchor.read(where)
+    if args.json:
+        _json({"anchor": str(where), "state": a})
+    elif a is None:
+        out(f"no local anchor for {path.name} on this branch ({where})")
+    else:
+        out(f"{'re-anchored' if args.reset else 'anchor'}: line {a.get('line')}, record {str(a.get('head'))[7:19]}, "
+            f"{a.get('time')} ({where})")
+    return 0
 
 
 def cmd_repair(args: argparse.Namespace) -> int:
@@ -297,6 +348,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
         for f in res["ungoverned"]:
             removed = f" (removed without a record: HEAD line(s) {_spans_text(f['removed'])})" \
                 if f.get("removed") else ""
+            if f.get("eol"):
+                removed += f" (line ending changed: {_spans_text(f['eol'])})"
             if f["kind"] == "lines":
                 out(f"{_shown(f['path'])}: ungoverned line(s) {_spans_text(f['ranges'])}{removed}")
             elif f["kind"] == "lines-removed":
@@ -369,7 +422,13 @@ def register(parser: Any) -> argparse.ArgumentParser:
     vp = v.add_parser("verify", help="check the hash chain and the schema; exit 1 at the first bad line")
     vp.add_argument("--strict", action="store_true", help="also validate every line with jsonschema (slow)")
     vp.add_argument("--chain-only", action="store_true", help="hash chain only, no JSON/schema check (fastest)")
+    vp.add_argument("--history", action="store_true",
+                    help="also check through git that every committed version extends the previous one")
     vp.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+    anp = v.add_parser("anchor", help="show this machine's local anchor of the ledger (--reset: re-anchor)")
+    anp.add_argument("--reset", action="store_true",
+                     help="anchor at the current last record (after a reviewed reset of the branch)")
+    anp.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     v.add_parser("repair", help="move a torn last line to <ledger>.quarantine")  # -C added below
     bp = v.add_parser("blame", help="which record/intent produced the current lines of FILE[:LINE]")
     bp.add_argument("target", metavar="FILE[:LINE]")
@@ -395,7 +454,8 @@ def _add_workspace(p: argparse.ArgumentParser) -> None:
 
 
 _VERBS: dict[str | None, Callable[[argparse.Namespace], int]] = {
-    None: cmd_list, "list": cmd_list, "show": cmd_show, "verify": cmd_verify, "repair": cmd_repair,
+    None: cmd_list, "list": cmd_list, "show": cmd_show, "verify": cmd_verify, "anchor": cmd_anchor,
+    "repair": cmd_repair,
     "blame": cmd_blame, "export": cmd_export, "stats": cmd_stats, "audit": cmd_audit,
 }
 

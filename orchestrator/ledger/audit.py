@@ -5,15 +5,19 @@ Plumbing only, so that no user git setting changes what we read (docs/ledger.md 
 through verbatim; no patch text, so ``diff.noprefix``, ``diff.mnemonicPrefix``, ``color.ui``, ``diff.external`` and
 textconv play no part), ``git ls-files -z --others --exclude-standard --full-name`` for new files and ``git cat-file
 --batch`` for the ``HEAD`` blobs. The line diff is ours (:mod:`orchestrator.diffing`), on lines compared without
-their ``\\r`` so ``core.autocrlf`` / ``eol`` conversion is not a change.
+their ``\\r``; line endings are then compared as git would store them: where git's own eol conversion is on for a
+path (``git check-attr text eol``, ``core.autocrlf``) CRLF counts as LF, elsewhere a changed line ending is a
+change (issue 22 item 6).
 
 Per file, exact at line level:
 
-- **unchanged content** (a stat-only or mode-only difference, or a CRLF conversion) is not reported;
+- **unchanged content** (a stat-only or mode-only difference, or the CRLF conversion git itself applies to that
+  path) is not reported; binaries compare by exact content (their hash), never modulo line endings;
 - **whole file**: a chain of records for the path (or renamed into it) whose first ``before`` is the ``HEAD``
   content (or which starts with a create / rename when the path is new) and whose last ``after`` is today's content
   explains the file at once — this covers binaries, empty files and a governed ``mv``;
-- **added or changed lines** are explained when blame (:mod:`orchestrator.blame`) attributes them to a record;
+- **added or changed lines** are explained when blame (:mod:`orchestrator.blame`) attributes them to a record; a
+  line whose only change is its line ending is a changed line (listed under ``eol`` too);
 - **removed lines** are explained by the records' ``removed_hashes`` (per-line hashes of what each call removed),
   as a multiset; records written before those hashes existed explain removals in the files they touched at ``HEAD``;
 - **deleted files** are explained when the path's last record deleted it or renamed it away;
@@ -27,13 +31,12 @@ Per file, exact at line level:
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 
 from ..diffing import decode, diff_hunks, is_binary, line_hash, split_lines
 from ..errors import OrchestratorError
-from .read import iter_lines
+from .read import iter_lines, loads_record
 from .blame import BlameError, attribute, record_events
 
 __all__ = ["audit", "audited", "AuditError", "AUDIT_SKIP"]
@@ -45,7 +48,8 @@ AUDIT_SKIP = frozenset({
     ".gitattributes",       # the ledger's merge=union line, written by `orch init`
     # agent hook and MCP configurations, written by `orch install` (agents cannot write them: self-guarded)
     ".claude/settings.json", ".claude/settings.local.json", ".mcp.json", ".codex/hooks.json", ".codex/config.toml",
-    ".gemini/settings.json", ".cursor/hooks.json", ".cursor/mcp.json",
+    ".gemini/settings.json", ".cursor/hooks.json", ".cursor/mcp.json", ".github/hooks/orchestrator.json",
+    ".github/mcp.json",
 })
 
 
@@ -107,6 +111,35 @@ def _variants(data: bytes) -> set[str]:
     return out
 
 
+def _eol_converted(root: Path, top: Path, paths: list[str]) -> set[str]:
+    """The (top-relative) paths whose CRLF git turns into LF when it stores them: ``text`` / ``text=auto`` / an
+    ``eol`` attribute, or no ``text`` attribute and ``core.autocrlf`` true or input (git's own rules, read through
+    ``git check-attr`` and ``git config``; the file's binary-ness is decided by the caller)."""
+    if not paths:
+        return set()
+    from orchestrator.gitcli import git
+
+    try:
+        autocrlf = git(root, "config", "--get", "core.autocrlf").stdout.decode().strip().lower()
+    except FileNotFoundError:
+        return set()
+    raw = _git(top, "check-attr", "-z", "--stdin", "text", "eol",
+               stdin=b"".join(os.fsencode(p) + b"\0" for p in paths))
+    attrs: dict[str, dict[str, str]] = {}
+    parts = raw.split(b"\0")
+    for k in range(0, len(parts) - 2, 3):
+        attrs.setdefault(os.fsdecode(parts[k]), {})[parts[k + 1].decode()] = parts[k + 2].decode()
+    out = set()
+    for p in paths:
+        a = attrs.get(p, {})
+        text, eol = a.get("text", "unspecified"), a.get("eol", "unspecified")
+        if text == "unset":
+            continue
+        if text in ("set", "auto") or eol in ("crlf", "lf") or (text == "unspecified" and autocrlf in ("true", "input")):
+            out.add(p)
+    return out
+
+
 def _load(path: Path) -> tuple[dict[str, list], dict[str, list[str]]]:
     """One pass over the ledger: {path: [(info, meta, ranges), ...]} and {path: [renamed-from paths]}."""
     by_path: dict[str, list] = {}
@@ -115,7 +148,7 @@ def _load(path: Path) -> tuple[dict[str, list], dict[str, list[str]]]:
         return by_path, renamed_from
     for n, line in iter_lines(path):
         try:
-            r = json.loads(line)
+            r = loads_record(line)  # a record with a duplicated key explains nothing
         except ValueError:
             continue
         if not isinstance(r, dict):
@@ -201,6 +234,7 @@ def audit(root: Path, ledger_path: Path) -> dict:
         if p:
             changed.setdefault(os.fsdecode(p), None)
     blobs = _blobs(root, sorted({s for s in changed.values() if s}))
+    converted = _eol_converted(root, top, sorted(changed))
     by_path, renamed_from = _load(ledger_path)
     findings: list[dict] = []
     seen: set[str] = set()
@@ -221,7 +255,7 @@ def audit(root: Path, ledger_path: Path) -> dict:
         except (OSError, IsADirectoryError):
             new = None
         f = _check_file(rel, old, new, _events_for(rel, by_path, renamed_from), by_path.get(rel, []),
-                        renamed_to.get(rel, []), head)
+                        renamed_to.get(rel, []), head, top_rel in converted)
         if f is not None:
             findings.append(f)
     # files a call wrote at this HEAD that are gone without a record (and were never committed)
@@ -235,7 +269,7 @@ def audit(root: Path, ledger_path: Path) -> dict:
 
 
 def _check_file(rel: str, old: bytes | None, new: bytes | None, events: list, own: list, renamed_away: list[str],
-                head: str | None) -> dict | None:
+                head: str | None, conv: bool = False) -> dict | None:
     """The finding for one changed path, or None when the ledger explains it (rules: module docstring)."""
     if new is None:  # deleted since HEAD
         if old is None:
@@ -250,11 +284,15 @@ def _check_file(rel: str, old: bytes | None, new: bytes | None, events: list, ow
         return {"path": rel, "kind": "deleted", "ranges": []}
     old_shas = _variants(old) if old is not None else None
     new_sha = _sha(new)
-    if old_shas is not None and new_sha in old_shas:  # old_shas is None exactly when old is
-        return None  # mode/stat-only or an eol conversion
+    binary = is_binary(new) or (old is not None and is_binary(old))
+    # what git would commit from today's file: with an eol conversion on (attributes, core.autocrlf) CRLF -> LF
+    convert = conv and not binary and old is not None and b"\r\n" not in old
+    cleaned = new.replace(b"\r\n", b"\n") if convert else new
+    if old is not None and cleaned == old:
+        return None  # mode/stat-only, or the checkout's own eol conversion: binaries compare by exact content
     if _chain_explains(events, old_shas, new_sha):
         return None
-    if is_binary(new) or (old is not None and is_binary(old)):
+    if binary:
         return {"path": rel, "kind": "binary", "ranges": []}
     a = split_lines(decode(old)) if old is not None else []
     b = split_lines(decode(new))
@@ -290,9 +328,38 @@ def _check_file(rel: str, old: bytes | None, new: bytes | None, events: list, ow
                 pool[k] -= 1
             elif not legacy:
                 gone.append(ln)
+    eol = _eol_changed(a, b, unowned, hunks, convert)
+    bad = sorted(set(bad) | set(eol))
     if not bad and not gone:
         return None
     f = {"path": rel, "kind": "lines" if bad else "lines-removed", "ranges": _spans(bad)}
     if gone:
         f["removed"] = _spans(gone)
+    if eol:
+        f["eol"] = _spans(eol)
     return f
+
+
+def _terminator(line: str, convert: bool) -> str:
+    """A line's terminator as git would commit it (``\\r\\n`` becomes ``\\n`` when the eol conversion is on)."""
+    if line.endswith("\r\n"):
+        return "\n" if convert else "\r\n"
+    return "\n" if line.endswith("\n") else ""
+
+
+def _eol_changed(a: list[str], b: list[str], unowned: list[tuple[int, str]], hunks: list, convert: bool
+                 ) -> list[int]:
+    """Today's lines (numbers) no record explains whose text equals their ``HEAD`` line but whose line ending
+    differs (the diff compares lines without ``\\r``): a line-ending-only change is a change like any other."""
+    out: list[int] = []
+    i = j = 1  # 1-based positions in a (HEAD) and in unowned
+    bounds = [(h.old_start - 1 if h.old_lines else h.old_start, h.old_lines, h.new_lines) for h in hunks]
+    bounds.append((len(a), 0, 0))
+    for equal_to, old_n, new_n in bounds:
+        for k in range(max(0, equal_to - (i - 1))):
+            ln = unowned[j - 1 + k][0] if j - 1 + k < len(unowned) else None
+            if ln is not None and _terminator(a[i - 1 + k], False) != _terminator(b[ln - 1], convert):
+                out.append(ln)
+        step = max(0, equal_to - (i - 1))
+        i, j = i + step + old_n, j + step + new_n
+    return out

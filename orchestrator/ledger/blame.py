@@ -31,7 +31,7 @@ from typing import Any, Iterator
 from ..diffing import hash_lines, line_hash, split_lines
 from ..errors import OrchestratorError
 from .format import NS
-from .read import iter_lines
+from .read import iter_lines, loads_record
 
 __all__ = ["blame", "attribute", "file_events", "record_events", "aliases", "BlameError"]
 
@@ -54,7 +54,7 @@ def _records(path: Path, needles: list[bytes]) -> Iterator[tuple[int, dict]]:
         if needles and not any(x in line for x in needles):
             continue
         try:
-            rec = json.loads(line)
+            rec = loads_record(line)  # a record with a duplicated key attributes nothing
         except ValueError:
             continue
         if isinstance(rec, dict):

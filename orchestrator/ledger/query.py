@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterator
 
 from ..errors import OrchestratorError, UsageError
 from .format import NS
-from .read import iter_lines
+from .read import DuplicateKeyError, iter_lines, loads_record
 
 __all__ = ["Filters", "parse_since", "build_filter", "iter_matching", "find_records", "find_record", "summary", "stats",
            "export_record", "ns_of", "rel_to_root"]
@@ -151,7 +151,7 @@ def iter_matching(path: Path, pre: list[bytes], pred: Callable[[dict], bool]) ->
     """Stream ``(line number, record)`` for records passing the filters."""
     if not path.exists():
         return
-    loads = json.loads
+    loads = loads_record  # a duplicated key makes the record invalid: never shown with either value
     for n, line in iter_lines(path):
         if pre and not all(p in line for p in pre):
             continue
@@ -174,17 +174,40 @@ def find_records(path: Path, key: str) -> list[tuple[int, dict]]:
         want = int(m.group(1))
         for n, line in iter_lines(path) if path.exists() else ():
             if n == want:
-                found.append((n, json.loads(line)))
+                found.append((n, _parse_shown(n, line)))
                 break
         return found
     if len(key) < 4:
         raise UsageError("show: give at least 4 characters of the record id")
     needle = b'"id":"' + key.encode("ascii", "replace")
-    for n, r in iter_matching(path, [needle], lambda r: str(r.get("id", "")).startswith(key)):
-        found.append((n, r))
-        if len(found) > 1:
-            break
+    for n, line in iter_lines(path) if path.exists() else ():
+        if needle not in line:
+            continue
+        try:
+            r = loads_record(line)
+        except DuplicateKeyError:
+            r = _parse_shown(n, line)  # raises: the id is there, the record is invalid
+        except ValueError:
+            continue
+        if isinstance(r, dict) and str(r.get("id", "")).startswith(key):
+            found.append((n, r))
+            if len(found) > 1:
+                break
     return found
+
+
+def _parse_shown(n: int, line: bytes) -> dict:
+    """A record to display; a duplicated key is an error, never a record shown with its first or last value."""
+    try:
+        r = loads_record(line)
+    except DuplicateKeyError as e:
+        raise OrchestratorError(f"line {n}: {e}: the record is invalid (tampered?) and is not shown; "
+                                "`orch trace verify` reports it") from None
+    except ValueError as e:
+        raise OrchestratorError(f"line {n}: not a valid record ({e})") from None
+    if not isinstance(r, dict):
+        raise OrchestratorError(f"line {n}: not a record (a JSON object)")
+    return r
 
 
 def find_record(path: Path, key: str) -> tuple[int, dict]:
@@ -213,15 +236,16 @@ def summary(n: int, r: dict) -> dict:
 
 
 def export_record(rec: dict, *, pure: bool) -> dict:
-    """A spec record for export: chain fields removed (they only make sense on the original line); ``pure``
-    drops orchestrator's metadata entirely."""
+    """A spec record for export: chain and signature fields removed (they only make sense on the original line:
+    the signature covers the line's exact bytes and its place in the chain); ``pure`` drops orchestrator's
+    metadata entirely."""
     out = {k: v for k, v in rec.items() if k != "metadata"}
     md = rec.get("metadata")
     if isinstance(md, dict) and not pure:
         md2 = {k: v for k, v in md.items() if k != NS}
         ns = md.get(NS)
         if isinstance(ns, dict):
-            md2[NS] = {k: v for k, v in ns.items() if k not in ("chain", "merge_parents")}
+            md2[NS] = {k: v for k, v in ns.items() if k not in ("chain", "merge_parents", "sig")}
         out["metadata"] = md2
     elif isinstance(md, dict) and pure:
         rest = {k: v for k, v in md.items() if k != NS}

@@ -8,6 +8,29 @@ from typing import Iterator
 
 from .format import LedgerError
 
+class DuplicateKeyError(ValueError):
+    """A JSON object in a record names the same key twice (which value is 'the' value is up to the parser)."""
+
+
+def _no_dups(pairs: list[tuple[str, object]]) -> dict:
+    d = dict(pairs)
+    if len(d) != len(pairs):
+        seen: set[str] = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise DuplicateKeyError(f"duplicate key {dup!r}")
+    return d
+
+
+_decoder = json.JSONDecoder(object_pairs_hook=_no_dups)
+
+
+def loads_record(line: bytes | str) -> object:
+    """``json.loads`` that rejects duplicate keys (:class:`DuplicateKeyError`, a ValueError): a record with
+    ``"intent_id":"INT-1","intent_id":"EVIL"`` is invalid, never shown with either value."""
+    text = line.decode("utf-8", "surrogateescape") if isinstance(line, bytes) else line
+    return _decoder.decode(text.strip())
+
+
 def _open_lines(path: str | os.PathLike[str], start: int = 0):
     """A binary file positioned at ``start``; iterating it yields raw lines (C-speed, bounded memory)."""
     f = open(path, "rb", buffering=1 << 20)
@@ -27,17 +50,21 @@ def iter_records(path: str | os.PathLike[str], *, contains: bytes | None = None,
     """Yield ``(line_number, record)``; constant memory.
 
     ``contains``: cheap byte pre-filter applied before JSON parsing (callers re-check the parsed field).
-    Lines that are not JSON objects (torn tail, corruption) are skipped, or raise :class:`LedgerError` if
-    ``skip_bad`` is False.
+    Lines that are not JSON objects (torn tail, corruption, a duplicated key) are skipped, or raise
+    :class:`LedgerError` if ``skip_bad`` is False.
     """
     if not os.path.exists(path):
         return
-    loads = json.loads
+    loads = loads_record
     for i, line in iter_lines(path):
         if contains is not None and contains not in line:
             continue
         try:
             obj = loads(line)
+        except DuplicateKeyError as e:
+            if skip_bad:
+                continue
+            raise LedgerError(f"line {i}: {e} (an invalid record)") from None
         except ValueError:
             if skip_bad:
                 continue

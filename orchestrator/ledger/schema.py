@@ -85,6 +85,10 @@ def check_record(r: object, *, ours: bool = True) -> str | None:
             return f"metadata.{NS}.mutation_class must be AST_REFACTOR or INTENT_EVOLUTION"
         if type(ns.get("tool_name")) is not str or type(ns.get("files")) is not list:
             return f"metadata.{NS}: tool_name and files required"
+        sig = ns.get("sig")
+        if sig is not None and (type(sig) is not dict or any(type(sig.get(k)) is not str
+                                                             for k in ("alg", "key", "ledger", "value"))):
+            return f"metadata.{NS}.sig must have string alg, key, ledger and value"
         ch = ns.get("chain")
         if type(ch) is not dict or type(ch.get("prev")) is not str or type(ch.get("hash")) is not str:
             return f"metadata.{NS}.chain missing"
@@ -123,6 +127,7 @@ _NSRX = (rb'"dev\.orchestrator":\{"intent_id":' + _SN + rb',"mutation_class":' +
          + rb',"tool_use_id":' + _SN + rb'(?:,"call_id":' + _SN + rb")?"
          + rb',"files":\[(?:' + _META + rb"(?:," + _META + rb")*)?\]"
          + rb'(?:,"merge_parents":\[' + _H + rb"(?:," + _H + rb")*\])?"
+         + rb'(?:,"sig":\{"alg":"ed25519","key":"[0-9a-f]{16}","ledger":' + _H + rb',"value":"[A-Za-z0-9+/]{86}=="\})?'
          + rb',"chain":\{"prev":' + _H + rb',"hash":' + _H + rb"\}\}")
 _CANONICAL_SRC = (
     rb'\{"version":"[0-9]+\.[0-9]+\.[0-9]+",'

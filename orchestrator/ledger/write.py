@@ -10,6 +10,7 @@ import fcntl
 import hashlib
 import os
 from pathlib import Path
+from typing import Any
 
 from .format import (GENESIS, NS, TAIL_LEN, LedgerError, _HEX_RE, _merge_parents, _split_tail, make_line,
                      quarantine_path)
@@ -27,6 +28,20 @@ def _last_line(fd: int, size: int) -> bytes:
         nl = buf.rfind(b"\n")
         if nl >= 0:
             return buf[nl + 1:]
+    return buf
+
+
+def _first_line(fd: int, size: int) -> bytes:
+    """The file's first line (without its newline): what a signed record's ``ledger`` identity hashes."""
+    buf = b""
+    while len(buf) < size:
+        chunk = os.pread(fd, 65536, len(buf))
+        if not chunk:
+            break
+        nl = chunk.find(b"\n")
+        if nl >= 0:
+            return buf + chunk[:nl]
+        buf += chunk
     return buf
 
 
@@ -81,8 +96,14 @@ _XATTR = "user.orchestrator.heads"
 
 def scan_tips(path: str | os.PathLike[str]) -> set[bytes]:
     """Hashes (hex) of records nothing points to yet: normally one; more after a union merge."""
+    return _scan(path)[0]
+
+
+def _scan(path: str | os.PathLike[str]) -> tuple[set[bytes], int]:
+    """The heads (see :func:`scan_tips`) and the number of lines."""
     tips: set[bytes] = set()
-    for _, line in iter_lines(path):
+    n = 0
+    for n, line in iter_lines(path):
         parts = _split_tail(line.rstrip(b"\n"))
         if parts is None:
             continue
@@ -90,11 +111,11 @@ def scan_tips(path: str | os.PathLike[str]) -> set[bytes]:
         for mp in _merge_parents(line):
             tips.discard(mp)
         tips.add(parts[1])
-    return tips
+    return tips, n
 
 
-def _load_tips(fd: int, ledger: str, size: int, last: str) -> set[bytes] | None:
-    """Cached heads, valid only if recorded for exactly this size and last hash; None = rescan."""
+def _load_tips(fd: int, ledger: str, size: int, last: str) -> tuple[set[bytes], int] | None:
+    """Cached heads and line count, valid only if recorded for exactly this size and last hash; None = rescan."""
     try:
         raw = os.getxattr(fd, _XATTR)
     except OSError:
@@ -104,15 +125,16 @@ def _load_tips(fd: int, ledger: str, size: int, last: str) -> set[bytes] | None:
         except OSError:
             return None
     head, _, rest = raw.decode("ascii", "replace").partition("\n")
-    if head.strip() != f"{size} {last}":
+    fields = head.split()
+    if fields[:2] != [str(size), last] or len(fields) != 3 or not fields[2].isdigit():
         return None  # the ledger changed behind the writers' back (git merge/checkout rewrote it): rescan
-    return {t.encode("ascii") for t in rest.split()}
+    return {t.encode("ascii") for t in rest.split()}, int(fields[2])
 
 
-def _save_tips(fd: int, ledger: str, size: int, last: str, tips: set[bytes]) -> None:
+def _save_tips(fd: int, ledger: str, size: int, last: str, tips: set[bytes], count: int) -> None:
     """Cache the heads as an xattr of the ledger file itself: no extra file to open or truncate per append, and
     git (which rewrites the file on merge/checkout) drops it, which forces the rescan that is needed then."""
-    data = (f"{size} {last}\n" + "".join(t.decode("ascii") + "\n" for t in sorted(tips))).encode("ascii")
+    data = (f"{size} {last} {count}\n" + "".join(t.decode("ascii") + "\n" for t in sorted(tips))).encode("ascii")
     try:
         os.setxattr(fd, _XATTR, data)
         return
@@ -132,7 +154,7 @@ def _save_tips(fd: int, ledger: str, size: int, last: str, tips: set[bytes]) -> 
 
 
 def append(path: str | os.PathLike[str], record: dict, *, fsync: bool = True,
-           dedupe_key: str | None = None) -> dict | None:
+           dedupe_key: str | None = None, signer: Any = None, anchor: Path | None = None) -> dict | None:
     """Append ``record`` to the ledger at ``path`` (created if missing); returns the record with its chain fields.
 
     Safe across threads and processes (``flock``); one ``os.write`` per record. If the chain has other dangling
@@ -143,6 +165,9 @@ def append(path: str | os.PathLike[str], record: dict, *, fsync: bool = True,
     ``dedupe_key``: if this exact
     JSON fragment (e.g. ``'"call_id":"toolu_1"'``) occurs in the last 64 KiB of the ledger, nothing is written
     and None is returned (a post-hook delivered twice must not log the same mutation twice).
+    ``signer``: a :class:`~orchestrator.ledger.signing.Signer`; the line is signed before the one write, so no
+    unsigned version of it ever reaches the file. ``anchor``: the local anchor file
+    (:mod:`~orchestrator.ledger.anchor`) updated, under the lock, after the record is on disk.
     """
     p = os.fspath(path)
     flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
@@ -162,12 +187,15 @@ def append(path: str | os.PathLike[str], record: dict, *, fsync: bool = True,
             if dedupe_key.encode("ascii", "backslashreplace") in window:
                 return None
         prev = _prev_of(fd, size)
-        tips = _load_tips(fd, p, size, prev) if size else set()
-        if tips is None:
-            tips = scan_tips(p)
+        cached = _load_tips(fd, p, size, prev) if size else (set(), 0)
+        tips, count = cached if cached is not None else _scan(p)
         last_hex = prev[7:].encode("ascii")
         parents = sorted("sha256:" + t.decode("ascii") for t in tips if t != last_hex)
-        line, rec = make_line(record, prev, parents)
+        ledger_id = GENESIS
+        if signer is not None:
+            from .signing import ledger_identity
+            ledger_id = ledger_identity(_first_line(fd, size) if size else None)
+        line, rec = make_line(record, prev, parents, signer=signer, ledger_id=ledger_id)
         data = line + b"\n"
         n = os.write(fd, data)
         if n != len(data):  # pragma: no cover - disk full; leave a torn tail that the next writer quarantines
@@ -175,7 +203,13 @@ def append(path: str | os.PathLike[str], record: dict, *, fsync: bool = True,
         if fsync:
             (getattr(os, "fdatasync", None) or os.fsync)(fd)
         h = rec["metadata"][NS]["chain"]["hash"]
-        _save_tips(fd, p, size + n, h, {h[7:].encode("ascii")})
+        _save_tips(fd, p, size + n, h, {h[7:].encode("ascii")}, count + 1)
+        if anchor is not None:
+            from . import anchor as anchors
+            try:
+                anchors.write(anchor, p, h, count + 1, size + n)
+            except OSError:
+                pass  # the record is written; a missing anchor only weakens the local truncation check
         return rec
     finally:
         os.close(fd)  # also releases the flock

@@ -335,7 +335,9 @@ def record(gov: Any, call: Any, result: ToolResult | None = None) -> dict | None
         tuid = _get(call, "tool_use_id")
         dedupe = f'"tool_use_id":{json.dumps(str(tuid))}' if tuid else (f'"call_id":{json.dumps(key)}' if key
                                                                         else None)
-        return ledger.append(gov.workspace.ledger_file, rec, fsync=_fsync_setting(gov), dedupe_key=dedupe)
+        signer, anchor = _signing(gov)
+        return ledger.append(gov.workspace.ledger_file, rec, fsync=_fsync_setting(gov), dedupe_key=dedupe,
+                             signer=signer, anchor=anchor)
     finally:
         preimage.cleanup(gov, call, key)
 
@@ -345,6 +347,31 @@ def _release_too(call: Any, paths: list[str]) -> None:
     leased = _get(call, "leased")
     if isinstance(leased, list):
         leased.extend(p for p in paths if p not in leased)
+
+
+def _signing(gov: Any) -> tuple[Any, Any]:
+    """This machine's signer and the ledger's local anchor (docs/ledger.md §4a). A key that cannot be loaded or
+    created leaves the record unsigned (``verify`` then reports it) rather than losing it. The first signed append
+    to a workspace without ``trusted_keys`` creates that file with this machine's public key."""
+    from .. import keys
+    from ..ledger import anchor
+    from ..ledger.signing import local_signer
+
+    ledger_file = gov.workspace.ledger_file
+    try:
+        signer = local_signer()
+    except (keys.KeyFileError, OSError, ValueError):
+        signer = None
+    if signer is not None and not keys.trusted_path(ledger_file.parent).exists():
+        try:
+            keys.add_trusted(ledger_file.parent, keys.own_public_line())
+        except (keys.KeyFileError, OSError):
+            pass
+    try:
+        where = anchor.for_workspace(gov.workspace.root, ledger_file)
+    except OSError:
+        where = None
+    return signer, where
 
 
 # ------------------------------------------------------------------------------------- what a command changed

@@ -37,7 +37,8 @@ if TYPE_CHECKING:
 #: devices any program may write (terminal output, /dev/null redirections); granted as files
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts", "/dev/random", "/dev/urandom")
 #: directories inside which a governance file may be *created* (see orchestrator.governance): never granted whole
-_GOVERNANCE_PARENTS = frozenset({".claude", ".cursor"})
+#: (``.github`` and the two below it that may hold Copilot's settings and setup workflow)
+_GOVERNANCE_PARENTS = frozenset({".claude", ".cursor", ".github", ".github/copilot", ".github/workflows"})
 #: risk categories the sandbox contains: a command whose risks are only these runs unasked when sandboxed
 CONTAINED = frozenset({"runs-code", "unresolved-target"})
 #: risks that mean "the analyzer could not see what this does": such a command is wrapped when sandboxed

@@ -186,7 +186,7 @@ def test_export_validates_and_strips_chain(ws: WS, capsys: pytest.CaptureFixture
     assert rc == 0 and len(recs) == 2
     for r in recs:
         jsonschema.validate(r, SCHEMA)
-        assert "chain" not in r["metadata"][ledger.NS]
+        assert "chain" not in r["metadata"][ledger.NS] and "sig" not in r["metadata"][ledger.NS]
     outf = tmp_path / "export.jsonl"
     run(capsys, "export", "--pure", "--intent", "INT-2", "-o", str(outf))
     (r,) = [json.loads(x) for x in outf.read_text().splitlines()]

@@ -221,3 +221,56 @@ def test_ledger_records_the_mutations_with_ranges_and_intent(scenario: Scenario)
     assert (1, 2) in app_ranges  # A's edit: "x = 2\ny = 3" on lines 1-2
     assert (3, 3) in app_ranges  # B's edit: "print(x, y)" on line 3
     assert len(by_file["src/app.py"]) == 2  # A's stale edit left no record
+
+
+FORGER = """\
+import sys
+from pathlib import Path
+from orchestrator import ledger
+path = Path(sys.argv[1])
+last = ledger.iter_records(path)
+rec = dict(list(last)[-1][1])
+rec["metadata"]["dev.orchestrator"]["intent_id"] = "EVIL"
+signer = None
+if sys.argv[2] == "own-key":
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from orchestrator import keys
+    from orchestrator.ledger.signing import Signer
+    k = Ed25519PrivateKey.generate()
+    signer = Signer(k, keys.key_id(keys.raw_public(k)))
+ledger.append(path, rec, signer=signer)  # the real writer: correctly chained
+"""
+
+
+def _verify(root: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "orchestrator", "trace", "verify"], cwd=root, capture_output=True,
+                          text=True, timeout=60, env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)))
+
+
+def test_ledger_is_signed_by_the_daemon_and_anchored(scenario: Scenario) -> None:
+    sigs = [rec["metadata"]["dev.orchestrator"].get("sig") for rec in scenario.ledger()]
+    assert sigs and all(s and s["alg"] == "ed25519" for s in sigs)
+    proc = _verify(scenario.root)
+    assert proc.returncode == 0, proc.stderr
+    assert f"signatures: {len(sigs)} signed, 0 unsigned legacy" in proc.stdout
+    assert "no local anchor" not in proc.stdout  # the daemon anchored what it appended
+    assert (scenario.root / ".orchestration" / "trusted_keys").read_text().count("ed25519 ") == 1
+
+
+@pytest.mark.parametrize("how", ["no-key", "own-key"])
+def test_forged_record_appended_by_a_script_is_reported(scenario: Scenario, tmp_path: Path, how: str) -> None:
+    import shutil
+
+    copy = tmp_path / "repo"
+    shutil.copytree(scenario.root, copy, symlinks=True, ignore=shutil.ignore_patterns("run"))
+    assert _verify(copy).returncode == 0
+    script = tmp_path / "forge.py"
+    script.write_text(FORGER)
+    ledger_file = copy / ".orchestration" / "agent_trace.jsonl"
+    subprocess.run([sys.executable, str(script), str(ledger_file), how], check=True, timeout=60,
+                   env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)))
+    proc = _verify(copy)
+    assert proc.returncode == 1
+    n = len(ledger_file.read_bytes().splitlines())
+    want = "unsigned record after signed history" if how == "no-key" else "signed by a key that is not trusted"
+    assert f"agent_trace.jsonl:{n}: {want}" in proc.stderr, proc.stderr

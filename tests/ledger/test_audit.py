@@ -253,6 +253,47 @@ def u_empty_to_content(r: Repo) -> None:
     r.hand("empty.txt", "now\n")
 
 
+def _no_eol_conversion(r: Repo) -> None:
+    git(r.root, "config", "core.autocrlf", "false")  # a repository without an eol conversion
+
+
+def u_crlf_one_line(r: Repo) -> None:
+    _no_eol_conversion(r)
+    r.hand("src/app.py", replace_line(APP, 4, "line 4\r\n"))
+
+
+def u_crlf_whole_file(r: Repo) -> None:
+    _no_eol_conversion(r)
+    r.hand("src/app.py", APP.replace("\n", "\r\n"))
+
+
+def u_crlf_one_line_with_text_attribute(r: Repo) -> None:
+    r.hand(".gitattributes", "*.md -text\n")  # autocrlf=true stays on: the attribute turns the conversion off
+    r.hand("docs/readme.md", "# Title\r\n\ntext\n")
+
+
+def u_missing_final_newline(r: Repo) -> None:
+    r.hand("src/app.py", APP[:-1])
+
+
+def u_binary_lf_to_crlf(r: Repo) -> None:
+    r.hand("data.bin", BIN.replace(b"\n", b"\r\n"))  # what an eol "conversion" would be: still a change
+
+
+def u_binary_new(r: Repo) -> None:
+    r.p("assets").mkdir()
+    r.hand("assets/new.bin", BIN[::-1])
+
+
+def u_binary_without_nul_cr_only(r: Repo) -> None:
+    blob = bytes(x for x in BIN if x not in (0, 13))
+    r.hand("blob.dat", blob)
+    git(r.root, "add", "blob.dat")
+    git(r.root, "commit", "-qm", "blob")
+    _no_eol_conversion(r)
+    r.hand("blob.dat", blob.replace(b"\n", b"\r\n", 1))
+
+
 def u_odd(name: str) -> Callable[[Repo], None]:
     def act(r: Repo) -> None:
         r.hand(name, "a\nB\nc\n")
@@ -283,6 +324,15 @@ UNGOVERNED: list[tuple[str, Callable[[Repo], None], dict]] = [
     ("append to governed new file", u_append_to_governed_new, {"gen.py": ("lines", [[3, 3]], None)}),
     ("duplicate brace after governed edit", u_duplicate_brace, {"braces.c": ("lines", [[7, 7]], None)}),
     ("empty file given content", u_empty_to_content, {"empty.txt": ("lines", [[1, 1]], None)}),
+    # line endings and binaries (issue 22 item 6): a change like any other
+    ("crlf on one line", u_crlf_one_line, {"src/app.py": ("lines", [[4, 4]], None)}),
+    ("crlf on every line without conversion", u_crlf_whole_file, {"src/app.py": ("lines", [[1, 20]], None)}),
+    ("crlf on one line of a -text file", u_crlf_one_line_with_text_attribute,
+     {"docs/readme.md": ("lines", [[1, 1]], None)}),
+    ("final newline removed", u_missing_final_newline, {"src/app.py": ("lines", [[20, 20]], None)}),
+    ("binary LF to CRLF", u_binary_lf_to_crlf, {"data.bin": ("binary", [], None)}),
+    ("binary created", u_binary_new, {"assets/new.bin": ("binary", [], None)}),
+    ("NUL-free binary CR only", u_binary_without_nul_cr_only, {"blob.dat": ("lines", [[1, 1]], None)}),
 ] + [(f"odd name {n!r}", u_odd(n), {n: ("lines", [[2, 2]], [[2, 2]])}) for n in ODD]
 
 
@@ -395,6 +445,19 @@ def g_governance_files(r: Repo) -> None:
     r.hand(".orchestration/active_intents.yaml", "active_intents: []\n")
 
 
+def g_crlf_one_line(r: Repo) -> None:
+    _no_eol_conversion(r)
+    r.write("src/app.py", replace_line(APP, 4, "line 4\r\n"))
+
+
+def g_binary_lf_to_crlf(r: Repo) -> None:
+    r.write("data.bin", BIN.replace(b"\n", b"\r\n"))
+
+
+def g_crlf_one_line_converted_by_git(r: Repo) -> None:
+    r.hand("src/app.py", replace_line(APP, 4, "line 4\r\n"))  # autocrlf=true: git stores it as LF, no change
+
+
 def g_empty_gets_content(r: Repo) -> None:
     r.write("empty.txt", "now\n")
 
@@ -406,7 +469,8 @@ GOVERNED: list[tuple[str, Callable[[Repo], None]]] = [
     ("crlf checkout then edit", g_crlf_checkout), ("create then edit", g_create_then_edit),
     ("mv then edit", g_mv_then_edit), ("duplicate lines", g_duplicates), ("top and bottom", g_top_and_bottom),
     ("overwrite", g_overwrite), ("create then rm", g_create_then_rm), ("governance files", g_governance_files),
-    ("empty file gets content", g_empty_gets_content),
+    ("empty file gets content", g_empty_gets_content), ("crlf on one line", g_crlf_one_line),
+    ("binary LF to CRLF", g_binary_lf_to_crlf), ("crlf that git converts back", g_crlf_one_line_converted_by_git),
 ] + [(f"odd name {n!r}", g_odd(n)) for n in ODD]
 
 
@@ -418,7 +482,7 @@ def test_governed_work_is_not_flagged(repo: Repo, name: str, act: Callable[[Repo
 
 
 def test_suite_size() -> None:
-    assert len(UNGOVERNED) >= 24 and len(GOVERNED) >= 23
+    assert len(UNGOVERNED) >= 31 and len(GOVERNED) >= 26
 
 
 def test_one_filter_decides_what_is_audited() -> None:

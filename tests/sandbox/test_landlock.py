@@ -221,3 +221,28 @@ def test_python_reads_existing_bytecode_and_skips_refused_writes_silently(sws: P
     assert proc.stdout.split() == ["None", "3"] and proc.stderr == ""
     assert list((sws / "src" / "__pycache__").glob("inmod.*.pyc"))  # in scope: written beside the source
     assert not (sws / "outside" / "__pycache__").exists()  # refused by the kernel, skipped without a word
+
+
+def test_ledger_signing_key_cannot_be_read_inside_the_sandbox(sws: Path) -> None:
+    """The private key lives outside the workspace (orchestrator/keys.py) and is a secret: `cat` of it is refused
+    by the read hooks; a script the analyzer cannot see through is refused by the kernel; the .pub half stays
+    readable."""
+    from orchestrator import keys
+    from orchestrator.ledger import signing
+
+    signing.local_signer()  # created on first use
+    key = keys.private_key_path()
+    assert key.exists() and not str(key).startswith(str(sws))
+    host = Host(sws)
+    verdict = host.pre(f"cat {key}", sandbox=True)
+    assert not verdict.allowed and verdict.error is not None and verdict.error["type"] == "secret-read", verdict
+    (sws / "src" / "peek.py").write_text(
+        "import os, sys\n"
+        "for p in (os.environ['K'], os.environ['K'][:-4] + '.pub'):\n"
+        "    try:\n        print('read', len(open(p).read()) > 0)\n"
+        "    except PermissionError:\n        print('denied')\n")
+    proc = host.run("python3 src/peek.py", env={"K": str(key)})
+    assert str(key) in proc.verdict.sandbox["deny_read"]
+    assert proc.stdout.splitlines() == ["denied", "read True"], proc.stderr
+    proc = host.run('sh -c "cat $K"', env={"K": str(key)})
+    assert proc.returncode != 0 and "BEGIN" not in proc.stdout and "Permission denied" in proc.stderr
