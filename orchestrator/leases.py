@@ -140,10 +140,15 @@ def holder() -> tuple[int, int | None]:
 
 def _read(path: str) -> dict[str, Any] | None:
     try:
-        with open(path, "rb") as fh:
-            data = json.loads(fh.read())
+        fd = os.open(path, os.O_RDONLY)  # not open(): a buffered file object costs more than the read (µs per call)
+    except OSError:
+        return None
+    try:
+        data = json.loads(os.read(fd, 1 << 16))
     except (OSError, ValueError):
         return None
+    finally:
+        os.close(fd)
     return data if isinstance(data, dict) else None
 
 

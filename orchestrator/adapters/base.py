@@ -163,7 +163,7 @@ def run_hook(agent: str, raw: str | bytes | Mapping[str, Any], *, env: Mapping[s
 
 
 #: where agents say their project is (``hookclient.PROJECT_VARS`` after ``ORCH_ROOT``: the ``-S`` client's copy)
-PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR")
+PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR", "COPILOT_PROJECT_DIR")
 
 
 def governance_root(event: Mapping[str, Any], env: Mapping[str, str]) -> Path | None:
