@@ -191,26 +191,52 @@ def timed(argv: list[str], cwd: Path, repeat: int = 3) -> tuple[list[float], lis
     return walls, rss, rc
 
 
-def bench_big(n: int, repeat: int) -> None:
+def generate_more(path: Path, n: int, more: int) -> None:
+    """Append ``more`` records the way the post-hook does (ledger.append: lock, chain, one write)."""
+    for i in range(n, n + more):
+        ledger.append(path, {"version": "0.1.0", "id": str(uuid.UUID(int=i, version=4)),
+                             "timestamp": "2026-01-02T00:00:00.000000Z", "vcs": {"type": "git", "revision": "c" * 40},
+                             "tool": {"name": "orchestrator", "version": "0.1.0"},
+                             "files": [{"path": "src/mod_7.py", "conversations": [{"contributor": {"type": "ai"},
+                                                                                   "ranges": []}]}],
+                             "metadata": {ledger.NS: {"intent_id": f"INT-{i % 20:03d}", "tool_name": "Edit"}}},
+                      fsync=False)
+
+
+def bench_big(n: int, repeat: int, index_only: bool = False) -> None:
     print(f"== {n:,}-record ledger")
     with tempfile.TemporaryDirectory() as d:
         root = Path(d)
         (root / ".orchestration").mkdir()
+        os.environ["XDG_CONFIG_HOME"] = str(root / "config")  # the index's seal key: not in the real home
         path = root / ".orchestration" / "agent_trace.jsonl"
         generate(path, n)
         (root / "src").mkdir()
         (root / "src" / "mod_7.py").write_text("".join(f"line {i}\n" for i in range(1000)))
         cli = [sys.executable, "-m", "orchestrator.commands.trace", "trace"]
-        for label, argv in (
-                ("orch trace --intent INT-007 --jsonl", cli + ["--intent", "INT-007", "--jsonl"]),
-                ("orch trace --intent INT-007 (table, last 50)", cli + ["--intent", "INT-007"]),
-                ("orch trace blame src/mod_7.py", cli + ["blame", "src/mod_7.py"]),
-                ("orch trace verify", cli + ["verify"]),
-                ("orch trace verify --chain-only", cli + ["verify", "--chain-only"]),
-                ("orch trace stats --json", cli + ["stats", "--json"])):
-            walls, rss, rc = timed(argv, root, repeat)
-            rate = f", {n / statistics.median(walls):,.0f} records/s" if "verify" in label else ""
-            print(f"  {label}: {fmt(walls, 's', 1)}; peak RSS max {max(rss):.0f} MiB; exit {rc}{rate}")
+        queries = (("orch trace --intent INT-007 --jsonl", ["--intent", "INT-007", "--jsonl"]),
+                   ("orch trace --intent INT-007 (table, last 50)", ["--intent", "INT-007"]),
+                   ("orch trace blame src/mod_7.py", ["blame", "src/mod_7.py"]),
+                   ("orch trace show <id prefix>", ["show", str(uuid.UUID(int=n // 2, version=4))]),
+                   ("orch trace stats --json", ["stats", "--json"]))
+        if not index_only:
+            for label, args in queries + (("orch trace verify", ["verify"]),
+                                          ("orch trace verify --chain-only", ["verify", "--chain-only"])):
+                walls, rss, rc = timed(cli + args + ["--no-index"], root, repeat)
+                rate = f", {n / statistics.median(walls):,.0f} records/s" if "verify" in label else ""
+                print(f"  scan: {label}: {fmt(walls, 's', 1)}; peak RSS max {max(rss):.0f} MiB; exit {rc}{rate}")
+        # the index: built once from scratch (what the first query after a clone pays), then served warm
+        walls, rss, rc = timed(cli + ["index", "--rebuild"], root, 1)
+        print(f"  index build from scratch: {fmt(walls, 's', 1)}; peak RSS {max(rss):.0f} MiB; exit {rc}; "
+              f"{os.path.getsize(root / '.orchestration' / 'run' / 'agent_trace.jsonl.index.sqlite') / 1e6:,.0f} MB")
+        for label, args in queries:
+            walls, rss, rc = timed(cli + args, root, repeat)
+            print(f"  index: {label}: {fmt(walls, 's', 2)}; peak RSS max {max(rss):.0f} MiB; exit {rc}")
+        generate_more(path, n, 1000)
+        walls, rss, rc = timed(cli + ["--intent", "INT-007"], root, 1)
+        print(f"  index: 1,000 records appended, then --intent INT-007 (indexes them first): {fmt(walls, 's', 2)}")
+        if index_only:
+            return
         walls, rss, rc = timed([sys.executable, "-c", "import sys; sys.path.insert(0, %r); from orchestrator "
                                 "import ledger; r = ledger.verify(%r, workers=1); print(r); "
                                 "raise SystemExit(0 if r.ok else 1)" % (str(ROOT), str(path))], root, 1)
@@ -222,7 +248,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--records", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--only", default="record,append,big")
+    ap.add_argument("--only", default="record,append,big", help="record,append,big,index (index: big, index only)")
     a = ap.parse_args()
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPU(s)")
     only = set(a.only.split(","))
@@ -230,8 +256,8 @@ def main() -> None:
         bench_record()
     if "append" in only:
         bench_append()
-    if "big" in only:
-        bench_big(a.records, a.repeat)
+    if "big" in only or "index" in only:
+        bench_big(a.records, a.repeat, index_only="big" not in only)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class Status(str, Enum):
@@ -57,6 +57,16 @@ class Intent(BaseModel):
         if not isinstance(v, list):
             raise ValueError(f"must be a list, got {type(v).__name__}")
         return v
+
+    @model_validator(mode="after")
+    def _network_valid(self) -> Intent:
+        # `network: allow|deny|[ports]` overrides sandbox.network for this intent (orchestrator/sandbox/network.py)
+        extra = self.model_extra or {}
+        if "network" in extra:
+            from orchestrator.sandbox.network import validate
+
+            validate(extra["network"])
+        return self
 
     @field_validator("owned_scope")
     @classmethod
@@ -129,6 +139,16 @@ class SandboxPolicy(BaseModel):
     # written besides the intent's scope: "{tmp}" (a private TMPDIR), absolute paths, workspace-relative caches
     writable: list[str] = Field(default_factory=lambda: ["{tmp}", "/tmp", "/dev/shm", ".pytest_cache",
                                                          "node_modules/.cache"])
+    # TCP (Landlock ABI >= 4): "allow", "deny", or the ports a command may connect to (orchestrator/sandbox/network.py
+    # says why these: package registries and git remotes, and no unprivileged local listener)
+    network: Literal["allow", "deny"] | list[int] = Field(default_factory=lambda: [22, 53, 80, 443])
+
+    @field_validator("network")
+    @classmethod
+    def _network(cls, v: Any) -> Any:
+        from orchestrator.sandbox.network import validate
+
+        return validate(v)
 
 
 class SecretsPolicy(BaseModel):

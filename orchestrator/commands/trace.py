@@ -15,6 +15,8 @@ line); expected errors are :class:`~orchestrator.errors.OrchestratorError` subcl
     orch trace export --format agent-trace [--pure] [-o FILE] [filters]
     orch trace stats [--json] [filters]
     orch trace audit [--json]                                     exit 1 if ungoverned changes exist
+    orch trace index [--rebuild] [--json]                         bring the SQLite index up to date
+    (every verb: --no-index scans the ledger instead of using the index; the answers are the same)
 """
 
 from __future__ import annotations
@@ -27,10 +29,10 @@ import shutil
 import sys
 from collections import deque
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from .. import ledger
-from ..errors import UsageError
+from ..errors import OrchestratorError, UsageError
 from ..ledger import query
 from ..output import err, out
 from . import workspace_of
@@ -62,14 +64,99 @@ def _fmt_ranges(rngs: list) -> str:
     return ",".join(parts) + ("…" if len(rngs) > 4 else "")
 
 
+# ------------------------------------------------------------------------------------------------------ index
+
+def _open_index(args: argparse.Namespace, path: Path) -> Any:
+    """The ledger's index (fresh, sealed) or None: scan instead (``--no-index``, small ledger, no key...)."""
+    if getattr(args, "no_index", False):
+        return None
+    import sqlite3
+
+    from ..ledger.index import LedgerIndex
+    try:
+        return LedgerIndex.open(path)
+    except (OSError, sqlite3.Error):
+        return None
+
+
+def _indexed(args: argparse.Namespace, path: Path, use: Callable[[Any], Any]) -> Any:
+    """``use(index)`` when the index can answer, else None (the caller scans; an answer never depends on it)."""
+    idx = _open_index(args, path)
+    if idx is None:
+        return None
+    import sqlite3
+
+    from ..ledger.lookup import IndexMismatch, Unsupported
+    with idx:
+        try:
+            return use(idx)
+        except (IndexMismatch, Unsupported, sqlite3.Error):
+            return None
+
+
+def _matches(args: argparse.Namespace, path: Path, filters: query.Filters, root: Path, pre: list[bytes],
+             pred: Callable[[dict], bool]) -> Iterator[tuple[int, dict]]:
+    """Every match in ledger order: from the index when it can serve, else the scan."""
+    idx = _open_index(args, path)
+    if idx is not None:
+        import sqlite3
+
+        from ..ledger import lookup
+        with idx:
+            emitted = 0
+            try:
+                for item in lookup.iter_all(idx, filters, root, pre, pred):
+                    emitted += 1
+                    yield item
+                return
+            except (lookup.IndexMismatch, lookup.Unsupported, sqlite3.Error):
+                if emitted:
+                    raise OrchestratorError("the ledger changed while it was read; run the command again") from None
+    yield from query.iter_matching(path, pre, pred)
+
+
+def _filters(args: argparse.Namespace, root: Path) -> tuple[query.Filters, list[bytes], Callable[[dict], bool]]:
+    filters = query.Filters.of(args).resolved()
+    pre, pred = query.build_filter(filters, root)
+    return filters, pre, pred
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    _, path = _ledger_path(args)
+    import time
+
+    from ..ledger.index import LedgerIndex, index_path
+    t0 = time.perf_counter()
+    idx = LedgerIndex.open(path, min_bytes=0, rebuild=args.rebuild)
+    if idx is None:
+        raise OrchestratorError(f"no index for {path}: the ledger does not exist, or the index cannot be written")
+    with idx:
+        info = {"index": str(index_path(path)), "lines": idx.lines, "bytes": idx.offset, "rebuilt": idx.rebuilt,
+                "seconds": round(time.perf_counter() - t0, 3), "odd": len(idx.odd_rows())}
+    if getattr(args, "json", False):
+        _json(info)
+    else:
+        out(f"{'rebuilt' if info['rebuilt'] else 'up to date'}: {info['lines']} line(s), {info['bytes']} byte(s) "
+            f"indexed in {info['seconds']} s ({info['odd']} re-checked by the scan); {info['index']}")
+    return 0
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     root, path = _ledger_path(args)
-    pre, pred = query.build_filter(query.Filters.of(args), root)
+    filters, pre, pred = _filters(args, root)
     limit = args.limit
+    if limit:
+        from ..ledger import lookup
+        served = _indexed(args, path, lambda idx: lookup.select(idx, filters, root, pre, pred, limit))
+    else:
+        served = None
     if args.jsonl or args.json:
-        it = query.iter_matching(path, pre, pred)
-        if limit:  # the most recent N, bounded memory
-            it = iter(deque(it, maxlen=limit))
+        if served is not None:
+            it: Iterator[tuple[int, dict]] = iter(served[1])
+        else:
+            it = _matches(args, path, filters, root, pre, pred)
+            if limit:  # the most recent N, bounded memory
+                it = iter(deque(it, maxlen=limit))
         if args.jsonl:
             for _, r in it:
                 out(json.dumps(r, ensure_ascii=False))
@@ -78,9 +165,13 @@ def cmd_list(args: argparse.Namespace) -> int:
         return 0
     total = 0
     recent: deque = deque(maxlen=limit or None)
-    for n, r in query.iter_matching(path, pre, pred):
-        total += 1
-        recent.append(query.summary(n, r))
+    if served is not None:
+        total = served[0]
+        recent.extend(query.summary(n, r) for n, r in served[1])
+    else:
+        for n, r in _matches(args, path, filters, root, pre, pred):
+            total += 1
+            recent.append(query.summary(n, r))
     _table(recent, total, path)
     return 0
 
@@ -156,7 +247,10 @@ def _table(rows: deque, total: int, path: Path) -> None:
 
 def cmd_show(args: argparse.Namespace) -> int:
     _, path = _ledger_path(args)
-    n, r = query.find_record(path, args.id.strip())
+    key = args.id.strip()
+    from ..ledger import lookup
+    found = _indexed(args, path, lambda idx: lookup.find_records(idx, key))
+    n, r = query.find_record(path, key, found=found)
     if not args.json:
         out(f"# line {n}")
     _json(r)
@@ -248,9 +342,10 @@ def cmd_blame(args: argparse.Namespace) -> int:
     if m and not Path(target).exists():
         target, line = m.group(1), int(m.group(2))
     rel = query.rel_to_root(root, target)
+    from ..ledger import lookup
     from ..ledger.blame import blame
 
-    res = blame(root, path, rel)
+    res = blame(root, path, rel, events=_indexed(args, path, lambda idx: lookup.file_events(idx, rel)))
     runs = res["runs"]
     if line is not None:
         if not 1 <= line <= res["lines"]:
@@ -283,12 +378,12 @@ def cmd_export(args: argparse.Namespace) -> int:
     root, path = _ledger_path(args)
     if args.format != "agent-trace":
         raise UsageError(f"export: unknown format {args.format!r} (supported: agent-trace)")
-    pre, pred = query.build_filter(query.Filters.of(args), root)
+    filters, pre, pred = _filters(args, root)
     fh = open(args.output, "w", encoding="utf-8") if args.output else None
     emit: Callable[[str], Any] = out if fh is None else (lambda text: fh.write(text + "\n"))
     n = 0
     try:
-        for _, r in query.iter_matching(path, pre, pred):
+        for _, r in _matches(args, path, filters, root, pre, pred):
             emit(json.dumps(query.export_record(r, pure=args.pure), ensure_ascii=False))
             n += 1
     finally:
@@ -301,8 +396,11 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     root, path = _ledger_path(args)
-    pre, pred = query.build_filter(query.Filters.of(args), root)
-    st = query.stats(path, pre, pred)
+    filters, pre, pred = _filters(args, root)
+    from ..ledger import lookup
+    st = _indexed(args, path, lambda idx: lookup.stats(idx, filters, root, pre, pred))
+    if st is None:
+        st = query.stats(path, pre, pred)
     if args.json:
         _json(st)
         return 0
@@ -441,6 +539,9 @@ def register(parser: Any) -> argparse.ArgumentParser:
     stp = v.add_parser("stats", help="counts per intent and class")
     _add_filters(stp, sub=True)
     stp.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
+    ip = v.add_parser("index", help="bring the ledger index up to date (or --rebuild it) and say how big it is")
+    ip.add_argument("--rebuild", action="store_true", help="build it again from scratch")
+    ip.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     ap = v.add_parser("audit", help="working-tree changes since HEAD that no record accounts for")
     ap.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     for verb in v.choices.values():
@@ -451,19 +552,22 @@ def register(parser: Any) -> argparse.ArgumentParser:
 def _add_workspace(p: argparse.ArgumentParser) -> None:
     p.add_argument("-C", "--workspace", metavar="DIR", default=argparse.SUPPRESS,
                    help="workspace root (default: nearest parent with .orchestration/)")
+    p.add_argument("--no-index", action="store_true", default=argparse.SUPPRESS,
+                   help="scan the ledger instead of using its index (answers are the same, only slower)")
 
 
 _VERBS: dict[str | None, Callable[[argparse.Namespace], int]] = {
     None: cmd_list, "list": cmd_list, "show": cmd_show, "verify": cmd_verify, "anchor": cmd_anchor,
     "repair": cmd_repair,
     "blame": cmd_blame, "export": cmd_export, "stats": cmd_stats, "audit": cmd_audit,
+    "index": cmd_index,
 }
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the selected verb; expected failures raise :class:`~orchestrator.errors.OrchestratorError` (cli.py)."""
     for name, default in (("json", False), ("jsonl", False), ("limit", None), ("root", None),
-                          ("workspace", None)):
+                          ("workspace", None), ("no_index", False)):
         if not hasattr(args, name):
             setattr(args, name, default)
     if args.limit is None and not (args.json or args.jsonl):

@@ -33,7 +33,8 @@ from ..errors import OrchestratorError
 from .format import NS
 from .read import iter_lines, loads_record
 
-__all__ = ["blame", "attribute", "file_events", "record_events", "aliases", "BlameError"]
+__all__ = ["blame", "attribute", "file_events", "record_events", "aliases", "renames_of", "close_names",
+           "BlameError"]
 
 
 
@@ -65,14 +66,15 @@ def _jb(s: str) -> bytes:
     return json.dumps(s).encode("ascii")[1:-1]
 
 
-def aliases(path: Path, rel: str) -> set[str]:
-    """``rel`` and the paths renamed (possibly in a chain) into it."""
+def renames_of(r: dict) -> list[tuple[Any, Any]]:
+    """``(from, to)`` of the renames record ``r`` lists (a line containing ``"from":``)."""
+    return [(m["from"], m["path"]) for m in _ns(r).get("files") or ()
+            if isinstance(m, dict) and m.get("op") == "rename" and m.get("from")]
+
+
+def close_names(rel: str, renames: list[tuple[Any, Any]]) -> set[str]:
+    """``rel`` and the paths renamed (possibly in a chain) into it, given every rename in ledger order."""
     names = {rel}
-    renames: list[tuple[str, str]] = []
-    for _, r in _records(path, [b'"from":']):
-        for m in _ns(r).get("files") or ():
-            if isinstance(m, dict) and m.get("op") == "rename" and m.get("from"):
-                renames.append((m["from"], m["path"]))
     changed = True
     while changed:
         changed = False
@@ -81,6 +83,14 @@ def aliases(path: Path, rel: str) -> set[str]:
                 names.add(src)
                 changed = True
     return names
+
+
+def aliases(path: Path, rel: str) -> set[str]:
+    """``rel`` and the paths renamed (possibly in a chain) into it."""
+    renames: list[tuple[Any, Any]] = []
+    for _, r in _records(path, [b'"from":']):
+        renames.extend(renames_of(r))
+    return close_names(rel, renames)
 
 
 def file_events(path: Path, names: set[str]) -> list[tuple[dict, dict, list[tuple]]]:
@@ -160,12 +170,14 @@ def _replay(events: list) -> tuple[list | None, list | None, str | None]:
     return model, hashes, model_hash
 
 
-def blame(root: Path, ledger_path: Path, rel: str) -> dict:
+def blame(root: Path, ledger_path: Path, rel: str, *, events: list | None = None) -> dict:
     """Attribute each current line of ``rel`` (workspace-relative) to a record, or None; see the module docstring.
 
     Returns ``{"path", "lines", "tracked", "runs": [{"start_line", "end_line", "record": info | None}]}``.
+    ``events``: the file's ledger events when the caller has them already (from the index: ``ledger.lookup``).
     """
-    events = file_events(ledger_path, aliases(ledger_path, rel))
+    if events is None:
+        events = file_events(ledger_path, aliases(ledger_path, rel))
     try:
         data = (root / rel).read_bytes()
     except OSError:

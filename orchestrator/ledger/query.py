@@ -11,16 +11,17 @@ import fnmatch
 import json
 import os
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from ..errors import OrchestratorError, UsageError
 from .format import NS
 from .read import DuplicateKeyError, iter_lines, loads_record
 
 __all__ = ["Filters", "parse_since", "build_filter", "iter_matching", "find_records", "find_record", "summary", "stats",
+           "new_stats", "add_stats", "decide",
            "export_record", "ns_of", "rel_to_root"]
 
 
@@ -41,6 +42,10 @@ class Filters:
         """The filters set as attributes of ``obj`` (e.g. an argparse namespace); absent ones stay unset."""
         values: dict[str, Any] = {f.name: getattr(obj, f.name, f.default) for f in fields(cls)}
         return cls(**values)
+
+    def resolved(self, now: datetime | None = None) -> Filters:
+        """The same filters with ``since`` made absolute (one clock reading for the scan and the index)."""
+        return replace(self, since=parse_since(self.since, now)) if self.since else self
 
 
 def parse_since(text: str, now: datetime | None = None) -> str:
@@ -151,8 +156,16 @@ def iter_matching(path: Path, pre: list[bytes], pred: Callable[[dict], bool]) ->
     """Stream ``(line number, record)`` for records passing the filters."""
     if not path.exists():
         return
+    yield from decide(iter_lines(path), pre, pred)
+
+
+def decide(lines: Iterable[tuple[int, bytes]], pre: list[bytes],
+           pred: Callable[[dict], bool]) -> Iterator[tuple[int, dict]]:
+    """The filters' test on raw ``(line number, bytes)``: every byte pre-filter occurs, the line is a JSON object
+    without duplicated keys, ``pred`` holds. The scan and the index (``ledger.lookup``, for the lines it re-checks)
+    both decide with it."""
     loads = loads_record  # a duplicated key makes the record invalid: never shown with either value
-    for n, line in iter_lines(path):
+    for n, line in lines:
         if pre and not all(p in line for p in pre):
             continue
         try:
@@ -163,16 +176,20 @@ def iter_matching(path: Path, pre: list[bytes], pred: Callable[[dict], bool]) ->
             yield n, rec
 
 
-def find_records(path: Path, key: str) -> list[tuple[int, dict]]:
+def find_records(path: Path, key: str, *,
+                 lines: Iterable[tuple[int, bytes]] | None = None) -> list[tuple[int, dict]]:
     """The record ``key`` names: a line number (``L123``) or an id prefix of at least 4 characters.
 
     Returns at most two matches (two mean the prefix is ambiguous); raises :class:`UsageError` for a too short key.
+    ``lines``: the candidate ``(line number, bytes)`` in ledger order (the index's), instead of every line.
     """
     m = re.fullmatch(r"[Ll#](\d+)", key)
     found: list[tuple[int, dict]] = []
+    if lines is None:
+        lines = iter_lines(path) if path.exists() else ()
     if m:
         want = int(m.group(1))
-        for n, line in iter_lines(path) if path.exists() else ():
+        for n, line in lines:
             if n == want:
                 found.append((n, _parse_shown(n, line)))
                 break
@@ -180,7 +197,7 @@ def find_records(path: Path, key: str) -> list[tuple[int, dict]]:
     if len(key) < 4:
         raise UsageError("show: give at least 4 characters of the record id")
     needle = b'"id":"' + key.encode("ascii", "replace")
-    for n, line in iter_lines(path) if path.exists() else ():
+    for n, line in lines:
         if needle not in line:
             continue
         try:
@@ -210,9 +227,13 @@ def _parse_shown(n: int, line: bytes) -> dict:
     return r
 
 
-def find_record(path: Path, key: str) -> tuple[int, dict]:
-    """The one record ``key`` names (see :func:`find_records`); an :class:`OrchestratorError` if none or several."""
-    found = find_records(path, key)
+def find_record(path: Path, key: str, *, found: list[tuple[int, dict]] | None = None) -> tuple[int, dict]:
+    """The one record ``key`` names (see :func:`find_records`); an :class:`OrchestratorError` if none or several.
+
+    ``found``: the matches when the caller has them already (from the index: ``ledger.lookup.find_records``).
+    """
+    if found is None:
+        found = find_records(path, key)
     if not found:
         raise OrchestratorError(f"no record {key!r}")
     if len(found) > 1:
@@ -254,32 +275,38 @@ def export_record(rec: dict, *, pure: bool) -> dict:
     return out
 
 
+def new_stats() -> dict:
+    """An empty :func:`stats` result (see :func:`add_stats`)."""
+    return {"records": 0, "class_mismatches": 0, "per_intent": {}, "per_tool": {}, "per_agent": {}}
+
+
+def add_stats(st: dict, r: dict) -> None:
+    """Count record ``r`` into ``st`` (dicts keep the order in which their keys first occur)."""
+    ns = ns_of(r)
+    st["records"] += 1
+    key = str(ns.get("intent_id") or "(none)")
+    d = st["per_intent"].setdefault(key, {"records": 0, "AST_REFACTOR": 0, "INTENT_EVOLUTION": 0,
+                                          "lines_added": 0, "lines_removed": 0, "files": 0})
+    d["records"] += 1
+    cls = ns.get("mutation_class")
+    if cls in d:
+        d[cls] += 1
+    for m in ns.get("files") or ():
+        if isinstance(m, dict):
+            d["files"] += 1
+            d["lines_added"] += int(m.get("added") or 0)
+            d["lines_removed"] += int(m.get("removed") or 0)
+    if ns.get("class_mismatch"):
+        st["class_mismatches"] += 1
+    t = str(ns.get("tool_name") or "?")
+    st["per_tool"][t] = st["per_tool"].get(t, 0) + 1
+    a = str(ns.get("agent") or "?")
+    st["per_agent"][a] = st["per_agent"].get(a, 0) + 1
+
+
 def stats(path: Path, pre: list[bytes], pred: Callable[[dict], bool]) -> dict:
     """Counts per intent and class (and per tool/agent); streamed."""
-    per_intent: dict[str, dict[str, int]] = {}
-    per_tool: dict[str, int] = {}
-    per_agent: dict[str, int] = {}
-    total = mismatches = 0
+    st = new_stats()
     for _, r in iter_matching(path, pre, pred):
-        ns = ns_of(r)
-        total += 1
-        key = str(ns.get("intent_id") or "(none)")
-        d = per_intent.setdefault(key, {"records": 0, "AST_REFACTOR": 0, "INTENT_EVOLUTION": 0,
-                                        "lines_added": 0, "lines_removed": 0, "files": 0})
-        d["records"] += 1
-        cls = ns.get("mutation_class")
-        if cls in d:
-            d[cls] += 1
-        for m in ns.get("files") or ():
-            if isinstance(m, dict):
-                d["files"] += 1
-                d["lines_added"] += int(m.get("added") or 0)
-                d["lines_removed"] += int(m.get("removed") or 0)
-        if ns.get("class_mismatch"):
-            mismatches += 1
-        t = str(ns.get("tool_name") or "?")
-        per_tool[t] = per_tool.get(t, 0) + 1
-        a = str(ns.get("agent") or "?")
-        per_agent[a] = per_agent.get(a, 0) + 1
-    return {"records": total, "class_mismatches": mismatches, "per_intent": per_intent, "per_tool": per_tool,
-            "per_agent": per_agent}
+        add_stats(st, r)
+    return st

@@ -43,6 +43,8 @@ def reasons(ctx: Context) -> list[str]:
             out.append("a target path uses a variable or glob that cannot be resolved before it runs")
         if "outside-world" in sh.risks and _outside_mode(ctx) != "allow":
             out.append(outside_reason(sh))
+        if "upload" in sh.risks:
+            out.append(upload_reason(sh))
     if call.kind is Kind.UNKNOWN:
         out.append(f"unknown tool {call.tool!r}: it may change files")
     return list(dict.fromkeys(out))
@@ -56,6 +58,13 @@ def outside_reason(sh: object) -> str:
     """The approval reason of a command tagged ``outside-world`` (see :mod:`orchestrator.shell.rules.outside`)."""
     what = [r for r in getattr(sh, "reasons", ()) if "outside this machine" in r]
     return what[0] if what else "changes state outside this machine (cloud, cluster, registry or forge)"
+
+
+def upload_reason(sh: object) -> str:
+    """The approval reason of a command tagged ``upload`` (local data sent to another host; shell/rules/net.py)."""
+    what = [r for r in getattr(sh, "reasons", ()) if any(k in r for k in ("sends", "to remote", "push"))]
+    return "sends local data to another host" + (f" ({what[0]})" if what else "") + \
+        ": the sandbox's network rule cannot tell an upload from a download, so a person decides"
 
 
 def channel(ctx: Context) -> str:

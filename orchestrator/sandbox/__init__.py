@@ -99,7 +99,8 @@ class Plan:
     ``to_dict`` is what verdicts and the ledger show.
     """
 
-    __slots__ = ("enabled", "reason", "abi", "writable", "create", "tmp", "deny_read", "readable", "spec_dir")
+    __slots__ = ("enabled", "reason", "abi", "writable", "create", "tmp", "deny_read", "readable", "spec_dir",
+                 "network", "git")
 
     def __init__(self, enabled: bool, reason: str = "", abi: int = 0, writable: list[str] | None = None,
                  create: list[str] | None = None, tmp: str | None = None, deny_read: list[str] | None = None,
@@ -115,6 +116,9 @@ class Plan:
         self.readable = readable or []
         #: where the launcher's options are written when they are too many for a readable command line
         self.spec_dir = spec_dir
+        #: the launcher's ``--net`` (network.py; None: TCP unrestricted) and ``--git`` dirs (gitdir.py)
+        self.network: str | None = None
+        self.git: list[str] = []
 
     def to_dict(self) -> dict[str, Any]:
         if not self.enabled:
@@ -122,6 +126,10 @@ class Plan:
         out: dict[str, Any] = {"enabled": True, "abi": self.abi, "writable": self.writable}
         if self.deny_read:
             out["deny_read"] = self.deny_read
+        if self.network is not None:
+            out["network"] = self.network
+        if self.git:
+            out["git"] = self.git
         return out
 
     def prepare(self) -> None:
@@ -144,6 +152,10 @@ class Plan:
             opts += ["-r", path]
         if self.tmp:
             opts += ["--tmp", self.tmp]
+        if self.network is not None:
+            opts += ["--net", self.network]
+        for path in self.git:
+            opts += ["--git", path]
         return opts
 
     def wrap(self, command: str) -> str:
@@ -234,8 +246,31 @@ def plan(ctx: Context) -> Plan:
     writable.extend(d for d in DEVICES if os.path.exists(d))
     deny = [p for p in secret_paths(ctx) if os.path.exists(p)]
     readable = readable_except(root, deny) if deny else []
-    return Plan(True, abi=abi(), writable=list(dict.fromkeys(writable)), create=create, tmp=tmp,
-                deny_read=deny, readable=readable, spec_dir=os.path.join(ctx.workspace.run_dir, "sandbox"))
+    out = Plan(True, abi=abi(), writable=list(dict.fromkeys(writable)), create=create, tmp=tmp,
+               deny_read=deny, readable=readable, spec_dir=os.path.join(ctx.workspace.run_dir, "sandbox"))
+    _git_and_network(ctx, out)
+    return out
+
+
+def _git_and_network(ctx: Context, out: Plan) -> None:
+    """The plan's network rule (sandbox.network / the intent's ``network``) and git-dir mode (gitdir.py): a command
+    that runs git, or code the analyzer cannot see into (a script, ``make``), gets the repository's git dirs
+    writable, guarded and restored by the launcher."""
+    from orchestrator.sandbox import network
+
+    out.network = network.option(ctx.policy, ctx.intent, out.abi)
+    if wants_git(ctx.call.shell):
+        from orchestrator.sandbox.gitdir import git_dirs
+
+        out.git = git_dirs(ctx.root)
+
+
+def wants_git(sh: Any) -> bool:
+    """Whether a command may run git (and so must be able to write the git dir): it names git, or runs code the
+    analyzer cannot see into. Other commands keep the git dir read-only and pay nothing for the snapshot."""
+    if sh is None:
+        return True
+    return any(name == "git" for name, _ in sh.programs) or sh.kind == "unknown" or bool(_OPAQUE & sh.risks)
 
 
 def private_tmp(root: str, session_id: str) -> str:
@@ -397,6 +432,10 @@ def check_sandbox(ws: Any) -> Any:
         gaps.append("ABI 1: renames across directories are refused inside the sandbox too")
     if version < 3:
         gaps.append("ABI < 3: truncate(2) outside the scope is not blocked")
+    if version < 4:
+        gaps.append("ABI < 4: sandbox.network (TCP ports) is not enforced")
+    if version < 6:
+        gaps.append("ABI < 6: a command running git can signal the launcher that restores .git after it")
     status = "ok" if not gaps else "warn"
     yield Finding("sandbox", status,
                   f"Landlock ABI {version}: commands the analyzer cannot vouch for run sandboxed to the intent's scope"

@@ -54,6 +54,12 @@ MAKE_SYM = 1 << 12
 REFER = 1 << 13  # ABI 2
 TRUNCATE = 1 << 14  # ABI 3
 IOCTL_DEV = 1 << 15  # ABI 5
+# network (ABI 4): struct landlock_net_port_attr rules on TCP ports
+RULE_NET_PORT = 2
+NET_BIND_TCP = 1 << 0
+NET_CONNECT_TCP = 1 << 1
+# scoping (ABI 6): a sandboxed process may not signal processes outside its domain
+SCOPE_SIGNAL = 1 << 1
 
 #: rights a rule on a regular file (not a directory) may carry
 FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV
@@ -114,7 +120,7 @@ def _check(result: int, what: str) -> int:
 
 
 def restrict(writable: Iterable[str], *, deny_read: Iterable[str] = (), readable: Iterable[str] = (),
-             write_only: Iterable[str] = (), abi_version: int | None = None) -> int:
+             write_only: Iterable[str] = (), abi_version: int | None = None, network: str | None = None) -> int:
     """Restrict this process (and every child) to writing beneath ``writable``. Returns the ABI used.
 
     ``writable`` paths that do not exist are skipped (a rule needs an open file). When ``readable`` is given,
@@ -123,6 +129,8 @@ def restrict(writable: Iterable[str], *, deny_read: Iterable[str] = (), readable
     stays allowed everywhere (``READ_DIR`` on ``/``): tools that walk the tree must not break on a parent of a secret.
     ``write_only`` paths are writable without the read right (they hold a secret; ``readable`` lists their other
     entries).
+    ``network`` (ABI >= 4; see :func:`net_rules`): None leaves TCP alone, ``"deny"`` refuses every TCP connect and
+    bind, ``"22,443"`` allows TCP connect to those ports only (bind stays free).
     Raises :class:`LandlockError` (nothing restricted, or the process is left partly restricted: either way the
     caller must not run the command).
     """
@@ -138,12 +146,10 @@ def restrict(writable: Iterable[str], *, deny_read: Iterable[str] = (), readable
     handled = wr | (READ_RIGHTS if readable else 0)
     if readable:
         readable = ["/", *readable]
-    # struct landlock_ruleset_attr {u64 handled_access_fs; u64 handled_access_net; u64 scoped;}: pass only the
-    # first field (size 8), which every ABI accepts, so no network or scoping rule is handled
-    attr = ctypes.c_uint64(handled)
-    ruleset = _check(lib.syscall(SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(8), 0),
-                     "landlock_create_ruleset")
+    net_handled, ports = net_rules(network, version)
+    ruleset = _ruleset(lib, handled, net_handled)
     try:
+        _add_ports(lib, ruleset, ports)
         # struct landlock_path_beneath_attr {u64 allowed_access; s32 parent_fd;} __attribute__((packed))
         class PathBeneath(ctypes.Structure):
             _pack_ = 1
@@ -184,11 +190,78 @@ def restrict(writable: Iterable[str], *, deny_read: Iterable[str] = (), readable
     return version
 
 
-def _parse(argv: list[str]) -> tuple[list[str], list[str], list[str], str | None, str]:
+def net_rules(network: str | None, version: int) -> tuple[int, list[int]]:
+    """(handled network rights, ports allowed to connect to) for the launcher's ``--net`` value.
+
+    Raises :class:`LandlockError` when a restriction is asked for and the kernel cannot enforce it (ABI < 4): the
+    engine passes ``--net`` only where it can, so a launcher that got it anyway must not run the command open.
+    """
+    if network is None or network == "allow":
+        return 0, []
+    if version < 4:
+        raise LandlockError(95, f"Landlock ABI {version} cannot restrict the network (needs ABI 4)")
+    if network == "deny":
+        return NET_BIND_TCP | NET_CONNECT_TCP, []
+    try:
+        ports = sorted({int(p) for p in network.split(",") if p.strip()})
+    except ValueError:
+        raise LandlockError(22, f"malformed --net value {network!r}") from None
+    if any(not 0 <= p <= 65535 for p in ports):
+        raise LandlockError(22, f"--net port out of range in {network!r}")
+    return NET_CONNECT_TCP, ports
+
+
+def _ruleset(lib, handled_fs: int, handled_net: int = 0, scoped: int = 0) -> int:  # noqa: ANN001 (ctypes.CDLL)
+    """``landlock_create_ruleset`` for these rights. struct landlock_ruleset_attr {u64 handled_access_fs; u64
+    handled_access_net; u64 scoped;}: only as many fields as are used are passed (8 bytes: every ABI accepts it)."""
+    import ctypes
+
+    fields = [handled_fs]
+    if handled_net or scoped:
+        fields.append(handled_net)
+    if scoped:
+        fields.append(scoped)
+    attr = (ctypes.c_uint64 * len(fields))(*fields)
+    return _check(lib.syscall(SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(8 * len(fields)), 0),
+                  "landlock_create_ruleset")
+
+
+def _add_ports(lib, ruleset: int, ports: list[int]) -> None:  # noqa: ANN001 (ctypes.CDLL)
+    """One ``LANDLOCK_RULE_NET_PORT`` rule per port: TCP connect allowed (struct landlock_net_port_attr {u64
+    allowed_access; u64 port;})."""
+    import ctypes
+
+    for port in ports:
+        rule = (ctypes.c_uint64 * 2)(NET_CONNECT_TCP, port)
+        _check(lib.syscall(SYS_ADD_RULE, ruleset, RULE_NET_PORT, ctypes.byref(rule), 0),
+               f"landlock_add_rule(tcp port {port})")
+
+
+def scope_signals() -> bool:
+    """Put this process in a nested domain that may not signal processes outside it (ABI >= 6), so a command
+    cannot kill the launcher that restores the git dir after it. False (nothing done) on older kernels."""
+    version = abi()
+    if version < 6:
+        return False
+    lib = _lib()
+    import ctypes
+
+    lib.syscall.restype = ctypes.c_long
+    ruleset = _ruleset(lib, 0, 0, SCOPE_SIGNAL)
+    try:
+        _check(lib.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)")
+        _check(lib.syscall(SYS_RESTRICT_SELF, ruleset, 0), "landlock_restrict_self")
+    finally:
+        os.close(ruleset)
+    return True
+
+
+def _parse(argv: list[str]) -> tuple[list[str], list[str], list[str], str | None, str, dict[str, list[str]]]:
     writable: list[str] = []
     write_only: list[str] = []
     readable: list[str] = []
     tmp = None
+    extra: dict[str, list[str]] = {}  # --net, --git (see main)
     i = 0
     if not argv or argv[0] != MARKER:
         raise ValueError(f"usage: landlock.py {MARKER} [--spec FILE] [-w PATH]... [-r PATH]... [--tmp DIR] -- COMMAND")
@@ -209,7 +282,7 @@ def _parse(argv: list[str]) -> tuple[list[str], list[str], list[str], str | None
         if a == "--":
             if i + 2 != len(argv):
                 raise ValueError("expected exactly one command after --")
-            return writable, readable, write_only, tmp, argv[i + 1]
+            return writable, readable, write_only, tmp, argv[i + 1], extra
         if i + 1 >= len(argv):
             raise ValueError(f"{a} needs a value")
         if a == "-w":
@@ -220,6 +293,8 @@ def _parse(argv: list[str]) -> tuple[list[str], list[str], list[str], str | None
             write_only.append(argv[i + 1])
         elif a == "--tmp":
             tmp = argv[i + 1]
+        elif a in ("--net", "--git"):
+            extra.setdefault(a, []).append(argv[i + 1])
         else:
             raise ValueError(f"unknown option {a!r}")
         i += 2
@@ -229,7 +304,7 @@ def _parse(argv: list[str]) -> tuple[list[str], list[str], list[str], str | None
 def main(argv: list[str] | None = None) -> int:
     """The launcher: restrict, then exec bash with the command. Returns only on failure."""
     try:
-        writable, readable, write_only, tmp, command = _parse(sys.argv[1:] if argv is None else argv)
+        writable, readable, write_only, tmp, command, extra = _parse(sys.argv[1:] if argv is None else argv)
     except ValueError as exc:
         sys.stderr.write(f"orchestrator sandbox: {exc}\n")
         return EXIT_SETUP
@@ -246,19 +321,40 @@ def main(argv: list[str] | None = None) -> int:
         # included), so each session's first Python command recompiled all it imported (`pytest --version`:
         # ~1 s -> 3.5-5.8 s). Without it, existing bytecode is read, bytecode of in-scope sources is written
         # beside them, and a write refused outside the scope is silently skipped by Python's importer.
+    guard = None
+    if "--git" in extra:
+        try:
+            guard = _git_guard(extra["--git"])
+        except OSError as exc:
+            sys.stderr.write(f"orchestrator sandbox: cannot snapshot the git dir ({exc}); the command was NOT run\n")
+            return EXIT_SETUP
+        writable.extend(guard.roots)
     try:
-        restrict(writable, readable=readable, write_only=write_only)
+        net = extra.get("--net")
+        restrict(writable, readable=readable, write_only=write_only, network=net[-1] if net else None)
     except OSError as exc:
         sys.stderr.write(f"orchestrator sandbox: cannot restrict the command ({exc}); it was NOT run. "
                          "Set policy sandbox.enabled: false to fall back to approvals.\n")
         return EXIT_SETUP
     env["ORCH_SANDBOXED"] = "1"
     shell = "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
+    if guard is not None:
+        return guard.run(shell, command, dict(env), scope_signals)
     try:
         os.execve(shell, [shell, "-c", command], env)
     except OSError as exc:
         sys.stderr.write(f"orchestrator sandbox: cannot run {shell}: {exc}\n")
     return EXIT_SETUP
+
+
+def _git_guard(roots: list[str]):  # -> gitdir.Guard
+    """The git-dir mode (``--git DIR``): snapshot what git runs or trusts, start the guardian (gitdir.py)."""
+    if __package__:  # imported as orchestrator.sandbox.landlock
+        from orchestrator.sandbox import gitdir
+    else:  # the launcher script, or imported top-level beside it: the package is not importable under -I -S
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import gitdir  # type: ignore[import-not-found,no-redef]
+    return gitdir.Guard(roots)
 
 
 if __name__ == "__main__":

@@ -120,7 +120,9 @@ RISKS: dict[str, str] = {
     "destructive": "deletes trees, rewrites history, force-pushes or otherwise destroys work",
     "outside-world": "changes state outside this machine's workspace (publish, deploy, cloud/cluster, remote push)",
     "secret-read": "reads a protected secret",
-    "exfiltration": "sends local data to another host",
+    "exfiltration": "sends a secret file to another host",
+    "upload": "sends local data to another host (curl -d/-F/-T, wget --post-*, scp/rsync to a remote, nc, socat, "
+              "git push to a URL): a person decides",
     "hijack": "environment, options or configuration make a program run other code",
     "unparseable": "the command could not be parsed or analyzed",
     "unresolved-target": "a target path depends on a variable, glob or substitution",

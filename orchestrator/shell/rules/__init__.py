@@ -29,7 +29,7 @@ _PROGRAMS: dict[str, str] = {
              "sort split textutil uniq xxd yq",
     "archive": "7z 7za 7zr 7zz bsdtar bunzip2 bzip2 compression_tool gtar gunzip gzip lz4 lzma patch tar unxz unzip "
              "unzstd xz zip zstd",
-    "net": "curl gpg gpg2 ip iptables openssl rsync scp ssh wget",
+    "net": "curl ftp gpg gpg2 ip iptables lftp nc ncat netcat openssl rsync scp sftp socat ssh telnet wget",
     "system": "ansible-test applesingle binhex codesign crontab csrutil date defaults diskutil dmesg dpkg dscl hdiutil "
              "hostname hostnamectl ifconfig journalctl kill killall lipo macbinary mdimport mdutil mkswap networksetup "
              "nvram open ping pkgutil pkill plutil pmset pre-commit prometheus qlmanage rpm sample say scutil "

@@ -260,6 +260,16 @@ def _git_checkout(run: _Run, sub: str, rest: list[W], r: list[str], opts: dict[s
     return False
 
 
+def _push_target(run: _Run, opts: dict[str, list[str]], pos: list[W]) -> None:
+    """``git push URL``/``git push ./path``: a repository named by location, not a configured remote, is an upload
+    (a person decides; shell/rules/net.py). A bare name is a remote of .git/config, which no command may change."""
+    repos = [p.text for p in pos[:1]] + opts.get("--repo", [])
+    for repo in repos:
+        if "/" in repo or ":" in repo or repo.startswith((".", "~", "$")) or "$(" in repo or "`" in repo:
+            run.flag("mutating", f"git push to {repo}, not a configured remote", "upload")
+            return
+
+
 def _git_history(run: _Run, sub: str, rest: list[W], r: list[str], opts: dict[str, list[str]], pos: list[W],
                  name: str) -> bool:
     """git clean, push, history rewrites, gc/prune, update-ref: True when this decided the command."""
@@ -291,6 +301,7 @@ def _git_history(run: _Run, sub: str, rest: list[W], r: list[str], opts: dict[st
             run.flag("mutating", "git push --force-with-lease (refused if the remote moved)", risk="force-push")
             return True
         run.flag("mutating", "git push")
+        _push_target(run, opts, pos)
         return True
     if sub == "replace" and _has(opts, "-l", "--list"):
         return True

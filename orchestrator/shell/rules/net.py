@@ -1,4 +1,10 @@
-"""Rules for network programs: rsync, scp, curl, wget, ssh, openssl, gpg, ip."""
+"""Rules for network programs: rsync, scp, curl, wget, ssh, openssl, gpg, ip, and raw senders (nc, socat...).
+
+Uploads ask a person: a command that sends local data to another host (``curl -d/-F/-T/--data*/--json``, ``wget
+--post-*``, ``scp``/``rsync`` to a remote, ``nc``, ``socat``, ``telnet``, ``sftp``, ``ftp``, a pipe into one of
+them) is tagged with the ``upload`` risk, which the approval hook turns into a question (docs/security.md). The
+kernel's network rule (``sandbox.network``) cannot tell an upload from a download on the same port.
+"""
 from __future__ import annotations
 
 import posixpath
@@ -42,6 +48,7 @@ def _rsync(run: _Run) -> None:
     kind = "destructive" if destructive else "mutating"
     if remote:
         run.flag(kind, f"rsync to remote {dest.text}" + (" with --delete" if destructive else ""))
+        run.tag("upload")
     else:
         before = len(run.wk.acc.writes)
         run.write(dest, "rsync" + (" --delete" if destructive else ""), kind)
@@ -74,6 +81,7 @@ def _scp(run: _Run) -> None:
         path = dest.text.split(":", 1)[1] if ":" in dest.text else ""
         kind = "destructive" if path in ("/",) or _SYSTEM_PATH.match(path) else "mutating"
         run.flag(kind, f"scp to remote {dest.text}")
+        run.tag("upload")
     else:
         run.write(dest, "scp")
 
@@ -116,6 +124,15 @@ def _curl(run: _Run) -> None:
     data = _has(opts, "-d", "--data", "--data-raw", "--data-binary", "--data-urlencode", "--data-ascii", "-F",
                 "--form", "--form-string", "-T", "--upload-file", "--json", "--mail-rcpt", "--mail-from",
                 "--ftp-create-dirs") or not ftp_read
+    sends = _has(opts, "-d", "--data", "--data-raw", "--data-binary", "--data-urlencode", "--data-ascii", "-F",
+                 "--form", "--form-string", "-T", "--upload-file", "--json", "--mail-rcpt")
+    computed = [w.text for w in pos + [W(v) for o in ("-H", "--header", "-u", "--user", "--url", "-b", "--cookie")
+                                      for v in opts.get(o, [])] if "$(" in w.text or "`" in w.text]
+    if sends or computed:
+        # local data leaves the machine (a body, a file, or a URL/header built from a command's output)
+        run.tag("upload")
+        if computed and not sends:
+            run.flag("mutating", "curl sends a command's output in its URL or headers", "upload")
     if method and method not in ("GET", "HEAD", "OPTIONS", "TRACE") or data:
         urls = " ".join(p.text for p in pos) + " " + " ".join(opts.get("--url", []))
         body = " ".join(v for o in ("-d", "--data", "--data-raw", "--data-binary", "--json") for v in opts.get(o, []))
@@ -151,6 +168,8 @@ def _wget(run: _Run) -> None:
         return
     if method not in ("", "GET", "HEAD") or _has(opts, "--post-data", "--post-file", "--body-data", "--body-file"):
         run.flag("mutating", "wget sends data to a remote server")
+        if _has(opts, "--post-data", "--post-file", "--body-data", "--body-file"):
+            run.tag("upload")
     for o in ("-o", "--output-file", "-a", "--append-output", "--save-cookies"):
         for v in opts.get(o, []):
             run.write(W(v), f"wget {o}")
@@ -253,7 +272,21 @@ def _iptables(run: _Run) -> None:
     run.flag("destructive" if destroys else "mutating", "iptables changes firewall rules")
 
 
+def _sender(run: _Run) -> None:
+    """nc/ncat/netcat/socat/telnet/sftp/ftp/lftp: whatever they read (stdin, a file, a terminal) goes to another
+    host. Only asking for help or a version, and a port scan (``nc -z``, nothing sent), are read-only."""
+    texts = [a.text for a in run.args]
+    if not texts or all(t in ("-h", "--help", "-V", "--version", "-help") for t in texts):
+        return
+    if run.name in ("nc", "ncat", "netcat") and any(t.startswith("-") and "z" in t and not t.startswith("--")
+                                                     for t in texts):
+        return
+    run.flag("mutating", f"{run.name} sends local data to another host", "upload")
+
+
 RULES: dict[str, Callable[[_Run], None]] = {
     "rsync": _rsync, "scp": _scp, "curl": _curl, "wget": _wget, "ssh": _ssh, "openssl": _openssl,
     "gpg": _gpg, "gpg2": _gpg, "ip": _ip, "iptables": _iptables,
+    "nc": _sender, "ncat": _sender, "netcat": _sender, "socat": _sender, "telnet": _sender, "sftp": _sender,
+    "ftp": _sender, "lftp": _sender,
 }
