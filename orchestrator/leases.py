@@ -157,7 +157,9 @@ def live(lease: dict[str, Any] | None, now: float) -> bool:
     if lease is None:
         return False
     expires = lease.get("expires")
-    if not isinstance(expires, (int, float)) or expires <= now:
+    # a lease never lasts longer than EXEC_TTL from now: one written by hand (or by a command allowed to write the
+    # git dir) with a far expiry cannot block a file for good
+    if not isinstance(expires, (int, float)) or expires <= now or expires > now + EXEC_TTL + 60:
         return False
     return alive(lease.get("pid"), lease.get("pid_start"))
 

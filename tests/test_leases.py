@@ -82,6 +82,14 @@ def test_a_reused_pid_does_not_keep_a_lease(tmp_path: Path) -> None:
     assert leases.acquire(d, root, ["f"], {"session": "b"}) is None
 
 
+def test_a_forged_lease_cannot_block_a_file_for_good(tmp_path: Path) -> None:
+    d, root = str(tmp_path / "leases"), str(tmp_path)
+    os.makedirs(d)
+    forged = {"session": "x", "pid": 0, "since": 0, "expires": 1e12, "path": "f"}
+    Path(d, leases.key(os.path.join(root, "f"))).write_text(json.dumps(forged))
+    assert leases.acquire(d, root, ["f"], {"session": "b"}) is None
+
+
 def test_an_unknown_holder_ends_only_by_expiry(tmp_path: Path) -> None:
     d, root = str(tmp_path / "leases"), str(tmp_path)
     token = leases.HOST_PID.set((0, None))  # a daemon whose client sent no pid
