@@ -39,6 +39,7 @@ COMMANDS: dict[str, str] = {
     "explain": "explain",
     "validate": "validate",
     "refusals": "refusals",
+    "telemetry": "telemetry",
 }
 
 HELP = {
@@ -64,6 +65,7 @@ HELP = {
     "explain": "show how a shell command is analysed and what the pipeline would decide (dry run)",
     "validate": "check the governance files (intents, policy, .intentignore); file:line errors",
     "refusals": "list the calls the pre-hooks refused or put to a person",
+    "telemetry": "OTLP export of decisions and records: spool status, flush (docs/telemetry.md)",
 }
 
 

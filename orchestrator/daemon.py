@@ -27,6 +27,9 @@ Safety:
 - it exits when orchestrator's own code changes (an upgrade, or a developer's edit; checked every second), so a
   resident daemon never keeps answering with old code: the next call falls back in-process and starts a new one;
 - the socket is created with mode 0600 (owner only);
+- telemetry (docs/telemetry.md): a background thread (:class:`orchestrator.telemetry.shipper.Shipper`) ships the
+  workspace's telemetry spool in batches, so no call waits on a collector; it reads ``OTEL_*`` from the daemon's own
+  environment (inherited from the hook that started it) and sends what is left once more on exit;
 - ``run/orch.daemon.json`` says who serves (pid, start time, version, the package directory and a digest of its
   code), for ``orch status`` and ``orch doctor``.
 """
@@ -269,10 +272,15 @@ class Daemon:
     def serve_forever(self) -> None:
         assert self._server is not None, "bind() first"
         threading.Thread(target=self._watchdog, daemon=True, name="orch-daemon-watchdog").start()
+        # telemetry: ships the spool in batches off every call's path; idle while the policy keeps telemetry off
+        from orchestrator.telemetry.shipper import Shipper
+
+        shipper = Shipper(self.root).start()
         try:
             self._server.serve_forever(poll_interval=0.2)
         finally:
             self.close()
+            shipper.stop()
 
     def stop(self) -> None:
         self._stopped.set()

@@ -24,6 +24,10 @@ GOVERNANCE = (
     (".github/mcp.json", r"\.github/mcp\.json"),
     (".github/copilot/settings*.json", r"\.github/copilot/settings[^/]*\.json"),
     (".github/workflows/copilot-setup-steps.yml", r"\.github/workflows/copilot-setup-steps\.ya?ml"),
+    # opencode: its plugins (orchestrator's own), custom tools, agents and commands, and the project config (MCP
+    # servers, permissions, plugins to load), which it reads from opencode.json(c) at the root and in .opencode/
+    (".opencode/**", r"\.opencode(?:/.*)?"),
+    ("opencode.json", r"opencode\.jsonc?"),
     ("AGENTS.md", r"AGENTS\.md"),
     (".gitattributes", r"\.gitattributes"),
     # git internals: hooks and config would run code or rewrite history outside any governance

@@ -138,19 +138,27 @@ class Governor:
         Never let an agent set it. A refusal (deny or ask) is logged to ``run/refusals.jsonl`` unless
         ``record_refusals`` is off (dry runs: ``orch check``, ``orch explain``).
         """
-        verdict = self._pre(call, approved, sandbox)
+        started = time.perf_counter()
+        note: dict[str, Any] = {}
+        verdict = self._pre(call, approved, sandbox, note)
         if call.leased and not verdict.allowed:
             self.release_leases(call)  # a later hook refused it (stale, sandbox, a bug): the call will not run
-        if not verdict.allowed and self.record_refusals and call.session_id != PROBE_SESSION:
-            from orchestrator.refusals import record
+        if self.record_refusals and call.session_id != PROBE_SESSION:
+            if not verdict.allowed:
+                from orchestrator.refusals import record
 
-            record(self.workspace.run_dir, call, verdict)
+                record(self.workspace.run_dir, call, verdict)
+            if "policy" in note:
+                _telemetry_decision(self, call, verdict, time.perf_counter() - started, note)
         return verdict
 
-    def _pre(self, call: ToolCall, approved: bool, sandbox: bool = False) -> Verdict:
+    def _pre(self, call: ToolCall, approved: bool, sandbox: bool = False,
+             note: dict[str, Any] | None = None) -> Verdict:
+        """:meth:`pre` without logging; ``note`` collects what telemetry reports (policy, governed, approval)."""
         hook_name = "config"
+        note = {} if note is None else note
         try:
-            pol = self.policy
+            pol = note["policy"] = self.policy
             hook_name = "prepare"
             try:
                 lstats = self._prepare(call, pol)
@@ -176,11 +184,15 @@ class Governor:
             hook_name = "config"
             ctx = Context(call, self.workspace, self.intents(), pol, self.sessions.get(call.session_id),
                           lstats=lstats, sandbox_requested=sandbox, ignore_rules=self.ignore_rules)
+            note["governed"] = True
             for hook in HOOKS:
                 if approved and hook is approval:
                     continue
                 hook_name = hook.NAME
-                verdict = hook.check(ctx)
+                if hook is approval:
+                    verdict = _timed_approval(ctx, note)
+                else:
+                    verdict = hook.check(ctx)
                 if verdict is not None:
                     if verdict.allowed:
                         continue  # a person approved (tui): the later hooks still run, and the trace still captures
@@ -241,7 +253,7 @@ class Governor:
         try:
             if result is not None and result.failed:
                 return None
-            return self._post_write(call, result)
+            return self._post_write(call, result, pol)
         finally:
             self.release_leases(call)  # the write landed (or failed): another session may take the file now
 
@@ -260,12 +272,14 @@ class Governor:
             digests = {p: file_hash(os.path.join(self.root, p)) for p in call.resolved}
             self.sessions.update(call.session_id, lambda s: _stamp_all(s, digests))
 
-    def _post_write(self, call: ToolCall, result: ToolResult | None) -> dict[str, Any] | None:
+    def _post_write(self, call: ToolCall, result: ToolResult | None, pol: Policy) -> dict[str, Any] | None:
         if not call.intent_id:
             call.intent_id = self.sessions.get(call.session_id).get("intent_id")
         from orchestrator.post import trace
 
         record = trace.record(self, call, result)
+        if record is not None:
+            _telemetry_record(self, pol, record)
         if call.resolved and usable(call.session_id):
             # the record already hashed what the tool left on disk: reuse it rather than read each file again
             known: dict[str, str | None] = {}
@@ -386,6 +400,54 @@ def _tool_result(result: Any) -> ToolResult | None:
 
 
 __all__ = ["Governor", "Context", "Denied", "HOOKS"]  # Context: re-exported from orchestrator.context
+
+
+def _timed_approval(ctx: Context, note: dict[str, Any]) -> Verdict | None:
+    """The approval hook, timed: when it decided (a person, a grant, a refusal), telemetry reports how and how long
+    it waited (``approval_wait_ms``)."""
+    started = time.perf_counter()
+    verdict = approval.check(ctx)
+    if verdict is not None:
+        from orchestrator.telemetry.events import approval_outcome
+
+        note["approval"] = (approval_outcome(verdict), time.perf_counter() - started)
+    return verdict
+
+
+def _telemetry_decision(gov: Governor, call: ToolCall, verdict: Verdict, latency: float,
+                        note: dict[str, Any]) -> None:
+    """Spool the decision's telemetry event when the policy turns telemetry on (docs/telemetry.md). Never raises:
+    the spool is a local append; shipping it is the daemon's job, never the hook's."""
+    enabled, commands, bound = _telemetry_settings(note["policy"])
+    if enabled:
+        from orchestrator.telemetry import events, spool
+
+        try:
+            event = events.decision(call, verdict, latency, governed=bool(note.get("governed")),
+                                    approval=note.get("approval"), include_commands=commands)
+        except Exception:  # noqa: BLE001 - telemetry never turns a verdict into a crash
+            return
+        spool.append(gov.workspace.run_dir, event, bound)
+
+
+def _telemetry_record(gov: Governor, pol: Policy, record: dict[str, Any]) -> None:
+    """Spool a ledger record's telemetry event (when telemetry is on). Never raises."""
+    enabled, _commands, bound = _telemetry_settings(pol)
+    if enabled:
+        from orchestrator.telemetry import events, spool
+
+        try:
+            event = events.record(record)
+        except Exception:  # noqa: BLE001
+            return
+        spool.append(gov.workspace.run_dir, event, bound)
+
+
+def _telemetry_settings(pol: Any) -> tuple[bool, bool, int]:
+    section = getattr(pol, "telemetry", None)  # a policy compiled by an older release has none: off
+    if section is None or not section.enabled:
+        return False, False, 0
+    return True, bool(section.include_commands), int(section.spool_max_bytes)
 
 
 def _stamp_all(state: dict[str, Any], digests: Mapping[str, str | None]) -> None:

@@ -165,6 +165,26 @@ class SecretsPolicy(BaseModel):
     allow: list[str] = Field(default_factory=list)
 
 
+class TelemetryPolicy(BaseModel):
+    """OTLP export of decisions and ledger records (docs/telemetry.md); the ``OTEL_*`` variables win over these."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # off by default: nothing is spooled or exported
+    enabled: bool = False
+    # command text in decision events (never file contents); off like Claude Code's prompt logging
+    include_commands: bool = False
+    # the spool's bound: events past it are dropped and counted (orch doctor, orch status)
+    spool_max_bytes: int = Field(default=32 * 1024 * 1024, ge=64 * 1024)
+    # the collector's base URL (e.g. http://collector:4318) when OTEL_EXPORTER_OTLP_ENDPOINT is not set
+    endpoint: str | None = None
+    protocol: Literal["http/protobuf", "http/json", "grpc"] | None = None
+    # service.name when OTEL_SERVICE_NAME is not set (default "orchestrator")
+    service_name: str | None = None
+    # extra resource attributes (e.g. team, deployment.environment.name); OTEL_RESOURCE_ATTRIBUTES wins
+    resource_attributes: dict[str, str] = Field(default_factory=dict)
+
+
 class Policy(BaseModel):
     """``.orchestration/policy.yaml``: every knob, with safe defaults."""
 
@@ -187,3 +207,4 @@ class Policy(BaseModel):
     # cloud/cluster/registry/forge commands that change remote state (terraform apply, kubectl delete, npm publish,
     # gh pr merge...): ask a person through the approval channel, deny outright, or allow (see orchestrator/shell/rules/outside.py)
     outside_world: Literal["ask", "deny", "allow"] = "ask"
+    telemetry: TelemetryPolicy = Field(default_factory=TelemetryPolicy)

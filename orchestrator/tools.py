@@ -38,7 +38,7 @@ REGISTRY: dict[str, ToolSpec] = {
     "KillShell": (Kind.META, ()),
     "ExitPlanMode": (Kind.META, ()),
     # --- Codex CLI -------------------------------------------------------------------------
-    "apply_patch": (Kind.EDIT, ("command", "input", "patch")),
+    "apply_patch": (Kind.EDIT, ("command", "input", "patch", "patchText")),  # opencode: patchText
     "shell": (Kind.EXEC, ("command", "cmd")),
     "exec_command": (Kind.EXEC, ("cmd", "command")),
     # --- Gemini CLI (read_file/write_file shared with the seed loop and Cline) --------------
@@ -91,14 +91,32 @@ REGISTRY: dict[str, ToolSpec] = {
     "skill": (Kind.META, ()),
     "fetch_copilot_cli_documentation": (Kind.META, ()),
     # ``write_bash`` (keystrokes into a running shell) is left unknown on purpose: refused unless policy says so
+    # --- opencode (1.18.33: the tools it offers a model, and those of other builds and settings) ---------------
+    # (``glob`` is Gemini's entry and ``bash``, ``edit``, ``grep``, ``task``, ``skill`` Copilot's above:
+    # the same kinds; ``edit`` reads opencode's ``filePath`` too)
+    "read": (Kind.READ, ("filePath",)),
+    "write": (Kind.WRITE, ("filePath",)),
+    "multiedit": (Kind.EDIT, ("filePath",)),
+    "list": (Kind.META, ()),
+    "todowrite": (Kind.META, ()),
+    "todoread": (Kind.META, ()),
+    "webfetch": (Kind.META, ()),
+    "websearch": (Kind.META, ()),
+    "codesearch": (Kind.META, ()),
+    "question": (Kind.META, ()),
+    "lsp": (Kind.META, ()),
+    "plan_enter": (Kind.META, ()),
+    "plan_exit": (Kind.META, ()),
+    "invalid": (Kind.META, ()),
     # --- Cursor hook events (mapped by its adapter) -------------------------------------------
     "Shell": (Kind.EXEC, ("command",)),
     "Delete": (Kind.DELETE, ("file_path", "path")),
 }
 
 # MCP tools of orchestrator itself are handshakes, not mutations (Claude Code and Codex name them
-# ``mcp__orchestrator__<tool>``, Gemini CLI ``mcp_orchestrator_<tool>``, Copilot CLI ``orchestrator-<tool>``)
-_META_MCP = re.compile(r"^(?:mcp__orchestrator__|mcp_orchestrator_|orchestrator-)"
+# ``mcp__orchestrator__<tool>``, Gemini CLI ``mcp_orchestrator_<tool>``, Copilot CLI ``orchestrator-<tool>``,
+# opencode ``orchestrator_<tool>``)
+_META_MCP = re.compile(r"^(?:mcp__orchestrator__|mcp_orchestrator_|orchestrator-|orchestrator_)"
                        r"(select_active_intent|list_intents|record_lesson)$")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M)
 

@@ -24,6 +24,7 @@ ADAPTERS: dict[str, str] = {
     "gemini": "orchestrator.adapters.gemini",
     "cursor": "orchestrator.adapters.cursor",
     "copilot": "orchestrator.adapters.copilot",
+    "opencode": "orchestrator.adapters.opencode",
 }
 
 #: exit code that blocks the call in every supported agent (Claude Code, Codex, Gemini CLI, Cursor, Copilot CLI)

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from orchestrator.adapters.managed import MARK, SERVER
+from orchestrator.adapters.managed import MARK, OPENCODE_PLUGIN, SERVER
 
 #: the committed launcher, relative to the project root
 LAUNCHER = ".orchestration/bin/orch-hook"
@@ -107,6 +107,21 @@ SPECS: dict[str, AgentSpec] = {
 }
 #: shapes whose events hold a flat list of hook entries (no matcher groups)
 _FLAT = ("cursor", "copilot")
+
+#: agents installed by a module of their own rather than as hook entries in a settings file (opencode runs no hook
+#: commands: it loads a plugin). Each module has ``install(root, python=, mcp=, scope=)``, ``uninstall(root)`` and
+#: ``notes(root)``; named, not imported, so that this module stays below them in the import graph.
+OWN_SETUP: dict[str, str] = {"opencode": "orchestrator.adapters.opencode_setup"}
+#: every agent ``orch install`` knows
+AGENTS: tuple[str, ...] = tuple(sorted([*SPECS, *OWN_SETUP]))
+
+
+def own_setup(agent: str) -> Any:
+    """The setup module of an agent installed by a module of its own (:data:`OWN_SETUP`), else None."""
+    import importlib
+
+    name = OWN_SETUP.get(agent)
+    return importlib.import_module(name) if name else None
 
 
 def package_parent() -> Path:
@@ -203,7 +218,7 @@ def mcp_server_entry(agent: str, *, python: str | None = None, scope: str = "loc
     so the entry holds no machine path; ``"local"``: this interpreter by absolute path.
     """
     env: dict[str, str] = {}
-    if agent in ("claude-code", "codex", "gemini", "copilot"):
+    if agent in ("claude-code", "codex", "gemini", "copilot", "opencode"):
         env["ORCH_MCP_HOOKED"] = "1"  # the PreToolUse hook records the selection per session (see adapters.mcp)
     if scope == "shared":
         script = f'exec "$(git rev-parse --show-toplevel 2>/dev/null || pwd)/{LAUNCHER}" mcp'
@@ -461,7 +476,9 @@ def uninstall(agent: str, root: str | os.PathLike[str]) -> list[Path]:
 
 
 def _launcher_in_use(root: Path) -> bool:
-    """Whether any agent's hook settings still name the launcher."""
+    """Whether any agent's hook settings (or orchestrator's opencode plugin) still name the launcher."""
+    if (root / OPENCODE_PLUGIN).exists():
+        return True
     for agent, spec in SPECS.items():
         for rel in dict.fromkeys(f for f in (spec.hooks_file, LOCAL_SETTINGS.get(agent)) if f):
             try:

@@ -11,5 +11,7 @@ from __future__ import annotations
 MARK = "# orch:managed"
 #: the name of orchestrator's MCP server in every agent's configuration
 SERVER = "orchestrator"
+#: orchestrator's opencode plugin (opencode runs no hook commands; it names the launcher, like hook commands do)
+OPENCODE_PLUGIN = ".opencode/plugin/orchestrator.js"
 
-__all__ = ["MARK", "SERVER"]
+__all__ = ["MARK", "OPENCODE_PLUGIN", "SERVER"]

@@ -31,9 +31,11 @@ CHECKS: list[str] = [
     "orchestrator.adapters.codex_setup:check_codex",
     "orchestrator.adapters.gemini_setup:check_gemini",
     "orchestrator.adapters.copilot_setup:check_copilot",
+    "orchestrator.adapters.opencode_setup:check_opencode",
     "orchestrator.githooks:check_hooks_path",
     "orchestrator.keys:check_signing",
     "orchestrator.commands.status:check_daemon",
+    "orchestrator.telemetry.checks:check_telemetry",
 ]
 
 

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import argparse
 
-from orchestrator.adapters.installer import LAUNCHER, REMEMBERED, SCOPES, SPECS, install, notes
+from orchestrator.adapters.installer import AGENTS, LAUNCHER, REMEMBERED, SCOPES, install, notes, own_setup
 from orchestrator.commands import add_workspace_arg, workspace_of
 from orchestrator.output import out
 
 EPILOG = f"""\
 scopes:
   shared (default)  for teams. The files you commit (.claude/settings.json,
-                    .mcp.json, .codex/, .gemini/, .cursor/, .github/hooks/
-                    and .github/mcp.json) name only the
+                    .mcp.json, .codex/, .gemini/, .cursor/, .github/hooks/,
+                    .github/mcp.json, .opencode/ and opencode.json) name
+                    only the
                     launcher {LAUNCHER}, written too:
                     commit it. On each machine it finds an interpreter with
                     orchestrator: $ORCH_PYTHON, the one this command used
@@ -35,7 +36,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.epilog = EPILOG
     add_workspace_arg(parser)
-    parser.add_argument("agent", choices=sorted(SPECS))
+    parser.add_argument("agent", choices=AGENTS)
     parser.add_argument("--scope", choices=SCOPES, default="shared",
                         help="shared: committed files name the portable launcher (default); local: machine paths "
                              "in .claude/settings.local.json")
@@ -50,8 +51,18 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     ws = workspace_of(args)
-    written = install(args.agent, ws.root, python=args.python, fast=not args.no_daemon, mcp=not args.no_mcp,
-                      scope=args.scope)
+    setup = own_setup(args.agent)
+    if setup is not None:
+        if args.no_daemon:
+            from orchestrator.errors import UsageError
+
+            raise UsageError(f"--no-daemon does not apply to {args.agent}: its plugin asks the daemon first",
+                             hint=f"set ORCH_NO_DAEMON=1 in {args.agent}'s environment instead: no daemon is started "
+                                  "and every call is evaluated by the launcher")
+        written = setup.install(ws.root, python=args.python, mcp=not args.no_mcp, scope=args.scope)
+    else:
+        written = install(args.agent, ws.root, python=args.python, fast=not args.no_daemon, mcp=not args.no_mcp,
+                          scope=args.scope)
     for path in written:
         out(f"wrote {path.relative_to(ws.root)}")
     if not written:
@@ -68,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
         out(f"commit {LAUNCHER} with the settings; run `orch doctor` to check that the hooks run")
     else:
         out("run `orch doctor` to check that the hooks run")
-    for line in notes(args.agent, ws.root) if not (args.trust and args.agent == "codex") else ():
+    said = setup.notes(ws.root) if setup is not None else notes(args.agent, ws.root)
+    for line in said if not (args.trust and args.agent == "codex") else ():
         out(line)
     return 0

@@ -46,6 +46,16 @@ def daemon_state(root: str) -> dict[str, Any]:
             "current": data.get("package") == daemon.package_dir() and data.get("code") == daemon.code_digest()}
 
 
+def telemetry_state(root: str) -> dict[str, Any]:
+    """The telemetry spool of workspace ``root``: on or off, bytes waiting, events the bound dropped."""
+    from pathlib import Path
+
+    from orchestrator.telemetry.checks import summary
+
+    s = summary(Workspace(Path(root)))
+    return {"enabled": s["enabled"], "pending_bytes": s["pending_bytes"], "dropped": s["dropped"]}
+
+
 def collect(ws: Workspace, *, now: float, include_idle: bool = False) -> dict[str, Any]:
     """Everything ``orch status`` shows, as plain data."""
     from orchestrator.approvals import ApprovalRequest, Broker
@@ -60,7 +70,7 @@ def collect(ws: Workspace, *, now: float, include_idle: bool = False) -> dict[st
     trees = []
     for path, wt in governed(ws.root):
         trees.append({"path": path, "branch": wt.branch if wt else None, "main": wt.main if wt else None,
-                      "daemon": daemon_state(path)})
+                      "daemon": daemon_state(path), "telemetry": telemetry_state(path)})
     rows = []
     for path, wt, sid, state in sessions(ws.root):
         seen = state.get("last_seen")
@@ -119,6 +129,10 @@ def run(args: argparse.Namespace) -> int:
         else:
             state = (f"daemon pid {d['pid']}, orch {d['version']}, up {_ago(d['uptime'])}, "
                      + ("installed code" if d["current"] else "NOT the installed code (`orch serve --stop`)"))
+        t = tree["telemetry"]
+        if t["enabled"] or t["dropped"]:
+            state += (f"; telemetry {'on' if t['enabled'] else 'off'}, {t['pending_bytes']} byte(s) waiting, "
+                      f"{t['dropped']} event(s) dropped")
         out(f"  {_name(tree['path'], tree['branch'])}  {tree['path']}  {state}")
     sessions = data["sessions"]
     out(f"sessions ({len(sessions)}{'' if args.all else ' active in the last hour'}):")

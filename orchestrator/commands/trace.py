@@ -12,8 +12,8 @@ line); expected errors are :class:`~orchestrator.errors.OrchestratorError` subcl
     orch trace anchor [--reset] [--json]                          this machine's local anchor of the ledger
     orch trace repair                                             quarantine a torn last line
     orch trace blame FILE[:LINE] [--json]
-    orch trace export --format agent-trace [--pure] [-o FILE] [filters]
-    orch trace stats [--json] [filters]
+    orch trace export [--format agent-trace | --otlp] [--pure] [-o FILE] [filters]   --otlp: docs/telemetry.md
+    orch trace stats [--json] [filters]    per intent/tool/agent; activity (default --since 7d), hot spots, approvals
     orch trace audit [--json]                                     exit 1 if ungoverned changes exist
     orch trace index [--rebuild] [--json]                         bring the SQLite index up to date
     (every verb: --no-index scans the ledger instead of using the index; the answers are the same)
@@ -31,7 +31,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from .. import ledger
+from .. import ledger, telemetry
 from ..errors import OrchestratorError, UsageError
 from ..ledger import query
 from ..output import err, out
@@ -66,53 +66,16 @@ def _fmt_ranges(rngs: list) -> str:
 
 # ------------------------------------------------------------------------------------------------------ index
 
-def _open_index(args: argparse.Namespace, path: Path) -> Any:
-    """The ledger's index (fresh, sealed) or None: scan instead (``--no-index``, small ledger, no key...)."""
-    if getattr(args, "no_index", False):
-        return None
-    import sqlite3
-
-    from ..ledger.index import LedgerIndex
-    try:
-        return LedgerIndex.open(path)
-    except (OSError, sqlite3.Error):
-        return None
-
-
 def _indexed(args: argparse.Namespace, path: Path, use: Callable[[Any], Any]) -> Any:
     """``use(index)`` when the index can answer, else None (the caller scans; an answer never depends on it)."""
-    idx = _open_index(args, path)
-    if idx is None:
-        return None
-    import sqlite3
-
-    from ..ledger.lookup import IndexMismatch, Unsupported
-    with idx:
-        try:
-            return use(idx)
-        except (IndexMismatch, Unsupported, sqlite3.Error):
-            return None
+    from ..ledger import lookup
+    return lookup.served(path, use, enabled=not args.no_index)
 
 
 def _matches(args: argparse.Namespace, path: Path, filters: query.Filters, root: Path, pre: list[bytes],
              pred: Callable[[dict], bool]) -> Iterator[tuple[int, dict]]:
-    """Every match in ledger order: from the index when it can serve, else the scan."""
-    idx = _open_index(args, path)
-    if idx is not None:
-        import sqlite3
-
-        from ..ledger import lookup
-        with idx:
-            emitted = 0
-            try:
-                for item in lookup.iter_all(idx, filters, root, pre, pred):
-                    emitted += 1
-                    yield item
-                return
-            except (lookup.IndexMismatch, lookup.Unsupported, sqlite3.Error):
-                if emitted:
-                    raise OrchestratorError("the ledger changed while it was read; run the command again") from None
-    yield from query.iter_matching(path, pre, pred)
+    from ..ledger import lookup
+    return lookup.matches(path, filters, root, pre, pred, enabled=not args.no_index)
 
 
 def _filters(args: argparse.Namespace, root: Path) -> tuple[query.Filters, list[bytes], Callable[[dict], bool]]:
@@ -376,9 +339,9 @@ def cmd_blame(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     root, path = _ledger_path(args)
-    if args.format != "agent-trace":
-        raise UsageError(f"export: unknown format {args.format!r} (supported: agent-trace)")
     filters, pre, pred = _filters(args, root)
+    if args.format == "otlp":  # the OTLP backfill: each record's id is its event's id (docs/telemetry.md)
+        return telemetry.backfill_command(root, (r for _, r in _matches(args, path, filters, root, pre, pred)))
     fh = open(args.output, "w", encoding="utf-8") if args.output else None
     emit: Callable[[str], Any] = out if fh is None else (lambda text: fh.write(text + "\n"))
     n = 0
@@ -401,8 +364,14 @@ def cmd_stats(args: argparse.Namespace) -> int:
     st = _indexed(args, path, lambda idx: lookup.stats(idx, filters, root, pre, pred))
     if st is None:
         st = query.stats(path, pre, pred)
+    from datetime import datetime
+
+    from ..activity import collect, render
+    now = datetime.fromisoformat(args.now.replace("Z", "+00:00")) if getattr(args, "now", None) else None
+    act = collect(workspace_of(args), since=getattr(args, "since", None) or "7d", filters=filters, now=now,
+                  use_index=not args.no_index)
     if args.json:
-        _json(st)
+        _json(dict(st, activity=act.to_dict()))
         return 0
     from rich.console import Console
     from rich.table import Table
@@ -416,6 +385,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
     c.print(t)
     c.print("by tool: " + ", ".join(f"{k}={v}" for k, v in sorted(st["per_tool"].items())))
     c.print("by agent: " + ", ".join(f"{k}={v}" for k, v in sorted(st["per_agent"].items())))
+    for line in render(act):
+        out(line)
     return 0
 
 
@@ -532,12 +503,14 @@ def register(parser: Any) -> argparse.ArgumentParser:
     bp.add_argument("target", metavar="FILE[:LINE]")
     bp.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     ep = v.add_parser("export", help="export records as Agent Trace JSONL")
-    ep.add_argument("--format", default="agent-trace", choices=["agent-trace"])
+    ep.add_argument("--format", default="agent-trace", choices=["agent-trace", "otlp"])
+    ep.add_argument("--otlp", dest="format", action="store_const", const="otlp", help="send to the OTLP endpoint")
     ep.add_argument("--pure", action="store_true", help="drop orchestrator metadata (spec fields only)")
     ep.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     _add_filters(ep, sub=True)
-    stp = v.add_parser("stats", help="counts per intent and class")
+    stp = v.add_parser("stats", help="counts per intent and class; activity over time, refusal hot spots, approvals")
     _add_filters(stp, sub=True)
+    stp.add_argument("--now", default=argparse.SUPPRESS, help=argparse.SUPPRESS)  # reproducible output (tests)
     stp.add_argument("--json", action="store_true", default=argparse.SUPPRESS)
     ip = v.add_parser("index", help="bring the ledger index up to date (or --rebuild it) and say how big it is")
     ip.add_argument("--rebuild", action="store_true", help="build it again from scratch")

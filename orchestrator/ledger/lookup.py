@@ -13,16 +13,18 @@ import fnmatch
 import heapq
 import json
 import re
+import sqlite3
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from ..errors import UsageError
+from ..errors import OrchestratorError, UsageError
 from . import query
 from .blame import close_names, record_events, renames_of
 from .index import IndexMismatch, LedgerIndex, _utf8_ok
 from .read import loads_record
 
-__all__ = ["Unsupported", "select", "iter_all", "find_records", "stats", "file_events", "IndexMismatch"]
+__all__ = ["Unsupported", "select", "iter_all", "find_records", "stats", "file_events", "IndexMismatch", "open_index",
+           "served", "matches"]
 
 Pred = Callable[[dict], bool]
 _ROW = "line, off, len, sha"
@@ -30,6 +32,47 @@ _ROW = "line, off, len, sha"
 
 class Unsupported(Exception):
     """The index cannot answer this exactly: the caller scans."""
+
+
+def open_index(path: Path, *, enabled: bool = True) -> LedgerIndex | None:
+    """The ledger's index (fresh, sealed) or None: scan instead (disabled, small ledger, no key, no run dir)."""
+    if not enabled:
+        return None
+    try:
+        return LedgerIndex.open(path)
+    except (OSError, sqlite3.Error):
+        return None
+
+
+def served(path: Path, use: Callable[[LedgerIndex], Any], *, enabled: bool = True) -> Any:
+    """``use(index)`` when the index can answer, else None: the caller scans (an answer never depends on it)."""
+    idx = open_index(path, enabled=enabled)
+    if idx is None:
+        return None
+    with idx:
+        try:
+            return use(idx)
+        except (IndexMismatch, Unsupported, sqlite3.Error):
+            return None
+
+
+def matches(path: Path, filters: query.Filters, root: Path, pre: list[bytes], pred: Pred, *,
+            enabled: bool = True) -> Iterator[tuple[int, dict]]:
+    """Every match in ledger order: from the index when it can serve, else the scan. A disagreement found after
+    the first match was yielded is an error (never two answers mixed in one output)."""
+    idx = open_index(path, enabled=enabled)
+    if idx is not None:
+        with idx:
+            emitted = 0
+            try:
+                for item in iter_all(idx, filters, root, pre, pred):
+                    emitted += 1
+                    yield item
+                return
+            except (IndexMismatch, Unsupported, sqlite3.Error):
+                if emitted:
+                    raise OrchestratorError("the ledger changed while it was read; run the command again") from None
+    yield from query.iter_matching(path, pre, pred)
 
 
 def _succ(prefix: str) -> str | None:

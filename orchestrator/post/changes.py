@@ -219,23 +219,24 @@ def _lsig(root: str, rel: str) -> str | None:
         return None
 
 
-def snapshot(gov: Any, roots: list[str]) -> dict[str, Any]:
+def snapshot(gov: Any, roots: list[str], *, git_extras: bool = True) -> dict[str, Any]:
     """The stat snapshot of ``roots`` (JSON-able; stored with the call's pre-images).
 
     The whole tree of a git repository is snapshotted with git's help (``mode: git``): the index already is a
     stat snapshot of every clean tracked file, so only the files ``git status`` reports as dirty or untracked
-    (plus ``.git/config`` and hooks) are recorded; ignored files are then not seen (docs/performance.md).
+    (plus ``.git/config`` and hooks, unless ``git_extras`` is false: a sandboxed command cannot leave them changed)
+    are recorded; ignored files are then not seen (docs/performance.md).
     """
     root = str(gov.workspace.root)
     now = _fs_now(gov)
     skips = _skips(gov)
     dirty = _git_dirty(root, skips) if roots == [""] and os.path.isdir(os.path.join(root, ".git")) else None
     if dirty is not None:
-        files, truncated = _walk(root, [], skips, True)
+        files, truncated = _walk(root, [], skips, git_extras)
         for p in dirty:
             files[p] = _lsig(root, p) or "-"  # "-": a tracked file already deleted before the command
     else:
-        files, truncated = _walk(root, roots, skips, roots == [""])
+        files, truncated = _walk(root, roots, skips, roots == [""] and git_extras)
     racy: dict[str, str] = {}
     for rel, sig in files.items():
         if sig == "-":
@@ -250,6 +251,8 @@ def snapshot(gov: Any, roots: list[str]) -> dict[str, Any]:
     snap: dict[str, Any] = {"roots": roots, "files": files, "racy": racy}
     if dirty is not None:
         snap["mode"] = "git"
+    if not git_extras:
+        snap["git_extras"] = False
     if truncated:
         snap["truncated"] = True
     return snap
@@ -261,9 +264,10 @@ def changed(gov: Any, snap: dict[str, Any]) -> tuple[list[str], list[str], bool]
     roots = list(snap.get("roots") or [])
     before: dict[str, str] = snap.get("files") or {}
     racy: dict[str, str] = snap.get("racy") or {}
+    extras = snap.get("git_extras", True)
     if snap.get("mode") == "git":
-        return _changed_git(gov, root, before, racy)
-    after, truncated = _walk(root, roots, _skips(gov), roots == [""])
+        return _changed_git(gov, root, before, racy, extras)
+    after, truncated = _walk(root, roots, _skips(gov), roots == [""] and extras)
     modified = []
     for rel, sig in after.items():
         old = before.get(rel)
@@ -275,12 +279,12 @@ def changed(gov: Any, snap: dict[str, Any]) -> tuple[list[str], list[str], bool]
     return sorted(modified), sorted(deleted), truncated or bool(snap.get("truncated"))
 
 
-def _changed_git(gov: Any, root: str, before: dict[str, str], racy: dict[str, str]
+def _changed_git(gov: Any, root: str, before: dict[str, str], racy: dict[str, str], extras: bool = True
                  ) -> tuple[list[str], list[str], bool]:
     """:func:`changed` for a ``mode: git`` snapshot: what is dirty now or was dirty then, compared."""
     skips = _skips(gov)
     dirty = _git_dirty(root, skips)
-    direct, _t = _walk(root, [], skips, True)
+    direct, _t = _walk(root, [], skips, extras)
     if dirty is None:  # git failed now: only the directly watched files can be compared
         dirty = set()
         truncated = True

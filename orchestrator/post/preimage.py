@@ -199,7 +199,10 @@ def capture(gov: Any, call: Any, lstats: dict[str, Any] | None = None, *, intent
     else:
         from . import changes
 
-        snap["scan"] = changes.snapshot(gov, changes.scan_roots(gov, call, intent, policy))
+        # a sandboxed command cannot leave .git/config or hooks changed (read-only, or restored by the launcher's
+        # git-dir mode): the whole-tree scan skips them, so a restored file is not recorded as the command's change
+        snap["scan"] = changes.snapshot(gov, changes.scan_roots(gov, call, intent, policy),
+                                        git_extras=not getattr(call, "sandboxed", False))
     _MEM[key] = snap
     if len(_MEM) > 1024:  # a call whose post never comes (denied downstream, crashed tool) must not leak
         # the oldest quarter at once: popping one per call from the front of a dict walks the slots its

@@ -91,6 +91,7 @@ class MainScreen(Screen[None]):
         Binding("1", "tab('ledger')", "Ledger", show=False),
         Binding("2", "tab('intents')", "Intents", show=False),
         Binding("3", "tab('sessions')", "Sessions", show=False),
+        Binding("v", "activity", "Activity"),
         Binding("ctrl+r", "reload", "Reload", show=False),
         Binding("pagedown", "scroll_detail(1)", "Scroll", show=False, priority=True),
         Binding("pageup", "scroll_detail(-1)", "Scroll", show=False, priority=True),
@@ -147,6 +148,12 @@ class MainScreen(Screen[None]):
 
     def action_reload(self) -> None:
         self.app.reload()  # type: ignore[attr-defined]
+
+    def action_activity(self) -> None:
+        from orchestrator.tui.activity import ActivityScreen
+
+        app = self.app
+        self.app.push_screen(ActivityScreen(app.workspace, clock=app.clock))  # type: ignore[attr-defined]
 
     @on(OptionList.OptionHighlighted, "#queue")
     def _highlighted(self, event: OptionList.OptionHighlighted) -> None:

@@ -4,6 +4,7 @@ on a ledger written by the real post-hook in a real git repository; a ledger cha
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -12,9 +13,11 @@ from orchestrator.ledger import index
 from tests.commands.test_trace import WS, run
 from tests.commands.test_trace import ws as ws  # noqa: F401 — the fixture
 
+#: one clock for both runs of `stats` (its activity columns end with the current hour)
+NOW = datetime.now(timezone.utc).isoformat()
 VERBS = [["--intent", "INT-A"], ["--intent", "INT-A", "--jsonl"], ["--json"], ["--limit", "2"],
          ["--file", "src", "--json"], ["--file", "src/*.py", "--jsonl"], ["--session", "s", "--json"],
-         ["--tool", "write", "--jsonl"], ["--class", "refactor", "--json"], ["stats", "--json"], ["stats"],
+         ["--tool", "write", "--jsonl"], ["--class", "refactor", "--json"], ["stats", "--json", "--now", NOW], ["stats", "--now", NOW],
          ["show", "L2", "--json"], ["show", "L9"], ["blame", "src/a.py"], ["blame", "src/a.py:2", "--json"],
          ["export", "--format", "agent-trace", "--intent", "INT-B"]]
 
@@ -52,6 +55,19 @@ def test_every_verb_prints_what_the_scan_prints(ws: WS, capsys: pytest.CaptureFi
     rc, out, _ = run(capsys, "index", "--json")
     info = json.loads(out)
     assert rc == 0 and info["lines"] == 5 and info["rebuilt"] is False and info["odd"] == 0
+
+
+def test_stats_prints_the_activity_summary(ws: WS, capsys: pytest.CaptureFixture[str]) -> None:
+    edits(ws)
+    rc, out, _ = run(capsys, "stats", "--json", "--since", "2h")
+    act = json.loads(out)["activity"]
+    assert rc == 0 and act["bucket_hours"] == 1 and len(act["buckets"]) == 3
+    assert {k: sum(v) for k, v in act["records"]["per_intent"].items()} == {"INT-A": 2, "INT-B": 2}
+    assert act["approvals_waiting"] == [] and act["decisions"]["source"].startswith(("refusal", "telemetry"))
+    rc, out, _ = run(capsys, "stats", "--since", "2h")
+    assert "Records per intent" in out and "Records per agent" in out and "Approvals waiting: none" in out
+    row = next(line for line in out.splitlines() if line.strip().startswith("INT-A") and "█" in line)
+    assert row.split()[-1] == "2"
 
 
 def test_a_line_changed_behind_the_index_falls_back_to_the_scan(ws: WS, capsys: pytest.CaptureFixture[str]) -> None:

@@ -2,7 +2,7 @@
 fake APIs.
 
 The CLIs are pinned in ``tests/e2e/package.json`` (+ lock). If ``node_modules/.bin/<cli>`` is missing, the
-``claude_bin`` / ``codex_bin`` / ``gemini_bin`` / ``copilot_bin`` fixtures run ``npm ci`` here once, so a plain ``pytest`` on a
+``claude_bin`` / ``codex_bin`` / ``gemini_bin`` / ``copilot_bin`` / ``opencode_bin`` fixtures run ``npm ci`` here once, so a plain ``pytest`` on a
 fresh machine runs these tests. Without npm the tests are skipped locally, but fail when ``CI=true`` (CI must never silently skip the end-to-end proof).
 """
 from __future__ import annotations
@@ -26,6 +26,7 @@ CLAUDE_VERSION = _PINNED["@anthropic-ai/claude-code"]
 CODEX_VERSION = _PINNED["@openai/codex"]
 GEMINI_VERSION = _PINNED["@google/gemini-cli"]
 COPILOT_VERSION = _PINNED["@github/copilot"]
+OPENCODE_VERSION = _PINNED["opencode-ai"]
 
 
 def _unavailable(reason: str, what: str = "Claude Code CLI") -> None:
@@ -98,6 +99,12 @@ def _checked(binary: Path, version: str, what: str) -> Path:
 def run_claude(claude_bin: Path, tmp_path: Path):
     """A print-mode runner with its own throw-away HOME (see :func:`make_runner`)."""
     return make_runner(claude_bin, tmp_path / "home")
+
+
+@pytest.fixture(scope="session")
+def opencode_bin() -> Path:
+    """Path to the pinned ``opencode`` binary (npm ``opencode-ai``; the native binary ships in its platform package)."""
+    return _checked(_pinned_bin("opencode", "opencode"), OPENCODE_VERSION, "opencode")
 
 
 @pytest.fixture

@@ -280,3 +280,22 @@ def test_git_mode_imports_stay_tiny() -> None:
               "('typing', 'orchestrator', 'subprocess', 'shutil', 'signal', 'enum', 're', 'tempfile')))")
     out = subprocess.run([sys.executable, "-I", "-S", "-c", script], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_restored_git_file_is_not_recorded_as_the_commands_change(sws: Path) -> None:
+    """Scope ``**`` (a whole-tree scan): the plant is restored by the launcher, so the post-hook must not attribute
+    a change of ``.git/config`` or a hook to the command."""
+    from orchestrator.pipeline import Governor
+    from orchestrator.tools import to_call
+
+    gov = Governor(sws, approval_channel="deny")
+    gov.select_intent("INT-ALL", "s")
+    cmd = "bash -c \"$(printf 'git config core.pager x; echo evil > .git/hooks/pre-commit; echo y > src/y.txt')\""
+    call = to_call("Bash", {"command": cmd}, session_id="s", agent="claude-code", cwd=str(sws))
+    verdict = gov.pre(call, sandbox=True)
+    assert verdict.allowed and verdict.sandbox["git"] == [str(sws / ".git")]
+    proc = subprocess.run(["/bin/bash", "-c", verdict.command], cwd=sws, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1 and ".git/config was changed: restored" in proc.stderr
+    record = gov.post(call)
+    paths = [f["path"] for f in (record or {}).get("files", [])]
+    assert paths == ["src/y.txt"]
