@@ -139,15 +139,11 @@ def _hour_rows_indexed(path: Path, root: Path, filters: query.Filters, pre: list
 def decision_events(ws: Workspace, since_epoch: float) -> tuple[str, list[dict[str, Any]]]:
     """``(source, decisions)`` since ``since_epoch``: each ``{"ts": epoch, "decision", "type", "hook", "agent",
     "intent", "session", "tool", "paths"}``. The telemetry spool when it holds decisions, else the refusal log."""
-    import importlib
-    try:  # the telemetry package (issue 23 item 1) is optional here: without it, the refusal log
-        spool: Any = importlib.import_module("orchestrator.telemetry.spool")
-    except ImportError:
-        spool = None
-    if spool is not None:
-        spooled = list(spool.read_events(ws.run_dir, since=since_epoch, kinds=("decision",)))
-        if spooled:
-            return "telemetry spool (every decision)", spooled
+    from .telemetry.spool import read_events  # stdlib only; holds events when telemetry is on
+
+    spooled = list(read_events(ws.run_dir, since=since_epoch, kinds=("decision",)))
+    if spooled:
+        return "telemetry spool (every decision)", spooled
     from . import refusals
     out = []
     for e in refusals.read(ws.run_dir):

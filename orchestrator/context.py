@@ -54,15 +54,16 @@ class Context:
 
     def sandbox_plan(self) -> Any:
         """The :class:`orchestrator.sandbox.Plan` of this call, or None when it is not sandboxed at all: the host
-        did not ask, it is not a shell command, or the analyzer vouches for it. Computed once (after the
-        gatekeeper: it needs the selected intent)."""
+        did not ask, it is not a shell command, or it is the exemption (:func:`orchestrator.sandbox.exempt`: a bare
+        ``cd``). Computed once (after the gatekeeper: the selected intent, if
+        any, decides between the scope plan and the read plan)."""
         if self._plan is None:
             call = self.call
-            if not self.sandbox_requested or call.kind is not Kind.EXEC or self.intent is None:
+            if not self.sandbox_requested or call.kind is not Kind.EXEC:
                 return None
             from orchestrator import sandbox
 
-            if not sandbox.needs_sandbox(call.shell):
+            if sandbox.exempt(call.shell, call.command or "") is not None:
                 return None
             self._plan = sandbox.plan(self)
         return self._plan

@@ -29,4 +29,29 @@ def git(cwd: str | os.PathLike[str], *args: str, stdin: bytes | None = None, con
     return subprocess.run([*cmd, *args], cwd=cwd, input=stdin, capture_output=True, env=env, timeout=timeout)
 
 
-__all__ = ["git"]
+def cat_blobs(cwd: str | os.PathLike[str], names: Sequence[str]) -> dict[str, bytes | None]:
+    """The contents of the blobs ``names`` (``<sha>`` or ``<rev>:<path>``) through one ``git cat-file --batch``;
+    None for a name that is missing or not a blob. Raises :class:`FileNotFoundError` when git is not on PATH."""
+    if not names:
+        return {}
+    req = "".join(f"{n}\n" for n in names).encode("utf-8", "surrogateescape")
+    out = git(cwd, "cat-file", "--batch", stdin=req).stdout
+    got: dict[str, bytes | None] = {}
+    pos = 0
+    for name in names:
+        nl = out.find(b"\n", pos)
+        if nl < 0:
+            break
+        header = out[pos:nl]
+        pos = nl + 1
+        fields = header.split()
+        if header.endswith((b" missing", b" ambiguous")) or len(fields) != 3:
+            got[name] = None  # the name is echoed back (it may hold spaces): no content follows
+            continue
+        size = int(fields[2])
+        got[name] = out[pos:pos + size] if fields[1] == b"blob" else None
+        pos += size + 1
+    return got
+
+
+__all__ = ["git", "cat_blobs"]

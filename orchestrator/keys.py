@@ -133,7 +133,7 @@ def add_trusted(orch_dir: str | os.PathLike[str], line: str) -> tuple[str, bool]
 # ------------------------------------------------------------------------------------------------ private key
 
 _lock = threading.Lock()
-_cache: dict[tuple[str, int, int, int], Any] = {}
+_cache: dict[tuple[str, int, int, int, int], Any] = {}
 
 
 def _default_comment() -> str:
@@ -185,12 +185,12 @@ def load_private(create: bool = True) -> Ed25519PrivateKey:
             if not path.exists():
                 _create(path)
         st = os.stat(path)
-    skey = (str(path), st.st_ino, st.st_mtime_ns, st.st_size)
+    if st.st_mode & 0o077:  # checked on every use: a chmod does not change the cache key
+        raise KeyFileError(f"{path} is readable by others (mode {st.st_mode & 0o777:o}): chmod 600 it")
+    skey = (str(path), st.st_ino, st.st_mtime_ns, st.st_ctime_ns, st.st_size)
     key = _cache.get(skey)
     if key is not None:
         return key
-    if st.st_mode & 0o077:
-        raise KeyFileError(f"{path} is readable by others (mode {st.st_mode & 0o777:o}): chmod 600 it")
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 

@@ -171,6 +171,12 @@ class Governor:
             if verdict is not None:
                 return verdict
             hook_name = "prepare"
+            if sandbox and call.kind is Kind.EXEC:
+                hook_name = "sandbox"
+                early = _unwrappable(call) or (None if self.is_mutating(call, pol) else self._wrap_read_only(call, pol))
+                if early is not None:
+                    return early
+                hook_name = "prepare"
             if not self.is_mutating(call, pol):
                 return Verdict.allow()
             if not usable(call.session_id):
@@ -202,22 +208,10 @@ class Governor:
                         from orchestrator.post import preimage
 
                         preimage.capture(self, call, lstats, intent=ctx.intent, policy=pol)
+                        return _asked_in_sandbox(ctx, verdict)
                     return verdict
             hook_name = "trace"
-            # the pre-image half of the trace only: the record half (and the classifier) loads in the post-hook
-            from orchestrator.post import preimage
-
-            plan = ctx.sandbox_plan()
-            # before the capture: a sandboxed command's change scan is bounded by what the kernel lets it write
-            call.sandboxed = plan is not None and plan.enabled
-            preimage.capture(self, call, lstats, intent=ctx.intent, policy=pol)
-            if plan is None:
-                return Verdict.allow()
-            hook_name = "sandbox"
-            if not plan.enabled:
-                return Verdict("allow", sandbox=plan.to_dict())
-            plan.prepare()
-            return Verdict("allow", sandbox={**plan.to_dict(), "command": plan.wrap(call.command or "")})
+            return self._allowed(ctx, lstats)
         except ConfigError as exc:
             hint = "; ".join(h for h in (exc.hint, "governance files are fixed by a person (agents cannot "
                                                    "edit them)") if h)
@@ -230,6 +224,37 @@ class Governor:
                 hint="this is a bug or a broken setup, not your fault; the call was refused to stay safe. "
                      "Retry once; if it persists, report it to a person",
             )
+
+    def _allowed(self, ctx: Context, lstats: dict[str, Any] | None) -> Verdict:
+        """Every hook passed: capture the pre-images (and a shell command's stat snapshot) and answer, with the
+        wrapped command when the host runs the kernel sandbox."""
+        # the pre-image half of the trace only: the record half (and the classifier) loads in the post-hook
+        from orchestrator.post import preimage
+
+        call = ctx.call
+        plan = ctx.sandbox_plan()
+        # before the capture: a sandboxed command's change scan is bounded by what the kernel lets it write
+        call.sandboxed = plan is not None and plan.enabled
+        preimage.capture(self, call, lstats, intent=ctx.intent if plan is None or plan.scope else None,
+                         policy=ctx.policy)
+        if plan is None:
+            return Verdict.allow()
+        if not plan.enabled:
+            return Verdict("allow", sandbox=plan.to_dict())
+        plan.prepare()
+        return Verdict("allow", sandbox={**plan.to_dict(), "command": plan.wrap(call.command or "")})
+
+    def _wrap_read_only(self, call: ToolCall, pol: Policy) -> Verdict:
+        """A shell command the analyzer calls read-only, on a host that runs wrapped commands: it still runs in the
+        kernel sandbox (the analyzer's reading never removes the kernel), with the read plan — no workspace write,
+        secrets unreadable — so nothing needs to be scanned after it. Without a sandbox it runs as before."""
+        from orchestrator import sandbox as _sandbox
+
+        if _sandbox.exempt(call.shell, call.command or "") is not None or _sandbox.unavailable_reason(pol) is not None:
+            return Verdict.allow()
+        plan = _sandbox.plan_for(self.root, pol, call.session_id, self.workspace.run_dir)
+        call.sandboxed = True
+        return Verdict("allow", sandbox={**plan.to_dict(), "command": plan.wrap(call.command or "")})
 
     # ------------------------------------------------------------------ post
     def post(self, call: ToolCall, result: ToolResult | None = None) -> dict[str, Any] | None:
@@ -385,6 +410,29 @@ class Governor:
 
 #: the session id of `orch doctor`'s hook probes: refused by design, never logged as a refusal
 PROBE_SESSION = "orch-doctor-probe"
+def _asked_in_sandbox(ctx: Context, verdict: Verdict) -> Verdict:
+    """An ``ask`` for a shell command the host runs wrapped carries the wrapped command too: a person's yes in the
+    agent's own prompt (Claude Code: ``ask`` + ``updatedInput``) adds a person, it never removes the kernel."""
+    plan = ctx.sandbox_plan()
+    if plan is None or not plan.enabled:
+        return verdict
+    plan.prepare()
+    return Verdict(verdict.decision, verdict.error,
+                   sandbox={**plan.to_dict(), "command": plan.wrap(ctx.call.command or "")})
+
+
+def _unwrappable(call: ToolCall) -> Verdict | None:
+    """A structured refusal for a shell command the launcher cannot carry (NUL bytes, too long): never run bare."""
+    from orchestrator import sandbox as _sandbox
+
+    why = _sandbox.unwrappable(call.command)
+    if why is None:
+        return None
+    return Verdict.deny("command-unwrappable", "sandbox", f"this command cannot run in the sandbox: {why}",
+                        hint="split it into shorter commands, or write the script to a file in the intent's scope "
+                             "and run that file")
+
+
 def _tool_result(result: Any) -> ToolResult | None:
     """``result`` as a :class:`ToolResult`; the deprecated ``dict`` form read for its failure flags only."""
     if result is None or isinstance(result, ToolResult):

@@ -129,6 +129,12 @@ class ApprovalPolicy(BaseModel):
         return v
 
 
+def _secret_env() -> list[str]:
+    from orchestrator.sandbox.landlock import SECRET_ENV
+
+    return list(SECRET_ENV)
+
+
 class SandboxPolicy(BaseModel):
     """The kernel sandbox for shell commands the analyzer cannot vouch for (orchestrator.sandbox)."""
 
@@ -139,6 +145,11 @@ class SandboxPolicy(BaseModel):
     # written besides the intent's scope: "{tmp}" (a private TMPDIR), absolute paths, workspace-relative caches
     writable: list[str] = Field(default_factory=lambda: ["{tmp}", "/tmp", "/dev/shm", ".pytest_cache",
                                                          "node_modules/.cache"])
+    # environment variables a sandboxed command does not inherit (names; `*` matches anything; case-insensitive):
+    # API keys, tokens, passwords, cloud credentials. Replaces the built-in list (orchestrator.sandbox.landlock.SECRET_ENV)
+    env_scrub: list[str] = Field(default_factory=_secret_env)
+    # names kept whatever env_scrub says (what a build truly needs, e.g. NPM_TOKEN for a private registry)
+    env_keep: list[str] = Field(default_factory=list)
     # TCP (Landlock ABI >= 4): "allow", "deny", or the ports a command may connect to (orchestrator/sandbox/network.py
     # says why these: package registries and git remotes, and no unprivileged local listener)
     network: Literal["allow", "deny"] | list[int] = Field(default_factory=lambda: [22, 53, 80, 443])

@@ -261,7 +261,7 @@ _SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", 
                         ".pytest_cache", ".orchestration", "site-packages"})
 
 
-def find_secret_files(root: str, m: SecretMatcher, *, limit: int = 20000) -> list[str]:
+def find_secret_files(root: str, m: SecretMatcher, *, limit: int = 300_000) -> list[str]:
     """Absolute paths of existing files under ``root`` and in the home's credential directories that ``m``
     matches (at most ``limit`` entries looked at per tree)."""
     found: list[str] = []
@@ -272,17 +272,10 @@ def find_secret_files(root: str, m: SecretMatcher, *, limit: int = 20000) -> lis
 
     trees.append(os.path.abspath(key_dir()))  # the ledger signing key (orchestrator/keys.py)
     singles = [os.path.join(home, f) for f in (".netrc", ".git-credentials", ".pypirc", ".npmrc")]
+    from .secret_scan import tree_secrets  # a name prefilter and a directory memo: cheap for every shell command
+
     for tree in trees:
-        seen = 0
-        for dirpath, dirnames, filenames in os.walk(tree):
-            dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS]
-            for f in filenames:
-                seen += 1
-                p = os.path.join(dirpath, f)
-                if m.match(p, root) is not None:
-                    found.append(p)
-            if seen > limit:
-                break
+        found.extend(tree_secrets(tree, m, root, _SKIP_DIRS, limit))
     found.extend(p for p in singles if os.path.isfile(p) and m.match(p, root) is not None)
     return sorted(dict.fromkeys(found))
 

@@ -76,7 +76,7 @@ def test_decisions_come_from_the_refusal_log_until_telemetry_spools_them(ws: Wor
 
 
 def test_telemetry_spool_decisions_include_allows(ws: Workspace) -> None:
-    spool = pytest.importorskip("orchestrator.telemetry.spool")
+    from orchestrator.telemetry import spool
     events = [{"v": 1, "id": f"e{i}", "ts": NOW.timestamp() - i * 60, "event": "decision",
                "decision": "allow" if i % 3 else "deny", "hook": None if i % 3 else "scope", "agent": "claude-code",
                "intent": "INT-1", "tool": "Edit", "paths": ["src/a.py"]} for i in range(9)]

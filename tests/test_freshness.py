@@ -739,3 +739,48 @@ def test_random_operation_sequences(ws: Path, tmp_path: Path, seed: int) -> None
             fresh_call = make()
             fresh = outcome(fresh_pre(ws, fresh_call), fresh_call)
             assert kept == fresh, (seed, history, kept_call.tool, kept_call.paths)
+
+
+# ------------------------------------------------------------------- the sandbox's secret deny list (issue 21)
+@pytest.mark.skipif(__import__("orchestrator.sandbox.landlock", fromlist=["abi"]).abi() < 1,
+                    reason="this kernel has no Landlock")
+@pytest.mark.parametrize("change", ["create", "rename-into", "delete", "swap-directory", "new-subdirectory"])
+def test_secret_deny_list_of_a_long_lived_governor(kept: Governor, ws: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    change: str) -> None:
+    """orchestrator/secret_scan.py remembers each directory's secret names by its stat key: with the racy window
+    closed (every key trusted at once, the hardest case for the memo), a long-lived Governor's deny list still
+    equals a fresh one's after every kind of change to the names in the tree."""
+    from orchestrator import secret_scan
+
+    monkeypatch.setattr(fsutil, "RACY_NS", 0)
+    secret_scan.clear()
+    deep = ws / "src" / "a" / "b"
+    (deep / "keep.env.example").write_text("x")
+    (deep / "cfg.txt").write_text("x")
+    if change == "delete":
+        (deep / ".env").write_text("K=v")
+
+    def deny(gov: Any) -> list[str]:
+        v = gov.pre(to_call("Bash", {"command": "ls"}, session_id="s1", cwd=str(ws)), sandbox=True)
+        return sorted(p for p in (v.sandbox or {}).get("deny_read", []) if p.startswith(str(ws)))
+
+    deny(kept), deny(kept)  # the memo is warm
+    if change == "create":
+        (deep / ".env").write_text("K=v")
+    elif change == "rename-into":
+        os.rename(deep / "cfg.txt", deep / "id_rsa")
+    elif change == "delete":
+        (deep / ".env").unlink()
+    elif change == "swap-directory":
+        os.rename(deep, ws / "src" / "a" / "old")
+        deep.mkdir()
+        (deep / "server.pem").write_text("k")
+    else:
+        (deep / "new" / "deeper").mkdir(parents=True)
+        (deep / "new" / "deeper" / "credentials.json").write_text("{}")
+    long_lived = deny(kept)
+    remembered = dict(secret_scan._MEMO)
+    secret_scan.clear()  # a new process: nothing remembered
+    assert long_lived == deny(Governor(ws, approval_channel="deny"))
+    assert remembered, "the memo was in use"
+    assert (long_lived != []) == (change != "delete")

@@ -37,6 +37,15 @@ NON_GATING_EVENTS = frozenset({"Stop", "SubagentStop", "SessionEnd", "Notificati
                                "stop", "sessionEnd", "subagentStop"})
 
 
+
+def sandbox_reason(verdict: Any) -> str:
+    """The reason a host shows for a command replaced by its sandboxed form (``verdict.sandbox``)."""
+    sb = getattr(verdict, "sandbox", None) or {}
+    if sb.get("workspace") == "none":
+        return ("orchestrator: runs in the Landlock sandbox with no workspace write (a read-only command, or no "
+                "intent selected); secrets unreadable")
+    return "orchestrator: runs in the Landlock sandbox of the selected intent (writes only inside its scope)"
+
 class HookResult:
     """A hook process's whole answer: what to print on stdout and stderr, and the exit code.
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.adapters.base import HookResult, read_tail, response_failed
+from orchestrator.adapters.base import HookResult, read_tail, response_failed, sandbox_reason
 from orchestrator.errors import OrchestratorError
 from orchestrator.models import ToolCall, ToolResult, Verdict
 from orchestrator.sessions import session_from
@@ -104,17 +104,17 @@ def decision(verdict: Verdict, *, ask: bool = True, tool_input: dict[str, Any] |
             return HookResult.json({"hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
                 "permissionDecision": "allow",
-                "permissionDecisionReason": "orchestrator: runs in the Landlock sandbox of the selected intent "
-                                            "(writes only inside its scope)",
+                "permissionDecisionReason": sandbox_reason(verdict),
                 "updatedInput": {**tool_input, "command": wrapped},
             }})
         return HookResult()
     answer = verdict.decision if ask or verdict.decision == "deny" else "deny"
-    return HookResult.json({"hookSpecificOutput": {
-        "hookEventName": "PreToolUse",
-        "permissionDecision": answer,
-        "permissionDecisionReason": verdict.reason,
-    }})
+    out: dict[str, Any] = {"hookEventName": "PreToolUse", "permissionDecision": answer,
+                           "permissionDecisionReason": verdict.reason}
+    if answer == "ask" and verdict.command is not None and tool_input is not None:
+        # a person's yes runs the command in the kernel sandbox all the same (the prompt shows the wrapped line)
+        out["updatedInput"] = {**tool_input, "command": verdict.command}
+    return HookResult.json({"hookSpecificOutput": out})
 
 
 def error_verdict(exc: OrchestratorError, hook: str) -> Verdict:

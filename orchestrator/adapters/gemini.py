@@ -46,7 +46,7 @@ import time
 from typing import Any
 
 from orchestrator.adapters import claude_code
-from orchestrator.adapters.base import HookResult, read_tail, response_failed
+from orchestrator.adapters.base import HookResult, read_tail, response_failed, sandbox_reason
 from orchestrator.models import ToolCall, ToolResult, Verdict
 
 AGENT = "gemini"
@@ -74,8 +74,7 @@ def answer(verdict: Verdict, *, tool_input: dict[str, Any] | None = None) -> Hoo
         if wrapped is not None and tool_input is not None:
             return HookResult.json({
                 "decision": "allow",
-                "reason": "orchestrator: runs in the Landlock sandbox of the selected intent (writes only inside its "
-                          "scope)",
+                "reason": sandbox_reason(verdict),
                 "hookSpecificOutput": {"hookEventName": "BeforeTool", "tool_input": {**tool_input, "command": wrapped}},
             })
         return HookResult.json({})

@@ -65,15 +65,32 @@ def run(args: argparse.Namespace) -> int:
     for i, reason in enumerate(analysis["reasons"]):
         out(("reasons:  " if i == 0 else "          ") + reason)
     out(f"session:  {session}   intent: {intent or '(none selected)'}   approval channel: {channel}")
-    sb = verdict.sandbox
-    if args.no_sandbox and sh is not None and not sh.read_only:
-        out("sandbox:  not used (--no-sandbox: judged as a host that cannot run it)")
-    elif sb is not None:
-        if sb.get("enabled"):
-            writable = ", ".join(str(w) for w in sb.get("writable") or ()) or "-"
-            out(f"sandbox:  yes: runs in the kernel sandbox; writable: {writable}")
-        else:
-            out(f"sandbox:  no: {sb.get('reason') or 'not available'}")
+    for line in _sandbox_lines(args, verdict, gov.policy):
+        out(line)
     for line in describe(verdict, channel, "verdict"):
         out(line)
     return 0 if verdict.allowed else 2
+
+
+def _sandbox_lines(args: argparse.Namespace, verdict: Any, policy: Any) -> list[str]:
+    """What the kernel sandbox does with the command: writable set, unreadable secrets, environment not inherited."""
+    sb = verdict.sandbox
+    if args.no_sandbox:
+        return ["sandbox:  not used (--no-sandbox: judged as a host that cannot run it)"]
+    if sb is None:
+        return ["sandbox:  no: runs unwrapped (git porcelain that writes .git, or a bare cd: orchestrator.sandbox."
+                "exempt)"] if verdict.allowed else []
+    if not sb.get("enabled"):
+        return [f"sandbox:  no: {sb.get('reason') or 'not available'}"]
+    from orchestrator.sandbox import scrubbed_env
+
+    what = "the intent's scope" if sb.get("workspace") == "scope" else "nothing in the workspace (read plan)"
+    lines = [f"sandbox:  yes: runs in the kernel sandbox; writes {what}; writable: "
+             + (", ".join(str(w) for w in sb.get("writable") or ()) or "-")]
+    patterns = sb.get("secret_patterns") or {}
+    if patterns:
+        lines.append("          unreadable: " + ", ".join(f"{p} ({pat})" for p, pat in patterns.items()))
+    names = scrubbed_env(policy)
+    lines.append("          environment not inherited: " + (", ".join(names) or "- (none of this shell's variables "
+                                                           "looks like a secret)"))
+    return lines

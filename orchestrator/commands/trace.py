@@ -95,11 +95,12 @@ def cmd_index(args: argparse.Namespace) -> int:
         raise OrchestratorError(f"no index for {path}: the ledger does not exist, or the index cannot be written")
     with idx:
         info = {"index": str(index_path(path)), "lines": idx.lines, "bytes": idx.offset, "rebuilt": idx.rebuilt,
-                "seconds": round(time.perf_counter() - t0, 3), "odd": len(idx.odd_rows())}
+                "resynced": idx.resynced, "seconds": round(time.perf_counter() - t0, 3), "odd": len(idx.odd_rows())}
     if getattr(args, "json", False):
         _json(info)
     else:
-        out(f"{'rebuilt' if info['rebuilt'] else 'up to date'}: {info['lines']} line(s), {info['bytes']} byte(s) "
+        state = "rebuilt" if info["rebuilt"] else "resynced" if info["resynced"] is not None else "up to date"
+        out(f"{state}: {info['lines']} line(s), {info['bytes']} byte(s) "
             f"indexed in {info['seconds']} s ({info['odd']} re-checked by the scan); {info['index']}")
     return 0
 

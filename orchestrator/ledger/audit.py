@@ -82,21 +82,13 @@ def _git(cwd: Path, *args: str, stdin: bytes | None = None) -> bytes:
 
 
 def _blobs(cwd: Path, shas: list[str]) -> dict[str, bytes]:
-    if not shas:
-        return {}
-    out = _git(cwd, "cat-file", "--batch", stdin=("\n".join(shas) + "\n").encode("ascii"))
-    got: dict[str, bytes] = {}
-    pos = 0
-    for sha in shas:
-        nl = out.index(b"\n", pos)
-        header = out[pos:nl].split()
-        pos = nl + 1
-        if len(header) < 3:  # "<sha> missing"
-            continue
-        size = int(header[2])
-        got[sha] = out[pos:pos + size]
-        pos += size + 1
-    return got
+    from orchestrator.gitcli import cat_blobs
+
+    try:
+        found = cat_blobs(cwd, shas)
+    except FileNotFoundError:
+        raise AuditError("audit needs git on PATH") from None
+    return {k: v for k, v in found.items() if v is not None}
 
 
 def _sha(data: bytes) -> str:

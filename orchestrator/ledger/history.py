@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..gitcli import git
+from ..gitcli import cat_blobs, git
 
 
 @dataclass
@@ -68,32 +68,6 @@ def _extends(old: bytes, new: bytes, merge: bool) -> int | None:
     return None
 
 
-class _Blobs:
-    """The ledger's content at commits, through one ``git cat-file --batch`` call per batch of names."""
-
-    def __init__(self, top: str, rel: str) -> None:
-        self.top, self.rel = top, rel
-
-    def read(self, commits: list[str]) -> dict[str, bytes]:
-        if not commits:
-            return {}
-        req = "".join(f"{c}:{self.rel}\n" for c in commits).encode("utf-8", "surrogateescape")
-        out = git(self.top, "cat-file", "--batch", stdin=req).stdout
-        found: dict[str, bytes] = {}
-        pos = 0
-        for c in commits:
-            nl = out.index(b"\n", pos)
-            header = out[pos:nl].split()
-            pos = nl + 1
-            if len(header) >= 2 and header[1] == b"missing":
-                found[c] = b""
-                continue
-            size = int(header[2])
-            found[c] = out[pos:pos + size] if header[1] == b"blob" else b""
-            pos += size + 1
-        return found
-
-
 def check(root: str | os.PathLike[str], ledger: str | os.PathLike[str]) -> HistoryResult:
     """Check the committed history of ``ledger`` (in the git repository containing ``root``)."""
     res = HistoryResult()
@@ -112,7 +86,11 @@ def check(root: str | os.PathLike[str], ledger: str | os.PathLike[str]) -> Histo
         res.fail("no commit yet (unborn HEAD): nothing to check")
         return res
     rows = [ln.split() for ln in revs.stdout.decode("ascii", "replace").splitlines() if ln.strip()]
-    blobs = _Blobs(top, rel)
+
+    def blobs(commits: list[str]) -> dict[str, bytes]:
+        found = cat_blobs(top, [f"{c}:{rel}" for c in commits])
+        return {c: found.get(f"{c}:{rel}") or b"" for c in commits}
+
     last_use: dict[str, int] = {}
     for i, row in enumerate(rows):
         for parent in row[1:]:
@@ -122,7 +100,7 @@ def check(root: str | os.PathLike[str], ledger: str | os.PathLike[str]) -> Histo
     for start in range(0, len(rows), batch):
         chunk = rows[start:start + batch]
         want = [r[0] for r in chunk] + [p for r in chunk for p in r[1:] if p not in content]
-        content.update(blobs.read(list(dict.fromkeys(want))))
+        content.update(blobs(list(dict.fromkeys(want))))
         for j, row in enumerate(chunk, start):
             commit, parents = row[0], row[1:]
             res.versions += 1
@@ -137,7 +115,7 @@ def check(root: str | os.PathLike[str], ledger: str | os.PathLike[str]) -> Histo
                     content.pop(parent, None)
             if commit not in last_use:
                 content.pop(commit, None)
-    head = blobs.read(["HEAD"]).get("HEAD", b"")
+    head = blobs(["HEAD"])["HEAD"]
     try:
         work = Path(ledger).read_bytes()
     except FileNotFoundError:

@@ -17,7 +17,9 @@ Why it cannot change an answer:
     reached and the offset, length and sha256 of the last line it indexed. Same stat: nothing to do. Grown: the
     last indexed line must still be byte-identical, then only the new complete lines are indexed. Anything else
     (replaced file, truncation, same size but rewritten, the last indexed line changed, e.g. after a ``git merge``
-    or ``checkout``) rebuilds from scratch.
+    or ``checkout``) *resyncs*: every line is compared with its indexed length and sha256 from the start, the rows
+    from the first difference on are dropped and the rest is indexed again (a rebuild from scratch when not even
+    the first line is the same).
   * **Served lines are re-read**: every line an answer contains is read from the ledger at its offset, its sha256
     is compared with the index's, and the scan's own pre-filter and predicate are applied again; a mismatch
     discards the index (:class:`IndexMismatch`) and the caller answers from the scan.
@@ -246,6 +248,8 @@ class LedgerIndex:
         self._lock_fd = lock_fd
         self.meta = meta
         self.rebuilt = bool(meta.get("_rebuilt"))
+        #: lines kept by a resync (the ledger was replaced or rewritten; its identical start was kept), else None
+        self.resynced: int | None = meta.get("_resynced")
         self._fh: Any = None
 
     # ---------------------------------------------------------------- opening
@@ -382,11 +386,15 @@ def _fresh(ledger: Path, db: Path, key: bytes, rebuild: bool) -> tuple[sqlite3.C
             how = "rebuild"
         if how == "fresh" and conn is not None:
             return conn, meta
-        if how == "extend":
+        kept = _resync(conn, ledger, st, meta) if how == "resync" and conn is not None else 0
+        if how == "extend" or kept:
             assert conn is not None
-            _extend(conn, ledger, st, meta)
+            if how == "extend":
+                _extend(conn, ledger, st, meta)
             _seal(conn, db, key, ledger)
-            return conn, _read_meta(conn)
+            fresh = _read_meta(conn)
+            fresh["_resynced"] = kept if kept else None
+            return conn, fresh
     if conn is not None:
         conn.close()
     return _rebuild(ledger, db, key)
@@ -397,18 +405,39 @@ def _how_fresh(ledger: Path, st: os.stat_result, meta: dict) -> str:
     if int(meta.get("version", -1)) != SCHEMA_VERSION or meta.get("ledger") != os.path.realpath(ledger):
         return "rebuild"
     if [st.st_dev, st.st_ino] != [int(meta["dev"]), int(meta["ino"])]:
-        return "rebuild"
+        return "resync"  # replaced (checkout, merge, an editor's save): keep what is still the same
     if st.st_size == int(meta["size"]) and st.st_mtime_ns == int(meta["mtime_ns"]):
         return "fresh"
     if st.st_size <= int(meta["size"]) or st.st_size < int(meta["offset"]):
-        return "rebuild"  # shrunk, or rewritten in place without growing
+        return "resync"  # shrunk, or rewritten in place without growing
     last_len = int(meta["last_len"])
     if last_len:
         with open(ledger, "rb", buffering=0) as f:
             raw = os.pread(f.fileno(), last_len, int(meta["last_off"]))
         if hashlib.sha256(raw).hexdigest() != meta["last_sha"]:
-            return "rebuild"
+            return "resync"
     return "extend"
+
+
+def _resync(conn: sqlite3.Connection, ledger: Path, st: os.stat_result, meta: dict) -> int:
+    """Keep the indexed lines that are still byte-identical at the start of the ledger (every line compared by
+    length and sha256), drop the rows after the first difference and index the rest; returns how many lines were
+    kept. 0 (rebuild instead) when not even the first line is the same."""
+    same, off, last = 0, 0, (0, 0, "")
+    cur = conn.execute("SELECT line, len, sha FROM rec ORDER BY line")
+    with open(ledger, "rb", buffering=1 << 20) as f:
+        for (line, ln, sha), raw in zip(cur, f):
+            if len(raw) != ln or raw[-1:] != b"\n" or hashlib.sha256(raw).digest() != sha:
+                break
+            same, last, off = line, (off, ln, sha.hex()), off + ln
+    cur.close()
+    if same == 0:
+        return 0
+    for table in ("rec", "path", "ren"):
+        conn.execute(f"DELETE FROM {table} WHERE line > ?", (same,))
+    n, end, last = _index_range(conn, ledger, off, st.st_size, same, last)
+    _write_meta(conn, ledger, st, n, end, last)
+    return same
 
 
 def _extend(conn: sqlite3.Connection, ledger: Path, st: os.stat_result, meta: dict) -> None:

@@ -75,6 +75,10 @@ def scan_roots(gov: Any, call: Any, intent: Any, policy: Any) -> list[str]:
     unbounded = sh is None or getattr(sh, "kind", "mutating") == "unknown" or bool(getattr(sh, "unresolved", False)) \
         or any(e.write_index < 0 for e in getattr(sh, "entries", ()) or ()) \
         or "runs-code" in (getattr(sh, "risks", ()) or ())
+    if sandboxed and intent is None:
+        # the sandbox's read plan (no intent, or a read-only command): the kernel grants no workspace write at all,
+        # so only what the command names could change — and it names nothing there (the gatekeeper's condition)
+        return _minimal(list(getattr(call, "resolved", None) or ()))
     if unbounded and not sandboxed:
         return [""]
     roots: list[str] = []

@@ -26,6 +26,8 @@ def check(ctx: Context) -> Verdict | None:
         )
     intent_id = selected or declared
     if not intent_id:
+        if _read_plan_without_intent(ctx):
+            return None  # runs in the kernel sandbox with no workspace write at all: it can still read and test
         available = [i.id for i in ctx.intents.in_progress()]
         return Verdict.deny(
             "intent-required", NAME,
@@ -52,3 +54,17 @@ def check(ctx: Context) -> Verdict | None:
     # the ledger attributes the change to the effective intent
     call.intent_id = intent.id
     return None
+
+
+def _read_plan_without_intent(ctx: Context) -> bool:
+    """True for a shell command that the host runs wrapped, that names no workspace target, and that therefore gets
+    the sandbox's read plan when no intent is selected (``orchestrator.sandbox``: tmp and devices only)."""
+    call = ctx.call
+    if not ctx.sandbox_requested or call.shell is None:
+        return False
+    from orchestrator import sandbox
+
+    if sandbox.writes_workspace(call) or sandbox.writes_git(call.shell) or \
+            sandbox.exempt(call.shell, call.command or "") is not None:
+        return False
+    return sandbox.unavailable_reason(ctx.policy) is None

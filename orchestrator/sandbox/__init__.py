@@ -1,27 +1,30 @@
-"""The intent-scoped sandbox for shell commands: which paths a command may write, and how it is wrapped.
+"""The kernel sandbox for shell commands: which paths a command may write, and how it is wrapped.
 
 The engine decides (:func:`plan`), the kernel enforces (:mod:`orchestrator.sandbox.landlock`, Linux Landlock), the
 adapter runs the wrapped command (Claude Code and Codex: ``updatedInput``; Gemini CLI: BeforeTool's ``tool_input``;
-the reference loop and LangChain run it themselves). Only commands the analyzer cannot vouch for are wrapped
-(:func:`needs_sandbox`): code it cannot see into (tests, builds, scripts), unresolved targets, unparseable text.
-Commands it fully understands (``mv a b``, ``git commit``) run as before, so git, which writes ``.git/`` (never
-writable in the sandbox), keeps working.
+the reference loop and LangChain run it themselves). On a host that can replace the command, **every** shell command
+is wrapped, whatever the analyzer says (issue 21): the analyzer only decides whether a person is asked, never
+whether the kernel holds the command. One exemption, in :func:`exempt`: a bare ``cd`` (the host's shell must keep its
+cwd). Git runs inside, with the git dir writable and guarded (:mod:`orchestrator.sandbox.gitdir`, scope plan only).
 
-What the writable set is (docs/security.md has the full model and its residual gaps):
+Two kinds of plan (docs/security.md has the full model and its residual gaps):
 
-- the selected intent's ``owned_scope`` reduced to literal roots (:func:`orchestrator.globs.static_roots`); the
-  exact glob is checked after the run by the post-hook. A root that does not exist yet is created empty first when
-  it is surely a directory (``build/**``, ``out/``), so the kernel has an inode to attach the rule to; a literal
-  root that does not exist (``NOTES.md``: a file or a directory?) grants nothing.
-- governance paths are never granted, even inside a scope root: Landlock only allows, and a right granted on a
-  directory holds for everything beneath it, so a root that *contains* a governance path (the workspace root,
-  ``.claude/``, ``.cursor/``) is not granted itself; its other children are, one rule each. The cost: a command
-  cannot create a NEW entry directly in such a directory (e.g. a new top-level file when the scope is ``**``).
-- policy ``sandbox.writable``: ``{tmp}`` (a private temp dir, exported as ``TMPDIR``), absolute paths (``/tmp``,
-  ``~/.npm``; ignored when the workspace lies beneath one), and workspace-relative tool caches (``.pytest_cache``, created when their parent exists).
-- a few devices every program writes (``/dev/null``, ``/dev/tty``...).
+- **read** (``Plan.scope`` False): no workspace write at all, only the scratch paths (``{tmp}``, ``/tmp``...) and
+  devices. For a command the analyzer calls read-only (``ls``, ``grep``, ``git log``: if it hides a write, the kernel
+  refuses it), and for any command when no intent is selected (it can still read and run tests). Such a command
+  cannot change the workspace, so no change detection runs after it (the cost of a huge scope is not paid).
+- **scope**: the selected intent's ``owned_scope`` reduced to literal roots (:func:`orchestrator.globs.static_roots`);
+  the exact glob is checked after the run by the post-hook. A root that does not exist yet is created empty first
+  when it is surely a directory (``build/**``, ``out/``), so the kernel has an inode to attach the rule to; a literal
+  root that does not exist (``NOTES.md``: a file or a directory?) grants nothing. Governance paths are never
+  granted, even inside a scope root: a root that *contains* one (the workspace root, ``.claude/``, ``.cursor/``) is
+  not granted itself; its other children are, one rule each. Plus the policy's ``sandbox.writable``: ``{tmp}`` (a
+  private temp dir, exported as ``TMPDIR``), absolute paths (``/tmp``; ignored when the workspace lies beneath one)
+  and workspace-relative tool caches (``.pytest_cache``).
 
-Reads stay allowed everywhere except the secrets of :func:`secret_paths` (denied where Landlock can express it).
+In both, a few devices every program writes (``/dev/null``, ``/dev/tty``...) are writable, the secret files of
+:func:`secret_paths` are unreadable, and the environment variables that look like secrets are removed
+(:func:`env_options`, policy ``sandbox.env_scrub`` / ``env_keep``).
 """
 
 from __future__ import annotations
@@ -31,6 +34,9 @@ import shlex
 import sys
 from typing import TYPE_CHECKING, Any
 
+from orchestrator.sandbox.exempt import (MAX_COMMAND_BYTES, cwd_only, exempt, opaque, unwrappable, writes_git,
+                                         writes_workspace)
+
 if TYPE_CHECKING:
     from orchestrator.context import Context
 
@@ -39,10 +45,9 @@ DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev
 #: directories inside which a governance file may be *created* (see orchestrator.governance): never granted whole
 #: (``.github`` and the two below it that may hold Copilot's settings and setup workflow)
 _GOVERNANCE_PARENTS = frozenset({".claude", ".cursor", ".github", ".github/copilot", ".github/workflows"})
-#: risk categories the sandbox contains: a command whose risks are only these runs unasked when sandboxed
-CONTAINED = frozenset({"runs-code", "unresolved-target"})
-#: risks that mean "the analyzer could not see what this does": such a command is wrapped when sandboxed
-_OPAQUE = frozenset({"runs-code", "unparseable", "hijack", "unresolved-target", "unclassified"})
+#: risk categories the sandbox contains: a command whose risks are only these runs unasked when sandboxed (a
+#: ``hijack`` such as ``PYTHONPATH=src python3 -c …`` only changes which code runs: the kernel holds that code too)
+CONTAINED = frozenset({"runs-code", "unresolved-target", "hijack"})
 
 _LAUNCHER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "landlock.py")
 _abi_cache: int | None = None
@@ -86,13 +91,6 @@ def unavailable_reason(policy: Any) -> str | None:
     return None
 
 
-def needs_sandbox(sh: Any) -> bool:
-    """Whether the analysis of a shell command leaves something only the kernel can hold (see module doc)."""
-    if sh is None:
-        return False
-    return sh.kind == "unknown" or bool(sh.unresolved) or bool(_OPAQUE & sh.risks)
-
-
 class Plan:
     """How one shell command runs: sandboxed (``enabled``) with this writable set, or not, and why.
 
@@ -100,11 +98,12 @@ class Plan:
     """
 
     __slots__ = ("enabled", "reason", "abi", "writable", "create", "tmp", "deny_read", "readable", "spec_dir",
-                 "network", "git")
+                 "scope", "env", "secret_patterns", "network", "git")
 
     def __init__(self, enabled: bool, reason: str = "", abi: int = 0, writable: list[str] | None = None,
                  create: list[str] | None = None, tmp: str | None = None, deny_read: list[str] | None = None,
-                 readable: list[str] | None = None, spec_dir: str | None = None) -> None:
+                 readable: list[str] | None = None, spec_dir: str | None = None, *, scope: bool = True,
+                 env: list[str] | None = None, secret_patterns: dict[str, str] | None = None) -> None:
         self.enabled = enabled
         self.reason = reason
         self.abi = abi
@@ -116,6 +115,12 @@ class Plan:
         self.readable = readable or []
         #: where the launcher's options are written when they are too many for a readable command line
         self.spec_dir = spec_dir
+        #: True: the intent's scope is writable; False: the read plan (no workspace write at all)
+        self.scope = scope
+        #: the launcher's environment options (only when the policy differs from the built-in lists)
+        self.env = env or []
+        #: deny_read path -> the secret pattern that matched it (what a refusal names)
+        self.secret_patterns = secret_patterns or {}
         #: the launcher's ``--net`` (network.py; None: TCP unrestricted) and ``--git`` dirs (gitdir.py)
         self.network: str | None = None
         self.git: list[str] = []
@@ -123,9 +128,11 @@ class Plan:
     def to_dict(self) -> dict[str, Any]:
         if not self.enabled:
             return {"enabled": False, "reason": self.reason}
-        out: dict[str, Any] = {"enabled": True, "abi": self.abi, "writable": self.writable}
+        out: dict[str, Any] = {"enabled": True, "abi": self.abi, "workspace": "scope" if self.scope else "none",
+                               "writable": self.writable}
         if self.deny_read:
             out["deny_read"] = self.deny_read
+            out["secret_patterns"] = self.secret_patterns
         if self.network is not None:
             out["network"] = self.network
         if self.git:
@@ -156,7 +163,7 @@ class Plan:
             opts += ["--net", self.network]
         for path in self.git:
             opts += ["--git", path]
-        return opts
+        return opts + self.env
 
     def wrap(self, command: str) -> str:
         """``command`` as a launcher invocation (a shell command line for the agent's own shell).
@@ -165,8 +172,15 @@ class Plan:
         (``.orchestration/run/sandbox/``: governance, so no agent can rewrite it), keeping the command the agent and
         its transcript see short."""
         opts = self.options()
-        if len(opts) > INLINE_OPTIONS and self.spec_dir:
-            opts = ["--spec", _write_spec(self.spec_dir, opts)]
+        if self.spec_dir:
+            spec = _write_spec(self.spec_dir, opts)
+            stub = _stub(self.spec_dir)
+            if stub is not None:
+                # the short form: ``/ws/.orchestration/run/sandbox/orch-sandbox 3f2a… -- 'pytest -q'``
+                spec_id = os.path.basename(spec)[:-len(".spec")]
+                return " ".join(shlex.quote(a) for a in (stub, spec_id, "--", command))
+            if len(opts) > INLINE_OPTIONS:
+                opts = ["--spec", spec]
         args = [sys.executable, "-I", "-S", _LAUNCHER, "--orch-sandbox", *opts, "--", command]
         return " ".join(shlex.quote(a) for a in args)
 
@@ -179,7 +193,7 @@ def _write_spec(directory: str, opts: list[str]) -> str:
     import hashlib
 
     data = b"\0".join(o.encode("utf-8", "surrogateescape") for o in opts) + b"\0"
-    path = os.path.join(directory, hashlib.sha256(data).hexdigest()[:24] + ".spec")
+    path = os.path.join(directory, hashlib.sha256(data).hexdigest()[:16] + ".spec")
     if not os.path.exists(path):
         os.makedirs(directory, exist_ok=True)
         tmp = f"{path}.{os.getpid()}.tmp"
@@ -189,13 +203,51 @@ def _write_spec(directory: str, opts: list[str]) -> str:
     return path
 
 
+#: the stub's file name (in the spec dir, ``.orchestration/run/sandbox/``)
+STUB = "orch-sandbox"
+
+
+def _stub(directory: str) -> str | None:
+    """The launcher stub in ``directory`` (written when missing or stale), or None if it cannot be written."""
+    from orchestrator.sandbox.landlock import stub_text
+
+    path = os.path.join(directory, STUB)
+    text = stub_text(sys.executable, os.path.dirname(_LAUNCHER))
+    try:
+        with open(path, encoding="utf-8") as fh:
+            if fh.read() == text:
+                return path
+    except OSError:
+        pass
+    try:
+        os.makedirs(directory, exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.chmod(tmp, 0o755)
+        os.replace(tmp, path)  # atomic: a command starting now runs the old or the new stub, never half of one
+    except OSError:
+        return None
+    return path
+
+
 def unwrap(command: Any) -> str | None:
     """The original command of a :meth:`Plan.wrap` result, or None if ``command`` is not one of ours.
 
     Only a command that starts with an interpreter running *this* launcher with its marker counts, so a command
     an agent typed to look like a wrapper is not mistaken for one unless it really is one.
     """
-    if not isinstance(command, str) or "--orch-sandbox" not in command or _LAUNCHER not in command:
+    if not isinstance(command, str):
+        return None
+    if "/" + STUB + " " in command:
+        try:
+            words = shlex.split(command)
+        except ValueError:
+            return None
+        if len(words) == 4 and words[2] == "--" and _is_stub(words[0]):
+            return words[3]
+        return None
+    if "--orch-sandbox" not in command or _LAUNCHER not in command:
         return None
     try:
         words = shlex.split(command)
@@ -206,21 +258,68 @@ def unwrap(command: Any) -> str | None:
     return words[-1]
 
 
+def options_of(command: Any) -> list[str] | None:
+    """The launcher options a :meth:`Plan.wrap` result runs with (its spec file read back), or None if ``command`` is
+    not one of ours. For ``orch explain``, tests and people reading a transcript."""
+    if unwrap(command) is None:
+        return None
+    words = shlex.split(command)
+    if os.path.basename(words[0]) == STUB:
+        return _read_spec(os.path.join(os.path.dirname(words[0]), words[1] + ".spec"))
+    opts = words[5:-2]
+    if opts[:1] == ["--spec"]:
+        return _read_spec(opts[1])
+    return opts
+
+
+def _read_spec(path: str) -> list[str] | None:
+    try:
+        with open(path, "rb") as fh:
+            return [a.decode("utf-8", "surrogateescape") for a in fh.read().split(b"\0") if a]
+    except OSError:
+        return None
+
+
+def _is_stub(path: str) -> bool:
+    """``path`` is a launcher stub this installation wrote (``…/.orchestration/run/sandbox/orch-sandbox`` running
+    this very launcher), not a file an agent named to look like one."""
+    if not path.endswith("/.orchestration/run/sandbox/" + STUB):
+        return False
+    try:
+        with open(path, encoding="utf-8") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    return repr(os.path.dirname(_LAUNCHER)) in head and head.startswith("#!")
+
+
 def plan(ctx: Context) -> Plan:
-    """The sandbox plan of the call in ``ctx`` (its intent is selected: run after the gatekeeper)."""
-    reason = unavailable_reason(ctx.policy)
+    """The sandbox plan of the call in ``ctx`` (run after the gatekeeper: it needs the selected intent, if any).
+
+    The scope plan when an intent is selected and the command may write the workspace (it is not read-only), else
+    the read plan (see the module doc)."""
+    sh = ctx.call.shell
+    scope = ctx.intent is not None and (sh is None or sh.kind != "read_only")
+    return plan_for(ctx.root, ctx.policy, ctx.call.session_id, ctx.workspace.run_dir,
+                    ctx.intent.owned_scope if scope and ctx.intent is not None else None, intent=ctx.intent, shell=sh)
+
+
+def plan_for(root: str, policy: Any, session_id: str, run_dir: Any, owned_scope: Any = None, *, intent: Any = None,
+             shell: Any = None) -> Plan:
+    """The plan for a command in workspace ``root``: the scope plan of ``owned_scope``, or the read plan (None).
+    ``intent`` (its ``network`` override) and ``shell`` (does it run git: the git-dir mode) refine it."""
+    reason = unavailable_reason(policy)
     if reason is not None:
         return Plan(False, reason)
-    intent = ctx.intent
-    if intent is None:
-        return Plan(False, "no intent selected")
-    root = ctx.root
-    writable, create = scope_grants(root, intent.owned_scope)
-    sb = ctx.policy.sandbox
+    writable: list[str] = []
+    create: list[str] = []
+    if owned_scope is not None:
+        writable, create = scope_grants(root, owned_scope)
+    sb = policy.sandbox
     tmp = None
     for entry in sb.writable:
         if entry == "{tmp}":
-            tmp = private_tmp(root, ctx.call.session_id)
+            tmp = private_tmp(root, session_id)
             continue
         path = os.path.expanduser(entry)
         if os.path.isabs(path):
@@ -237,6 +336,8 @@ def plan(ctx: Context) -> Plan:
             else:
                 writable.append(real)
                 continue
+        if owned_scope is None:
+            continue  # the read plan: nothing in the workspace, caches included
         grant = _workspace_entry(root, path)
         if grant is not None:
             full, missing = grant
@@ -244,25 +345,53 @@ def plan(ctx: Context) -> Plan:
             if missing:
                 create.append(full)
     writable.extend(d for d in DEVICES if os.path.exists(d))
-    deny = [p for p in secret_paths(ctx) if os.path.exists(p)]
+    patterns = secret_files(root, policy)
+    deny = [p for p in patterns if os.path.exists(p)]
     readable = readable_except(root, deny) if deny else []
     out = Plan(True, abi=abi(), writable=list(dict.fromkeys(writable)), create=create, tmp=tmp,
-               deny_read=deny, readable=readable, spec_dir=os.path.join(ctx.workspace.run_dir, "sandbox"))
-    _git_and_network(ctx, out)
+               deny_read=deny, readable=readable, spec_dir=os.path.join(str(run_dir), "sandbox"),
+               scope=owned_scope is not None, env=env_options(policy),
+               secret_patterns={p: patterns[p] for p in deny})
+    _git_and_network(root, policy, intent, shell, out)
     return out
 
 
-def _git_and_network(ctx: Context, out: Plan) -> None:
+def env_options(policy: Any) -> list[str]:
+    """The launcher's options for policy ``sandbox.env_scrub`` / ``env_keep``: none while they are the built-in
+    lists (the launcher knows them: the command line stays short)."""
+    from orchestrator.sandbox.landlock import SECRET_ENV
+
+    sb = getattr(policy, "sandbox", None)
+    scrub = list(getattr(sb, "env_scrub", SECRET_ENV) or ())
+    keep = list(getattr(sb, "env_keep", ()) or ())
+    opts: list[str] = []
+    if scrub != list(SECRET_ENV):
+        opts += [o for pat in scrub for o in ("--env-scrub", pat)] or ["--env-scrub", ""]
+    for name in keep:
+        opts += ["--env-keep", name]
+    return opts
+
+
+def scrubbed_env(policy: Any, env: Any = None) -> list[str]:
+    """The names of ``env`` (default: this process's environment) a sandboxed command would not inherit."""
+    from orchestrator.sandbox.landlock import SECRET_ENV, scrubbed
+
+    sb = getattr(policy, "sandbox", None)
+    return scrubbed(os.environ if env is None else env, list(getattr(sb, "env_scrub", SECRET_ENV) or ()),
+                    list(getattr(sb, "env_keep", ()) or ()))
+
+
+def _git_and_network(root: str, policy: Any, intent: Any, shell: Any, out: Plan) -> None:
     """The plan's network rule (sandbox.network / the intent's ``network``) and git-dir mode (gitdir.py): a command
     that runs git, or code the analyzer cannot see into (a script, ``make``), gets the repository's git dirs
     writable, guarded and restored by the launcher."""
     from orchestrator.sandbox import network
 
-    out.network = network.option(ctx.policy, ctx.intent, out.abi)
-    if wants_git(ctx.call.shell):
+    out.network = network.option(policy, intent, out.abi)
+    if out.scope and wants_git(shell):  # the read plan keeps .git read-only (no workspace write at all)
         from orchestrator.sandbox.gitdir import git_dirs
 
-        out.git = git_dirs(ctx.root)
+        out.git = git_dirs(root)
 
 
 def wants_git(sh: Any) -> bool:
@@ -270,7 +399,7 @@ def wants_git(sh: Any) -> bool:
     analyzer cannot see into. Other commands keep the git dir read-only and pay nothing for the snapshot."""
     if sh is None:
         return True
-    return any(name == "git" for name, _ in sh.programs) or sh.kind == "unknown" or bool(_OPAQUE & sh.risks)
+    return any(name == "git" for name, _ in sh.programs) or opaque(sh)
 
 
 def private_tmp(root: str, session_id: str) -> str:
@@ -361,18 +490,25 @@ def _grant_tree(root: str, rel: str, out: list[str], protected_by: Any) -> None:
         _grant_tree(root, child, out, protected_by)
 
 
-def secret_paths(ctx: Context) -> list[str]:
-    """Absolute paths of the existing secret files whose reads the sandbox denies (:func:`orchestrator.secrets.
-    secret_spec`: the policy's secret patterns, matched against the workspace and the home's credential dirs).
+def secret_files(root: str, policy: Any) -> dict[str, str]:
+    """The existing secret files whose reads the sandbox denies, real path -> the pattern that matched
+    (:func:`orchestrator.secrets.secret_spec`: the policy's secret patterns, matched against the workspace and the
+    home's credential dirs).
 
     A concrete list, because a Landlock rule needs an inode: a secret created later, or beyond the scan's limit,
     is left to the analyzer and the read hooks.
     """
     try:
-        from orchestrator.secrets import secret_spec
+        from orchestrator.secrets import for_policy, secret_spec
     except ImportError:
-        return []
-    return [os.path.realpath(p) for p in secret_spec(ctx.root, ctx.policy)["files"]]
+        return {}
+    m = for_policy(policy)
+    return {os.path.realpath(p): m.match(p, root) or "?" for p in secret_spec(root, policy)["files"]}
+
+
+def secret_paths(ctx: Context) -> list[str]:
+    """Absolute paths of the existing secret files whose reads the sandbox denies (see :func:`secret_files`)."""
+    return list(secret_files(ctx.root, ctx.policy))
 
 
 def readable_except(root: str, deny: list[str]) -> list[str]:
@@ -426,6 +562,18 @@ def check_sandbox(ws: Any) -> Any:
                       "enable Landlock (Linux >= 5.13, lsm=...,landlock) and set sandbox.enabled: true"
                       if "policy" not in reason else "set sandbox.enabled: true in .orchestration/policy.yaml")
         return
+    cursor = os.path.join(str(ws.root), ".cursor", "hooks.json")
+    try:
+        with open(cursor, encoding="utf-8") as fh:
+            cursor_hooked = "orch" in fh.read()
+    except OSError:
+        cursor_hooked = False
+    if cursor_hooked:
+        yield Finding("sandbox-cursor", "warn",
+                      "Cursor cannot replace a command: its shell commands run WITHOUT the kernel sandbox (no secret "
+                      "read denied by the kernel, no environment scrubbed, writes not held to the scope). Every "
+                      "command the analyzer does not call read-only asks through the approval channel instead",
+                      "prefer Claude Code, Codex or Gemini CLI for unattended work; see docs/adapters.md (Cursor)")
     version = abi()
     gaps = []
     if version < 2:
@@ -438,10 +586,13 @@ def check_sandbox(ws: Any) -> Any:
         gaps.append("ABI < 6: a command running git can signal the launcher that restores .git after it")
     status = "ok" if not gaps else "warn"
     yield Finding("sandbox", status,
-                  f"Landlock ABI {version}: commands the analyzer cannot vouch for run sandboxed to the intent's scope"
+                  f"Landlock ABI {version}: every shell command runs in the kernel sandbox on hosts that can replace "
+                  "it (Claude Code, Codex, Gemini CLI, the reference loop, LangChain): writes held to the intent's "
+                  "scope, secrets unreadable, secret environment variables not inherited"
                   + (" (" + "; ".join(gaps) + ")" if gaps else ""),
                   "" if not gaps else "upgrade the kernel (Landlock ABI >= 3)")
 
 
-__all__ = ["Plan", "plan", "abi", "needs_sandbox", "unavailable_reason", "unwrap", "scope_grants",
-           "check_sandbox", "CONTAINED"]
+__all__ = ["Plan", "plan", "plan_for", "abi", "exempt", "writes_git", "cwd_only", "opaque", "unwrappable",
+           "writes_workspace", "unavailable_reason", "unwrap", "scope_grants", "env_options", "scrubbed_env",
+           "check_sandbox", "CONTAINED", "MAX_COMMAND_BYTES", "options_of"]

@@ -28,7 +28,7 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # keep `typing` off the launcher's import path
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Mapping
 
 # syscall numbers are the same on every architecture since the syscall table was unified (5.13)
 SYS_CREATE_RULESET = 444
@@ -64,6 +64,17 @@ SCOPE_SIGNAL = 1 << 1
 #: rights a rule on a regular file (not a directory) may carry
 FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV
 READ_RIGHTS = READ_FILE | READ_DIR
+
+#: environment variables a sandboxed command does not inherit (names, case-insensitive; ``*`` matches any run of
+#: characters): API keys, tokens, passwords and cloud credentials an agent's session holds. Policy
+#: ``sandbox.env_scrub`` replaces the list and ``sandbox.env_keep`` exempts names a build needs (docs/configuration.md).
+#: A command that needs a credential gets it from a person (or from a file the policy does not call secret).
+SECRET_ENV = ("*_TOKEN", "*_TOKEN_*", "TOKEN", "*_KEY", "*_KEY_*", "*_KEYS", "*APIKEY*", "*API_KEY*", "*SECRET*",
+              "*PASSWORD*", "*PASSWD*", "*_PASS", "*_PWD", "*CREDENTIAL*", "*_AUTH", "*_AUTH_*", "*_PAT", "*COOKIE*",
+              "*_SESSION", "*_SESSION_ID", "AWS_ACCESS_KEY_ID", "*_ACCESS_KEY*", "*_PRIVATE_*", "*_DSN",
+              "DATABASE_URL", "*_CONNECTION_STRING", "NETRC", "VAULT_*", "OP_SERVICE_ACCOUNT*")
+#: never scrubbed whatever the patterns say (not secrets; programs misbehave without them)
+ALWAYS_KEEP = ("PATH", "HOME", "PWD", "OLDPWD", "SHELL", "USER", "LOGNAME", "TERM", "LANG", "TMPDIR", "SSH_AUTH_SOCK")
 
 #: launcher exit code when the sandbox cannot be set up (the command did not run); 126 = "cannot execute"
 EXIT_SETUP = 126
@@ -256,13 +267,60 @@ def scope_signals() -> bool:
     return True
 
 
-def _parse(argv: list[str]) -> tuple[list[str], list[str], list[str], str | None, str, dict[str, list[str]]]:
+def _glob_match(pattern: str, name: str) -> bool:
+    """``fnmatch`` for ``*`` only, case-insensitive (fnmatch would cost the launcher ``re`` and ``functools``)."""
+    parts = pattern.upper().split("*")
+    name = name.upper()
+    if len(parts) == 1:
+        return name == parts[0]
+    if not name.startswith(parts[0]) or not name.endswith(parts[-1]) or len(name) < len(parts[0]) + len(parts[-1]):
+        return False
+    pos = len(parts[0])
+    end = len(name) - len(parts[-1])
+    for middle in parts[1:-1]:
+        found = name.find(middle, pos, end)
+        if found < 0:
+            return False
+        pos = found + len(middle)
+    return True
+
+
+def scrubbed(env: Mapping[str, str], patterns: Iterable[str] = SECRET_ENV,
+             keep: Iterable[str] = ()) -> list[str]:
+    """The names in ``env`` a sandboxed command does not inherit: those matching ``patterns`` minus ``keep``."""
+    keep_set = {k.upper() for k in (*ALWAYS_KEEP, *keep)}
+    pats = tuple(patterns)
+    return sorted(n for n in env if n.upper() not in keep_set and any(_glob_match(p, n) for p in pats))
+
+
+class Options:
+    """The launcher's parsed command line."""
+
+    __slots__ = ("writable", "readable", "write_only", "tmp", "command", "scrub", "keep", "extra")
+
+    def __init__(self) -> None:
+        self.writable: list[str] = []
+        self.readable: list[str] = []
+        self.write_only: list[str] = []
+        self.tmp: str | None = None
+        self.command = ""
+        #: None: the built-in SECRET_ENV; else the policy's list (``--env-scrub`` repeated; ``--env-scrub ''``: none)
+        self.scrub: list[str] | None = None
+        self.keep: list[str] = []
+        #: ``--net``, ``--git`` (see main)
+        self.extra: dict[str, list[str]] = {}
+
+
+_VALUED = {"-w": "writable", "-r": "readable", "-W": "write_only", "--env-keep": "keep"}
+
+
+def _parse(argv: list[str], spec_dir: str | None = None) -> Options:
     writable: list[str] = []
-    write_only: list[str] = []
-    readable: list[str] = []
-    tmp = None
-    extra: dict[str, list[str]] = {}  # --net, --git (see main)
-    i = 0
+    if spec_dir is not None and len(argv) > 1 and argv[0] != MARKER:
+        # the short form the stub runs (``orch-sandbox ID -- COMMAND``): ID names a spec file beside the stub
+        if not argv[0] or any(c not in "0123456789abcdef" for c in argv[0]):
+            raise ValueError(f"malformed sandbox spec id {argv[0]!r}")
+        argv = [MARKER, "--spec", os.path.join(spec_dir, argv[0] + ".spec"), *argv[1:]]
     if not argv or argv[0] != MARKER:
         raise ValueError(f"usage: landlock.py {MARKER} [--spec FILE] [-w PATH]... [-r PATH]... [--tmp DIR] -- COMMAND")
     if len(argv) > 2 and argv[1] == "--spec":
@@ -276,62 +334,74 @@ def _parse(argv: list[str]) -> tuple[list[str], list[str], list[str], str | None
         if "--spec" in spec or "--" in spec:
             raise ValueError("malformed sandbox spec")
         argv = [MARKER, *spec, *argv[3:]]
+    opts = Options()
+    opts.writable = writable
     i = 1
     while i < len(argv):
         a = argv[i]
         if a == "--":
             if i + 2 != len(argv):
                 raise ValueError("expected exactly one command after --")
-            return writable, readable, write_only, tmp, argv[i + 1], extra
+            opts.command = argv[i + 1]
+            return opts
         if i + 1 >= len(argv):
             raise ValueError(f"{a} needs a value")
-        if a == "-w":
-            writable.append(argv[i + 1])
-        elif a == "-r":
-            readable.append(argv[i + 1])
-        elif a == "-W":
-            write_only.append(argv[i + 1])
+        value = argv[i + 1]
+        if a in _VALUED:
+            getattr(opts, _VALUED[a]).append(value)
         elif a == "--tmp":
-            tmp = argv[i + 1]
+            opts.tmp = value
+        elif a == "--env-scrub":
+            if opts.scrub is None:
+                opts.scrub = []
+            if value:
+                opts.scrub.append(value)
         elif a in ("--net", "--git"):
-            extra.setdefault(a, []).append(argv[i + 1])
+            opts.extra.setdefault(a, []).append(value)
         else:
             raise ValueError(f"unknown option {a!r}")
         i += 2
     raise ValueError("missing -- COMMAND")
 
 
-def main(argv: list[str] | None = None) -> int:
-    """The launcher: restrict, then exec bash with the command. Returns only on failure."""
+def main(argv: list[str] | None = None, spec_dir: str | None = None) -> int:
+    """The launcher: restrict, then exec bash with the command. Returns only on failure.
+
+    ``spec_dir``: set by the stub ``.orchestration/run/sandbox/orch-sandbox`` (:func:`stub_text`), which accepts
+    the short form ``orch-sandbox ID -- COMMAND`` (the options are in ``spec_dir/ID.spec``)."""
     try:
-        writable, readable, write_only, tmp, command, extra = _parse(sys.argv[1:] if argv is None else argv)
+        opts = _parse(sys.argv[1:] if argv is None else argv, spec_dir)
     except ValueError as exc:
         sys.stderr.write(f"orchestrator sandbox: {exc}\n")
         return EXIT_SETUP
-    env = os.environ
-    if tmp:
+    env = dict(os.environ)
+    for name in scrubbed(env, SECRET_ENV if opts.scrub is None else opts.scrub, opts.keep):
+        # the agent's API keys and tokens stay with the agent: a command that posts its environment sends none
+        del env[name]
+    writable = opts.writable
+    if opts.tmp:
         try:
-            os.makedirs(tmp, mode=0o700, exist_ok=True)
+            os.makedirs(opts.tmp, mode=0o700, exist_ok=True)
         except OSError as exc:
-            sys.stderr.write(f"orchestrator sandbox: cannot create the private tmp dir {tmp}: {exc}\n")
+            sys.stderr.write(f"orchestrator sandbox: cannot create the private tmp dir {opts.tmp}: {exc}\n")
             return EXIT_SETUP
-        writable.append(tmp)
-        env["TMPDIR"] = tmp
+        writable.append(opts.tmp)
+        env["TMPDIR"] = opts.tmp
         # No PYTHONPYCACHEPREFIX here: a prefix makes Python ignore every existing __pycache__ (site-packages
         # included), so each session's first Python command recompiled all it imported (`pytest --version`:
         # ~1 s -> 3.5-5.8 s). Without it, existing bytecode is read, bytecode of in-scope sources is written
         # beside them, and a write refused outside the scope is silently skipped by Python's importer.
     guard = None
-    if "--git" in extra:
+    if "--git" in opts.extra:
         try:
-            guard = _git_guard(extra["--git"])
+            guard = _git_guard(opts.extra["--git"])
         except OSError as exc:
             sys.stderr.write(f"orchestrator sandbox: cannot snapshot the git dir ({exc}); the command was NOT run\n")
             return EXIT_SETUP
         writable.extend(guard.roots)
     try:
-        net = extra.get("--net")
-        restrict(writable, readable=readable, write_only=write_only, network=net[-1] if net else None)
+        net = opts.extra.get("--net")
+        restrict(writable, readable=opts.readable, write_only=opts.write_only, network=net[-1] if net else None)
     except OSError as exc:
         sys.stderr.write(f"orchestrator sandbox: cannot restrict the command ({exc}); it was NOT run. "
                          "Set policy sandbox.enabled: false to fall back to approvals.\n")
@@ -339,12 +409,22 @@ def main(argv: list[str] | None = None) -> int:
     env["ORCH_SANDBOXED"] = "1"
     shell = "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
     if guard is not None:
-        return guard.run(shell, command, dict(env), scope_signals)
+        return guard.run(shell, opts.command, dict(env), scope_signals)
     try:
-        os.execve(shell, [shell, "-c", command], env)
+        os.execve(shell, [shell, "-c", opts.command], env)
     except OSError as exc:
         sys.stderr.write(f"orchestrator sandbox: cannot run {shell}: {exc}\n")
     return EXIT_SETUP
+
+
+def stub_text(python: str, launcher_dir: str) -> str:
+    """The executable stub the engine writes to ``.orchestration/run/sandbox/orch-sandbox``: a short, recognisable
+    name for the launcher on the command line the host shows (``…/orch-sandbox 3f2a… -- 'pytest -q'``). ``-IS`` in
+    one word: Linux hands a shebang's arguments over as a single one."""
+    return (f"#!{python} -IS\n"
+            "# orchestrator's Landlock launcher (generated; orchestrator/sandbox/landlock.py)\n"
+            f"import os, sys\nsys.path.insert(0, {launcher_dir!r})\nimport landlock\n"
+            "sys.exit(landlock.main(spec_dir=os.path.dirname(os.path.abspath(__file__))))\n")
 
 
 def _git_guard(roots: list[str]):  # -> gitdir.Guard

@@ -27,6 +27,9 @@ def decision_of(result) -> tuple[str, dict]:
         return "allow", {}
     out = json.loads(result.stdout)["hookSpecificOutput"]
     assert out["hookEventName"] == "PreToolUse"
+    if out["permissionDecision"] == "allow":
+        assert "updatedInput" in out  # a shell command wrapped in the sandbox (issue 21)
+        return "allow", {}
     reason = out["permissionDecisionReason"]
     return out["permissionDecision"], json.loads(reason[reason.index("{"):])
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator.adapters.base import run_hook
-from orchestrator.sandbox import landlock, unwrap
+from orchestrator.sandbox import landlock, options_of, unwrap
 
 SESSION = "ff186b18-6b37-4f8d-9234-24fb54551cf0"
 pytestmark = pytest.mark.skipif(landlock.abi() < 1, reason="this kernel has no Landlock")
@@ -38,20 +38,19 @@ def test_runs_code_is_allowed_with_a_wrapped_command(payload, ws: Path) -> None:
     updated = out["updatedInput"]
     assert updated["description"] == "run it" and updated["timeout"] == 60000  # the other fields are kept
     assert unwrap(updated["command"]) == "python3 tools/gen.py --out src/gen.py"
-    assert "--orch-sandbox" in updated["command"]
-    words = __import__("shlex").split(updated["command"])
-    if "--spec" in words:  # many options (the workspace lies in /tmp, which is granted minus the workspace)
-        spec = Path(words[words.index("--spec") + 1])
-        assert spec.parent == ws / ".orchestration" / "run" / "sandbox"
-        options = spec.read_bytes().split(b"\0")
-    else:
-        options = [w.encode() for w in words]
-    assert str(ws / "src").encode() in options
+    # the short launcher line (issue 21 item 8): the stub in the run dir, the spec's id, the model's command
+    stub = ws / ".orchestration" / "run" / "sandbox" / "orch-sandbox"
+    assert updated["command"].startswith(f"{stub} ")
+    assert str(ws / "src") in options_of(updated["command"])
 
 
-def test_analyzed_and_read_only_commands_are_not_wrapped(payload, ws: Path) -> None:
+def test_read_only_analyzed_and_git_commands_are_wrapped_a_bare_cd_is_not(payload, ws: Path) -> None:
     select(payload)
-    for command in ("ls src", "echo hi > src/out.txt", "git status"):
+    for command in ("ls src", "echo hi > src/out.txt", "git status", "git add -A"):
+        result = hook(bash(payload, "PreToolUse", command), ORCH_APPROVAL_CHANNEL="deny")
+        out = json.loads(result.stdout)["hookSpecificOutput"]
+        assert out["permissionDecision"] == "allow" and unwrap(out["updatedInput"]["command"]) == command, command
+    for command in ("cd src",):  # the one exemption (orchestrator.sandbox.exempt)
         result = hook(bash(payload, "PreToolUse", command), ORCH_APPROVAL_CHANNEL="deny")
         assert (result.exit_code, result.stdout) == (0, ""), command
 

@@ -15,6 +15,8 @@ def pre(result) -> tuple[str, dict]:
     if not result.stdout:
         return "allow", {}
     out = json.loads(result.stdout)["hookSpecificOutput"]
+    if out["permissionDecision"] == "allow":
+        return "allow", {}  # with updatedInput: every shell command runs in the sandbox (issue 21)
     reason = out["permissionDecisionReason"]
     return out["permissionDecision"], json.loads(reason[reason.index("{"):])
 

@@ -4,14 +4,13 @@ PostToolUse unwraps it. Without the sandbox the command goes to approval, answer
 from __future__ import annotations
 
 import json
-import shlex
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from orchestrator.adapters.base import run_hook
-from orchestrator.sandbox import landlock, unwrap
+from orchestrator.sandbox import landlock, options_of, unwrap
 
 SESSION = "019a2c1e-7d1b-7a40-b9a5-2f1d3c0e8a11"
 needs_landlock = pytest.mark.skipif(landlock.abi() < 1, reason="this kernel has no Landlock")
@@ -47,12 +46,7 @@ def test_runs_code_is_allowed_with_updated_input_in_codex_format(payload, ws: Pa
     updated = out["updatedInput"]
     assert isinstance(updated["command"], str) and updated["timeout_ms"] == 5000  # other fields kept
     assert unwrap(updated["command"]) == "python3 tools/gen.py --out src/gen.py"
-    words = shlex.split(updated["command"])
-    if "--spec" in words:  # many options (the workspace lies in /tmp): they went to a spec file
-        options = Path(words[words.index("--spec") + 1]).read_bytes().split(b"\0")
-    else:
-        options = [w.encode() for w in words]
-    assert str(ws / "src").encode() in options
+    assert str(ws / "src") in options_of(updated["command"])
 
 
 @needs_landlock
@@ -65,12 +59,16 @@ def test_argv_command_is_wrapped_as_a_string(payload, ws: Path) -> None:
 
 
 @needs_landlock
-def test_analyzed_commands_and_patches_get_no_answer(payload, ws: Path) -> None:
-    """A bare ``allow`` is invalid in Codex: whatever needs no sandbox is allowed by saying nothing."""
+def test_exempt_commands_and_patches_get_no_answer(payload, ws: Path) -> None:
+    """A bare ``allow`` is invalid in Codex: whatever runs unwrapped is allowed by saying nothing; every other shell
+    command, read-only ones included, is wrapped (issue 21)."""
     select(payload)
-    for command in ("ls src", "echo hi > src/out.txt", "git status"):
+    for command in ("cd src",):
         result = hook(bash(payload, command), ORCH_APPROVAL_CHANNEL="deny")
         assert (result.exit_code, result.stdout) == (0, ""), command
+    for command in ("ls src", "echo hi > src/out.txt", "git status", "git add -A"):
+        out = answer(hook(bash(payload, command), ORCH_APPROVAL_CHANNEL="deny"))
+        assert unwrap(out["updatedInput"]["command"]) == command
     result = hook(payload("codex", "PreToolUse-apply_patch"), ORCH_APPROVAL_CHANNEL="deny")
     assert (result.exit_code, result.stdout) == (0, "")
 

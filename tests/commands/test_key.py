@@ -11,19 +11,13 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from orchestrator import keys, ledger
 from orchestrator.cli import main
 from orchestrator.ledger.signing import Signer
-from tests.commands.test_trace import WS, git
+from tests.commands.test_trace import WS, git, make_ws
 from tests.ledger.test_ledger import rec
 
 
 @pytest.fixture()
 def kws(tmp_path, monkeypatch: pytest.MonkeyPatch) -> WS:
-    git(tmp_path, "init", "-q")
-    w = WS(tmp_path)
-    (tmp_path / "base.py").write_text("def base():\n    return 0\n")
-    git(tmp_path, "add", "-A")
-    git(tmp_path, "commit", "-qm", "init")
-    monkeypatch.chdir(tmp_path)
-    return w
+    return make_ws(tmp_path, monkeypatch)
 
 
 def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

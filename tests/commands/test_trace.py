@@ -50,8 +50,8 @@ class WS:
         return self.gov.workspace.ledger_file
 
 
-@pytest.fixture()
-def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> WS:
+def make_ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> WS:
+    """A committed git repository with one file, the cwd, and the :class:`WS` helper."""
     git(tmp_path, "init", "-q")
     w = WS(tmp_path)
     (tmp_path / "base.py").write_text("def base():\n    return 0\n")
@@ -59,6 +59,11 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> WS:
     git(tmp_path, "commit", "-qm", "init")
     monkeypatch.chdir(tmp_path)
     return w
+
+
+@pytest.fixture()
+def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> WS:
+    return make_ws(tmp_path, monkeypatch)
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

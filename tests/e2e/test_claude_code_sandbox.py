@@ -77,11 +77,48 @@ def test_script_cannot_write_outside_the_scope_and_pytest_runs_unasked(claude_bi
     assert "approval-denied" not in seen
     # the ledger names the original commands, never the launcher
     ledger = (root / ".orchestration" / "agent_trace.jsonl").read_text()
-    assert "--orch-sandbox" not in ledger
+    assert "orch-sandbox" not in ledger
     records = [json.loads(line) for line in ledger.splitlines() if line.strip()]
     bash = [r for r in records if r["metadata"]["dev.orchestrator"]["tool_name"] == "Bash"]
     assert bash and all(r["metadata"]["dev.orchestrator"].get("out_of_scope") in (None, []) for r in bash)
     assert any(f["path"] == "src/app.py" for r in bash for f in r["files"])
+
+
+SECRET = "STRIPE_KEY=sk-live-e2e-7a2f5c\n"
+
+
+def test_a_read_only_command_reading_a_secret_fails_with_the_kernels_refusal(claude_bin: Path, tmp_path: Path
+                                                                              ) -> None:
+    """``grep -r`` is read-only: before issue 21 it ran unwrapped and printed ``.env`` to the model. Now every
+    command runs in the kernel sandbox — here with no intent selected, in the read plan — so the kernel refuses the
+    secret, the other match still reaches the model, and the secret goes nowhere. What Claude Code shows and
+    records: its transcript keeps the model's command; the hook's ``updatedInput`` is what ran."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "notes.txt").write_text("the sk-live prefix marks live keys\n")
+    (root / ".env").write_text(SECRET)
+    _orch(root, "init")
+    (root / ".orchestration" / "active_intents.yaml").write_text(INTENTS)
+    _orch(root, "install", "claude-code")
+    api = FakeAnthropic([
+        [ToolUse("Bash", {"command": "grep -r sk-live .", "description": "search"}, id="grep_secret")],
+        "done",
+    ])
+    env = {"PYTHONPATH": str(REPO_ROOT), "ORCH_APPROVAL_CHANNEL": "deny", "ORCH_NO_DAEMON": "1"}
+    home = tmp_path / "home"
+    with api:
+        run = make_runner(claude_bin, home)(root, api.base_url, "--mcp-config", ".mcp.json", env=env,
+                                            tools="Bash Read mcp__orchestrator")
+    assert run.returncode == 0, run.stderr
+    seen = json.dumps(api.requests)
+    assert "notes.txt" in seen and ".env: Permission denied" in seen, seen[-3000:]
+    assert "sk-live-e2e-7a2f5c" not in seen
+    # the transcript (what `claude --resume` and the UI show) keeps the command the model wrote
+    transcripts = list((home / ".claude" / "projects").rglob("*.jsonl"))
+    text = "".join(t.read_text() for t in transcripts)
+    assert transcripts and '"grep -r sk-live ."' in text
+    assert "sk-live-e2e-7a2f5c" not in text
 
 
 def test_an_upload_asks_a_person_and_sends_nothing(claude_bin: Path, tmp_path: Path) -> None:

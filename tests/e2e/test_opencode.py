@@ -13,7 +13,9 @@ for opencode's ``sessionID``), and the system prompt carries the mandate; in-sco
 (in ``workdir`` src) land and are recorded with exact line ranges, the session and the model; out-of-scope shell and
 edit, a governance edit (the plugin itself) and an out-of-scope ``rm -rf`` are refused; a script the model wrote in
 scope runs in the Landlock sandbox through ``output.args.command`` and its write outside the scope fails in the
-kernel; a ``workdir`` outside the scope is refused. After the first call a daemon answers the plugin over its socket.
+kernel; a ``workdir`` outside the scope is refused; a ``task`` subagent's write, in its own child session, is
+governed by the root session's intent. After the first call a daemon answers the plugin over its socket. A session
+with a ``gpt-*`` model shows ``apply_patch`` governed and recorded.
 A last run shows why ``opencode --pure`` must never be used: it loads no project plugin, so nothing is governed.
 """
 from __future__ import annotations
@@ -51,7 +53,7 @@ def opencode_env(home: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def write_user_config(home: Path, api: FakeChat) -> None:
+def write_user_config(home: Path, api: FakeChat, model: str = MODEL) -> None:
     """opencode's user config: one OpenAI-compatible provider on the fake API, its model the default."""
     config = home / ".config" / "opencode"
     config.mkdir(parents=True, exist_ok=True)
@@ -59,13 +61,13 @@ def write_user_config(home: Path, api: FakeChat) -> None:
         "$schema": "https://opencode.ai/config.json",
         "provider": {PROVIDER: {"npm": "@ai-sdk/openai-compatible", "name": "Scripted",
                                 "options": {"baseURL": f"{api.base_url}/v1", "apiKey": "dummy"},
-                                "models": {MODEL: {"name": "Scripted", "tool_call": True}}}},
-        "model": f"{PROVIDER}/{MODEL}"}))
+                                "models": {model: {"name": "Scripted", "tool_call": True}}}},
+        "model": f"{PROVIDER}/{model}"}))
 
 
-def run_opencode(opencode_bin: Path, root: Path, home: Path, api: FakeChat, *extra: str
+def run_opencode(opencode_bin: Path, root: Path, home: Path, api: FakeChat, *extra: str, model: str = MODEL
                  ) -> subprocess.CompletedProcess:
-    write_user_config(home, api)
+    write_user_config(home, api, model)
     start = time.perf_counter()
     try:
         # opencode takes its project directory from $PWD, not from its working directory: without PWD it would
@@ -146,6 +148,10 @@ def scenario(opencode_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Sc
         [ccall("o_w_evil", "write", {"filePath": "src/evil.py", "content": EVIL})],
         bash("o_evil", "python3 src/evil.py"),
         bash("o_workdir_out", "echo q > notes.txt", "docs"),
+        [ccall("o_task", "task", {"description": "write sub", "prompt": "write src/sub.py",
+                                  "subagent_type": "general"})],
+        [ccall("o_sub", "write", {"filePath": "src/sub.py", "content": "s = 1\n"})],  # the subagent's turn
+        "child done",
         finish,
     ]
     api = FakeChat(script)
@@ -170,7 +176,7 @@ def test_install_and_doctor(scenario: Scenario) -> None:
 
 
 def test_session_ran_its_whole_script_with_the_mandate(scenario: Scenario) -> None:
-    assert scenario.api.turns_used == 14, scenario.proc.stdout[-2000:]
+    assert scenario.api.turns_used == 17, scenario.proc.stdout[-2000:]
     assert "O done" in scenario.proc.stdout
     first = scenario.api.main_requests[0]
     system = " ".join(m["content"] for m in first["messages"] if m.get("role") == "system")
@@ -240,7 +246,8 @@ def test_ledger_records_exact_ranges_session_and_model(scenario: Scenario) -> No
             for conv in f["conversations"]:
                 assert conv["contributor"]["model_id"] == f"{PROVIDER}/{MODEL}"
                 ranges.setdefault(f["path"], []).extend((r["start_line"], r["end_line"]) for r in conv["ranges"])
-    expected = {"src/new.py": [(1, 2)], "src/app.py": [(1, 2)], "src/other.py": [(1, 1)], "src/evil.py": [(1, 2)]}
+    expected = {"src/new.py": [(1, 2)], "src/app.py": [(1, 2)], "src/other.py": [(1, 1)], "src/evil.py": [(1, 2)],
+                "src/sub.py": [(1, 1)]}
     if landlock.abi() >= 1:
         expected["src/made.txt"] = [(1, 1)]
     assert ranges == expected, ranges
@@ -248,6 +255,17 @@ def test_ledger_records_exact_ranges_session_and_model(scenario: Scenario) -> No
     text = (scenario.root / ".orchestration" / "agent_trace.jsonl").read_text()
     assert "--orch-sandbox" not in text and "landlock.py" not in text  # the command as the model asked for it
     assert not list((scenario.root / ".orchestration" / "run" / "preimages").glob("*.json"))  # all paired
+
+
+def test_a_task_subagent_is_governed_by_the_root_sessions_intent(scenario: Scenario) -> None:
+    """The subagent runs in a child session (no intent of its own): its write is allowed by the root session's intent
+    and recorded under the root session, with the child session as ``agent_id``."""
+    assert "orchestrator:" not in scenario.outputs["o_sub"] and (scenario.root / "src/sub.py").read_text() == "s = 1\n"
+    [rec] = [r for r in scenario.ledger() if r["files"][0]["path"] == "src/sub.py"]
+    meta = rec["metadata"]["dev.orchestrator"]
+    others = {r["metadata"]["dev.orchestrator"]["session_id"] for r in scenario.ledger()}
+    assert others == {meta["session_id"]}
+    assert meta["agent_id"] and meta["agent_id"].startswith("ses_") and meta["agent_id"] != meta["session_id"]
 
 
 def test_pure_mode_loads_no_project_plugin(opencode_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
@@ -264,3 +282,40 @@ def test_pure_mode_loads_no_project_plugin(opencode_bin: Path, tmp_path_factory:
     assert not (root / ".orchestration" / "agent_trace.jsonl").read_text().strip()
     subprocess.run([sys.executable, "-m", "orchestrator", "serve", "--stop", "-C", str(root)],
                    env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)), capture_output=True, timeout=30)
+
+
+PATCH_ADD = "*** Begin Patch\n*** Add File: src/p.py\n+p = 1\n+q = 2\n*** End Patch"
+PATCH_UPDATE = "*** Begin Patch\n*** Update File: src/app.py\n@@\n-x = 1\n+x = 3\n*** End Patch"
+PATCH_OUT = "*** Begin Patch\n*** Add File: docs/p.md\n+out\n*** End Patch"
+
+
+def test_apply_patch_for_gpt_models(opencode_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """``gpt-*`` models get ``apply_patch {patchText}`` instead of edit/write: its targets are governed and recorded."""
+    base = tmp_path_factory.mktemp("opencode-patch")
+    root = base / "repo"
+    make_repo(root)
+    orch(root, "install", "opencode")
+    api = FakeChat([
+        [ccall("p_select", "orchestrator_select_active_intent", {"intent_id": "INT-1"})],
+        [ccall("p_add", "apply_patch", {"patchText": PATCH_ADD})],
+        [ccall("p_update", "apply_patch", {"patchText": PATCH_UPDATE})],
+        [ccall("p_out", "apply_patch", {"patchText": PATCH_OUT})],
+        "P done",
+    ])
+    try:
+        with api:
+            proc = run_opencode(opencode_bin, root, base / "home", api, model="gpt-5-scripted")
+    finally:
+        daemon.stop(root)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "apply_patch" in api.offered_tools(api.main_requests[0]) and api.turns_used == 5
+    out = api.outputs()
+    assert "[orchestrator:scope-violation]" in out["p_out"] and not (root / "docs/p.md").exists()
+    assert (root / "src/p.py").read_text() == "p = 1\nq = 2\n"
+    assert (root / "src/app.py").read_text() == "x = 3\nprint(x)\n"
+    ranges = {}
+    for rec in [json.loads(line) for line in (root / ".orchestration/agent_trace.jsonl").read_text().splitlines()]:
+        assert rec["metadata"]["dev.orchestrator"]["tool_name"] == "apply_patch"
+        for f in rec["files"]:
+            ranges[f["path"]] = [(r["start_line"], r["end_line"]) for c in f["conversations"] for r in c["ranges"]]
+    assert ranges == {"src/p.py": [(1, 2)], "src/app.py": [(1, 1)]}, ranges

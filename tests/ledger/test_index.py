@@ -197,28 +197,41 @@ def test_lines_after_the_indexed_offset_are_scanned(led: Path) -> None:
     assert not assert_same(led).rebuilt  # the torn line is never indexed; the complete ones are
 
 
-def test_truncation_rebuilds(led: Path) -> None:
+def test_truncation_resyncs(led: Path) -> None:
     assert_same(led)
     data = led.read_bytes()
-    led.write_bytes(data[:data.index(b"\n", len(data) // 2) + 1])
-    assert assert_same(led).rebuilt
+    cut = data[:data.index(b"\n", len(data) // 2) + 1]
+    led.write_bytes(cut)
+    idx = assert_same(led)
+    assert not idx.rebuilt and idx.resynced == idx.lines == cut.count(b"\n")
+    varied(led, 3, start=700)  # and it goes on from there
+    assert assert_same(led).resynced is None
 
 
-def test_a_middle_line_rewritten_in_place_rebuilds(led: Path) -> None:
+def test_a_middle_line_rewritten_in_place_resyncs_from_that_line(led: Path) -> None:
     assert_same(led)
     data = led.read_bytes()
+    at = data.index(b'"intent_id":"INT-1"')
     assert data.count(b'"intent_id":"INT-1"') > 2
     led.write_bytes(data.replace(b'"intent_id":"INT-1"', b'"intent_id":"INT-2"', 1))  # same inode, same size
+    idx = assert_same(led)
+    assert not idx.rebuilt and idx.resynced == data[:at].count(b"\n")
+
+
+def test_a_rewritten_first_line_rebuilds(led: Path) -> None:
+    assert_same(led)
+    data = led.read_bytes()
+    led.write_bytes(data.replace(b"INT-", b"INT-9", 1))
     assert assert_same(led).rebuilt
 
 
-def test_a_rewritten_last_line_rebuilds_even_after_an_append(led: Path) -> None:
+def test_a_rewritten_last_line_resyncs_even_after_an_append(led: Path) -> None:
     assert_same(led)
     lines = led.read_bytes().splitlines(keepends=True)
     lines[-1] = lines[-1].replace(b"INT-", b"INT-9", 1)
     led.write_bytes(b"".join(lines))
     varied(led, 2, start=500)
-    assert assert_same(led).rebuilt
+    assert assert_same(led).resynced == len(lines) - 1
 
 
 def test_a_served_line_changed_behind_the_index_is_caught(led: Path) -> None:
@@ -263,7 +276,11 @@ def test_a_union_merge_of_two_branches(tmp_path: Path) -> None:
     assert_same(path)
     git("merge", "-q", "--no-edit", "other")
     assert b"sha256" in path.read_bytes() and ledger.verify(path).ok
-    assert assert_same(path).lines == 31
+    idx = assert_same(path)  # ours came first, theirs after it: extended (same inode) or resynced (a new one)
+    assert idx.lines == 31 and not idx.rebuilt and idx.resynced in (None, 25)
+    git("checkout", "-q", "other")  # the other side's ledger: it parts from ours after the common 20 records
+    idx = assert_same(path)
+    assert idx.lines == 26 and not idx.rebuilt and idx.resynced == 20
 
 
 def test_a_planted_or_edited_index_is_rebuilt_not_believed(led: Path, tmp_path: Path) -> None:

@@ -555,3 +555,32 @@ def test_post_hook_signs_canonical_records_and_bootstraps_trusted_keys(tmp_path:
     res = ledger.verify(path, anchor=anchor.for_workspace(root, path))
     assert res.ok and res.signed == 3 and res.legacy == 0, res
     assert anchor.read(anchor.for_workspace(root, path))["line"] == 3
+
+
+def test_switching_branches_uses_each_branchs_anchor(tmp_path: Path) -> None:
+    L = _git_ledger(tmp_path)
+    _append(L, 3)
+    _git(L.root, "commit", "-qam", "main 3")
+    _git(L.root, "checkout", "-qb", "feature")
+    _append(L, 4)
+    _append(L, 5)
+    _git(L.root, "commit", "-qam", "feature 4-5")
+    _git(L.root, "checkout", "-q", "main")  # the ledger is two records shorter here: not a truncation
+    for branch, n in (("main", 3), ("feature", 5), ("main", 3)):
+        _git(L.root, "checkout", "-q", branch)
+        res = ledger.verify(L.path, anchor=anchor.for_workspace(L.root, L.path))
+        assert res.ok and res.records == n, (branch, res)
+    L.write(L.lines()[:2])  # but losing main's own last record is
+    assert not ledger.verify(L.path, anchor=anchor.for_workspace(L.root, L.path)).ok
+
+
+def test_a_long_lived_process_follows_a_replaced_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ORCH_KEY_DIR", str(tmp_path / "keys"))
+    first = signing.local_signer()
+    assert signing.local_signer() is first  # cached while the file is unchanged
+    keys.private_key_path().unlink()
+    second = signing.local_signer()  # created again, and used at once
+    assert second.key_id != first.key_id
+    keys.private_key_path().chmod(0o644)
+    with pytest.raises(keys.KeyFileError, match="readable by others"):
+        keys.load_private()

@@ -106,7 +106,7 @@ def _ignored(rel: str) -> bool:
     parts = rel.split("/")
     if rel.startswith(".orchestration/run/") or rel == ".orchestration/agent_trace.jsonl":
         return True
-    if parts[0] == ".git" and not (rel == ".git/config" or rel.startswith(".git/hooks/")):
+    if parts[0] == ".git" and not (rel == ".git/config" or rel.startswith((".git/hooks/", ".git/info/"))):
         return True
     return parts[0] in (".pytest_cache", "node_modules") or "__pycache__" in parts
 

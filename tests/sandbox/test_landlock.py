@@ -186,8 +186,16 @@ def test_spec_file_keeps_the_command_short(sws: Path) -> None:
     (sws / ".orchestration" / "policy.yaml").write_text("version: 1\n")  # /tmp writable: many grants
     host = Host(sws)
     verdict = host.pre("python3 tools/gen.py", sandbox=True)
-    assert "--spec" in verdict.command and len(verdict.command) < 400
+    # the short form: the stub in the run dir, the spec's id, the command (issue 21 item 8: what hosts display)
+    stub = str(sws / ".orchestration" / "run" / "sandbox" / "orch-sandbox")
+    assert verdict.command.startswith(stub + " ") and verdict.command.endswith(" -- 'python3 tools/gen.py'")
+    assert len(verdict.command) - len(stub) < 50
     assert sandbox.unwrap(verdict.command) == "python3 tools/gen.py"
+    # a look-alike the agent typed is not unwrapped: the path must be a stub running this launcher
+    fake = sws / "x" / ".orchestration" / "run" / "sandbox" / "orch-sandbox"
+    fake.parent.mkdir(parents=True)
+    fake.write_text("#!/bin/sh\n")
+    assert sandbox.unwrap(f"{fake} abc -- 'rm -rf src'") is None
 
 
 def test_workspace_under_a_writable_tmp_stays_governed_even_through_links(sws: Path) -> None:

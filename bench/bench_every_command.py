@@ -1,0 +1,146 @@
+"""Issue 21: what wrapping EVERY shell command costs — the launch, a wrapped `ls`, and a 100,000-file scope.
+
+Usage: python bench/bench_every_command.py [-n RUNS] [--files N] [--dir PATH] [--skip-big]
+
+1. Launch, paired runs (each round runs every case once, in turn, so machine load drifts into all of them):
+   ``sh -c "python -S -c pass"`` (what a host pays for the cheapest Python hook), the launcher stub running
+   ``true`` with a real plan (read plan, a secret in the workspace: reads handled), ``bash -c ls`` and the same
+   ``ls`` wrapped. Targets: launcher <= 2x the Python hook; wrapped ``ls`` <= 10 ms more than unwrapped (median of
+   the paired differences).
+2. A committed git repository of N files (default 100,000; kept under --dir between runs), intent scope ``**``:
+   end to end in one process (``Governor.pre`` + running what the verdict says + ``Governor.post``, the change
+   detection included) for ``ls``, ``git status`` and ``grep`` (read-only: before issue 21 they ran unwrapped, now
+   wrapped with the read plan — no scan), ``python3 -c pass`` (runs code: wrapped with the scope, scanned, as
+   before), and a script that changes 3 files (the record must name exactly those 3).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _util import governed  # noqa: E402
+
+from orchestrator.pipeline import Governor  # noqa: E402
+from orchestrator.sandbox import landlock  # noqa: E402
+from orchestrator.tools import to_call  # noqa: E402
+
+
+def _time(argv: list[str], cwd: Path) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    return (time.perf_counter() - t0) * 1e3
+
+
+def launch(n: int) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="orch-bench-every-", dir="/var/tmp"))
+    governed(tmp, "src/**", intent="I", name="src")
+    (tmp / "src").mkdir(exist_ok=True)
+    (tmp / ".env").write_text("K=v\n")  # a secret: reads are handled, one rule per sibling on its path
+    gov = Governor(tmp, approval_channel="deny")
+    gov.select_intent("I", "s")
+
+    def wrapped(command: str) -> str:
+        verdict = gov.pre(to_call("Bash", {"command": command}, session_id="s", cwd=str(tmp)), sandbox=True)
+        assert verdict.command, verdict
+        return verdict.command
+
+    cases = {
+        'sh -c "python -S -c pass"': ["sh", "-c", f"{sys.executable} -S -c pass"],
+        "launcher stub -- true": ["bash", "-c", wrapped("true")],
+        "bash -c ls": ["bash", "-c", "ls"],
+        "bash -c <wrapped ls>": ["bash", "-c", wrapped("ls")],
+    }
+    samples: dict[str, list[float]] = {k: [] for k in cases}
+    for _ in range(3):
+        for argv in cases.values():
+            _time(argv, tmp)
+    for _ in range(n):
+        for label, argv in cases.items():
+            samples[label].append(_time(argv, tmp))
+    for label, s in samples.items():
+        s2 = sorted(s)
+        print(f"  {label:<28} min {s2[0]:6.1f}  p50 {statistics.median(s2):6.1f}  max {s2[-1]:6.1f} ms")
+    ratio = statistics.median(samples["launcher stub -- true"]) / statistics.median(samples['sh -c "python -S -c pass"'])
+    diffs = [w - u for w, u in zip(samples["bash -c <wrapped ls>"], samples["bash -c ls"])]
+    print(f"launcher / sh -c 'python -S -c pass' (medians): {ratio:.2f}x   target <= 2x")
+    print(f"wrapped ls - unwrapped ls (median of {n} paired differences): {statistics.median(diffs):.1f} ms"
+          f"   target <= 10 ms")
+
+
+def big(root: Path, runs: int) -> None:
+    from bench_changes import generate
+
+    t0 = time.perf_counter()
+    generate(root, FILES)
+    print(f"repository: {FILES} files ({time.perf_counter() - t0:.0f} s to generate or reuse)")
+    governed(root, "**", intent="ALL", name="everything")
+    gov = Governor(root, approval_channel="deny")
+    gov.select_intent("ALL", "s")
+    env = {**os.environ}
+
+    def end_to_end(command: str, sandbox: bool) -> tuple[float, object]:
+        t = time.perf_counter()
+        call = to_call("Bash", {"command": command}, session_id="s", cwd=str(root))
+        verdict = gov.pre(call, sandbox=sandbox)
+        assert verdict.allowed, verdict
+        subprocess.run(["bash", "-c", verdict.command or command], cwd=root, env=env, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        record = gov.post(call)
+        return (time.perf_counter() - t) * 1e3, record
+
+    for command in ("ls", "git status --short", "grep -rl 'x = 99' pkg000"):
+        before, after = [], []
+        for _ in range(runs):  # paired: the unwrapped path (before issue 21 for a read-only command) then the new one
+            before.append(end_to_end(command, False)[0])
+            after.append(end_to_end(command, True)[0])
+        diff = statistics.median(a - b for a, b in zip(after, before))
+        print(f"  {command:<28} unwrapped p50 {statistics.median(before):7.1f} ms   wrapped p50 "
+              f"{statistics.median(after):7.1f} ms   added {diff:+7.1f} ms (target <= 100)")
+    # runs code: wrapped with the scope and scanned after, exactly as before issue 21 (the same path)
+    took = statistics.median(end_to_end("python3 -c pass", True)[0] for _ in range(runs))
+    print(f"  {'python3 -c pass':<28} wrapped (scope plan + change detection, as before issue 21) p50 {took:7.1f} ms")
+    npkg = max(1, FILES // 1000)
+    files = [f"pkg{p:03d}/mod{m}/f7.py" for p, m in ((0, 1), (npkg // 2, 2), (npkg - 1, 3))]
+    script = "python3 -c \"import sys\nfor f in sys.argv[1:]: open(f, 'a').write('y = 1\\n')\" " + " ".join(files)
+    took, record = end_to_end(script, True)
+    got = sorted(f["path"] for f in (record or {}).get("files", []))  # type: ignore[union-attr]
+    print(f"  a script changing 3 files: {took:7.1f} ms; recorded {got} — exactly those 3: {got == sorted(files)}")
+    subprocess.run(["git", "-C", str(root), "checkout", "-q", "--", *files], check=True)
+
+
+FILES = 100_000
+
+
+def main(argv: list[str]) -> int:
+    global FILES
+    ap = argparse.ArgumentParser()
+    ap.add_argument("-n", type=int, default=30)
+    ap.add_argument("--files", type=int, default=100_000)
+    ap.add_argument("--dir", default=os.path.join(tempfile.gettempdir(), "orch-bench-changes"))
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--skip-big", action="store_true")
+    args = ap.parse_args(argv)
+    FILES = args.files
+    if landlock.abi() < 1:
+        print("no Landlock on this kernel: nothing to measure")
+        return 0
+    load = os.getloadavg()
+    print(f"Landlock ABI {landlock.abi()}; load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    launch(args.n)
+    if not args.skip_big:
+        big(Path(args.dir) / f"repo-{args.files}", args.runs)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
