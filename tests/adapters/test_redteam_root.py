@@ -3,8 +3,9 @@ made from inside it (judged on disk: the real ``orch hook claude-code``, then th
 
 The chain: a sandboxed script creates ``src/.orchestration/`` with ``secrets: {enabled: false}`` (Landlock cannot
 refuse a name beneath a granted directory), a bare ``cd src`` runs unwrapped and persists, and Claude Code's next
-events carry ``cwd: <repo>/src``. On main as of this test the root is the nearest ``.orchestration/`` above the
-event's cwd, so the agent's own policy governs and ``cat ~/.aws/credentials`` prints the key.
+events carry ``cwd: <repo>/src``. When the root was the nearest ``.orchestration/`` above the event's cwd, the
+agent's own policy governed and ``cat ~/.aws/credentials`` printed the key; the root now comes from
+``CLAUDE_PROJECT_DIR`` first (adapters.base.governance_root), which this chain checks on disk.
 """
 
 from __future__ import annotations
@@ -58,8 +59,6 @@ def _run(command: str, cwd: Path, env: dict[str, str]) -> str:
     return proc.stdout + proc.stderr
 
 
-@pytest.mark.xfail(strict=False, reason="issue 22 item 4 (the root from CLAUDE_PROJECT_DIR before the event's cwd) "
-                                        "is the leases branch's adapters.base.governance_root, not on main yet")
 def test_a_nested_orchestration_made_by_a_script_does_not_govern(repo: tuple[Path, dict[str, str]]) -> None:
     ws, env = repo
     _run(PLANT, ws, env)
