@@ -94,6 +94,10 @@ def fresh(base: Path, template: Path) -> Path:
     """A copy of the template as ``base/repo`` and a fresh ``base/outside`` (with ``keep.txt``)."""
     for name in ("repo", "outside"):
         shutil.rmtree(base / name, ignore_errors=True)
+        if (base / name).exists():
+            # a process the previous command left behind (an ungoverned `setsid`, a tmux server) still writes there:
+            # move it aside rather than fail the run
+            os.rename(base / name, base / f"{name}.stale-{len(os.listdir(base))}")
     shutil.copytree(template, base / "repo", symlinks=True)
     (base / "outside").mkdir()
     (base / "outside" / "keep.txt").write_text("keep\n")
