@@ -12,7 +12,10 @@ Prints min / median / max in ms and the median's ratio to the median of ``python
 once before every timed run (paired), so machine load drifts into both.
 Targets (issue 4): daemon <= 3x the baseline, cold <= 80 ms.
 
-Usage: PYTHONPATH=. python bench/bench_hook.py [-n 30]
+``--agent copilot`` measures the same four calls as GitHub Copilot CLI sends them to ``.github/hooks``
+(``toolName``/``toolArgs``, ``create``/``edit``/``view``; the event told by its fields).
+
+Usage: PYTHONPATH=. python bench/bench_hook.py [-n 30] [--agent claude-code|copilot]
 """
 from __future__ import annotations
 
@@ -55,9 +58,30 @@ def measure(cmd: list[str] | str, stdin: bytes, n: int, env: dict[str, str], cwd
     return times
 
 
+def copilot_events(root: Path) -> dict[str, bytes]:
+    """The four calls as Copilot CLI 1.0.102 sends them to ``.github/hooks`` (tests/adapters/fixtures/copilot/)."""
+
+    def ev(session: str, tool: str, args: dict, result: dict | None = None) -> bytes:
+        event = {"sessionId": session, "timestamp": 1795630552648, "cwd": str(root), "toolName": tool,
+                 "toolArgs": args}
+        if result is not None:
+            event["toolResult"] = result
+        return json.dumps(event).encode()
+
+    edit = {"path": str(root / "src/app.py"), "old_str": "x = 1", "new_str": "x = 2"}
+    return {
+        "create, no intent (deny)": ev("bench-none", "create", {"path": str(root / "src/new.py"), "file_text": "x"}),
+        "edit in scope (allow)": ev("bench-selected", "edit", edit),
+        "view (allow)": ev("bench-selected", "view", {"path": str(root / "src/app.py")}),
+        "edit post (record)": ev("bench-selected", "edit", edit, {"resultType": "success",
+                                                                  "textResultForLlm": "File updated with changes."}),
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("-n", type=int, default=30, help="runs per measurement")
+    parser.add_argument("--agent", choices=("claude-code", "copilot"), default="claude-code")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="orch-bench-"))
     root = governed(tmp / "repo")
@@ -78,7 +102,7 @@ def main() -> int:
     from orchestrator.pipeline import Governor
 
     Governor(root).select_intent("INT-1", "bench-selected")
-    events = {
+    events = copilot_events(root) if args.agent == "copilot" else {
         "Write, no intent (deny)": ev("bench-none", "Write", {"file_path": str(root / "src/new.py"), "content": "x"}),
         "Write in scope (allow)": ev("bench-selected", "Edit", {"file_path": str(root / "src/app.py"),
                                                                  "old_string": "x = 1", "new_string": "x = 2"}),
@@ -91,7 +115,7 @@ def main() -> int:
                                     "structuredPatch": [], "userModified": False, "replaceAll": False}),
     }
     py = sys.executable
-    fast = hook_command("claude-code", python=py)
+    fast = hook_command(args.agent, python=py)
     rows: list[tuple[str, str, list[float]]] = []
     rows.append(("baseline", "python -c pass", measure([py, "-c", "pass"], b"", args.n, env, root)))
     daemon.stop(root)
@@ -99,7 +123,7 @@ def main() -> int:
         rows.append(("cold (no daemon)", name, measure(fast, raw, args.n, {**env, "ORCH_NO_DAEMON": "1"}, root)))
     for name, raw in events.items():
         rows.append(("python -m orchestrator hook", name,
-                     measure([py, "-m", "orchestrator", "hook", "claude-code"], raw, max(5, args.n // 3), env, root)))
+                     measure([py, "-m", "orchestrator", "hook", args.agent], raw, max(5, args.n // 3), env, root)))
     proc = subprocess.Popen([py, "-m", "orchestrator", "serve", "--root", str(root)], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 20
@@ -116,7 +140,7 @@ def main() -> int:
 
     rows.append(("baseline", "python -S -c pass (paired)", BASELINE))
     base = statistics.median(BASELINE)
-    print(f"hook latency per call, whole process, n={args.n} (python {sys.version.split()[0]}, {os.cpu_count()} cpus)")
+    print(f"{args.agent} hook latency per call, whole process, n={args.n} (python {sys.version.split()[0]}, {os.cpu_count()} cpus)")
     print(f"{'mode':<28} {'event':<26} {'min':>7} {'median':>7} {'max':>7}  {'x python -S':>11}")
     for mode, name, times in rows:
         med = statistics.median(times)

@@ -8,8 +8,8 @@ the export throughput from the spool.
    daemon's socket round trip alone (what the client waits for; less noise). Target: on/off p50 within 5%.
 2. The spool append in-process: ``Governor.pre`` of an allowed Edit with telemetry off and on.
 3. Export throughput: N decision events spooled, then shipped with the real SDK exporter to a real OTLP/HTTP
-   receiver on 127.0.0.1 (tests/telemetry/otlp_receiver.py, decoding every request with opentelemetry-proto on this
-   same machine), http/protobuf and http/json. Target: >= 5,000 events/s.
+   receiver on 127.0.0.1 (tests/telemetry/otlp_receiver.py in its own process, decoding every request with
+   opentelemetry-proto on this same machine), http/protobuf and http/json. Target: >= 5,000 events/s.
 
 Usage: PYTHONPATH=. python bench/bench_telemetry.py [-n 40] [--events 20000]
 """
@@ -66,42 +66,52 @@ def _events(root: Path) -> list[bytes]:
             ev("Write", {"file_path": str(root / "docs/x.md"), "content": "x"})]
 
 
+def _policy(root: Path, telemetry: bool) -> None:
+    (root / ".orchestration/policy.yaml").write_text(
+        ("telemetry:\n  enabled: true\n" if telemetry else "") + "approval:\n  channel: deny\n")
+
+
 def hook_latency(n: int, tmp: Path) -> None:
-    off, on = _workspace(tmp / "off", False), _workspace(tmp / "on", True)
+    x, y = _workspace(tmp / "x", False), _workspace(tmp / "y", True)
     env = {**os.environ, "PYTHONPATH": str(REPO), "ORCH_DAEMON_IDLE": "300",
            "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{_closed_port()}", "OTEL_EXPORTER_OTLP_TIMEOUT": "5"}
     env.pop("CLAUDE_PROJECT_DIR", None)
     procs = [subprocess.Popen([sys.executable, "-m", "orchestrator", "serve", "--root", str(r)], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for r in (off, on)]
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for r in (x, y)]
     try:
-        for r in (off, on):
+        for r in (x, y):
             deadline = time.monotonic() + 30
             while not daemon.is_alive(daemon.socket_path(r)) and time.monotonic() < deadline:
                 time.sleep(0.05)
         hook = hook_command("claude-code", python=sys.executable)
-        whole: dict[Path, list[float]] = {off: [], on: []}
-        trip: dict[Path, list[float]] = {off: [], on: []}
-        for i in range(n):
-            for r in ((off, on) if i % 2 == 0 else (on, off)):
-                raw = _events(r)[i % 2]
-                start = time.perf_counter()
-                subprocess.run(hook, input=raw, capture_output=True, env=env, cwd=r, shell=True)
-                whole[r].append(time.perf_counter() - start)
-        for i in range(n * 25):
-            for r in ((off, on) if i % 2 == 0 else (on, off)):
-                request = hookclient.encode_request("claude-code", {}, _events(r)[i % 2])
-                start = time.perf_counter()
-                assert hookclient._ask_daemon(str(daemon.socket_path(r)), request) is not None
-                trip[r].append(time.perf_counter() - start)
-        waiting = spool.pending_bytes(spool.directory(on / ".orchestration/run"))
-        print(f"hook latency, telemetry off vs on with the collector down (paired, alternating); "
-              f"{waiting} spooled bytes unshipped at the end")
+        whole: dict[bool, list[float]] = {False: [], True: []}
+        trip: dict[bool, list[float]] = {False: [], True: []}
+        # four phases, the workspaces swapping roles (the policy is reread per call): a workspace or daemon that is
+        # faster for reasons of its own (measured: up to 10% between two identical ones) weighs on both sides alike
+        for phase in range(4):
+            on = y if phase % 2 == 0 else x
+            _policy(x, on is x)
+            _policy(y, on is y)
+            for i in range(n // 4):
+                for r in ((x, y) if i % 2 == 0 else (y, x)):
+                    start = time.perf_counter()
+                    subprocess.run(hook, input=_events(r)[i % 2], capture_output=True, env=env, cwd=r, shell=True)
+                    whole[r is on].append(time.perf_counter() - start)
+            for i in range(n * 5):
+                for r in ((x, y) if i % 2 == 0 else (y, x)):
+                    request = hookclient.encode_request("claude-code", {}, _events(r)[i % 2])
+                    start = time.perf_counter()
+                    assert hookclient._ask_daemon(str(daemon.socket_path(r)), request) is not None
+                    trip[r is on].append(time.perf_counter() - start)
+        waiting = sum(spool.pending_bytes(spool.directory(r / ".orchestration/run")) for r in (x, y))
+        print(f"hook latency, telemetry off vs on with the collector down (paired, alternating, roles swapped 4 "
+              f"times); {waiting} spooled bytes unshipped at the end")
         for label, data, unit in (("whole hook process", whole, "ms"), ("daemon round trip", trip, "us")):
-            a, b = report(f"{label}: telemetry off", data[off], unit=unit), \
-                report(f"{label}: on, collector down", data[on], unit=unit)
+            a, b = report(f"{label}: telemetry off", data[False], unit=unit), \
+                report(f"{label}: on, collector down", data[True], unit=unit)
             print(f"{label}: p50 on/off = {b['p50'] / a['p50']:.3f}   (target <= 1.05)")
     finally:
-        for r in (off, on):
+        for r in (x, y):
             daemon.stop(r)
         for p in procs:
             p.wait(timeout=30)
@@ -117,21 +127,35 @@ def spool_cost(tmp: Path) -> None:
                measure(lambda gov=gov, call=call: gov.pre(call), n=2000, warmup=200))
 
 
-def throughput(n: int, tmp: Path) -> None:
-    from tests.telemetry.otlp_receiver import Receiver
+#: the receiver runs in its own process (decoding costs CPU that must not share this process's GIL)
+RECEIVER = """
+import sys
+sys.path.insert(0, sys.argv[1])
+from tests.telemetry.otlp_receiver import Receiver
+rx = Receiver()
+print(rx.endpoint, flush=True)
+for _ in sys.stdin:
+    print(len(rx.logs()), flush=True)
+"""
 
+
+def throughput(n: int, tmp: Path) -> None:
+    from orchestrator.models import Verdict
+    from orchestrator.telemetry import events
+
+    call = to_call("Write", {"file_path": "src/a.py"}, session_id="bench", agent="claude-code")
+    call.resolved = ["src/a.py"]
+    deny = Verdict.deny("scope-violation", "scope", "outside", hint="h", intent="INT-1")
     for protocol in ("http/protobuf", "http/json"):
         run = tmp / f"export-{protocol.replace('/', '-')}"
-        call = to_call("Write", {"file_path": "src/a.py"}, session_id="bench", agent="claude-code")
-        call.resolved = ["src/a.py"]
-        from orchestrator.models import Verdict
-        from orchestrator.telemetry import events
-
-        deny = Verdict.deny("scope-violation", "scope", "outside", hint="h", intent="INT-1")
         for i in range(n):
             spool.append(run, events.decision(call, deny if i % 3 else Verdict.allow(), 0.0004))
-        with Receiver() as rx:
-            cfg = Settings({"enabled": True}, {"OTEL_EXPORTER_OTLP_ENDPOINT": rx.endpoint,
+        rx = subprocess.Popen([sys.executable, "-c", RECEIVER, str(REPO)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+        assert rx.stdin is not None and rx.stdout is not None
+        try:
+            endpoint = rx.stdout.readline().strip()
+            cfg = Settings({"enabled": True}, {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint,
                                                "OTEL_EXPORTER_OTLP_PROTOCOL": protocol})
             exporter = export.Exporter(tmp, cfg)
             start = time.perf_counter()
@@ -139,14 +163,19 @@ def throughput(n: int, tmp: Path) -> None:
             exporter.flush_metrics(force=True)
             elapsed = time.perf_counter() - start
             exporter.shutdown()
-            got = len(rx.logs())
+            rx.stdin.write("count\n")
+            rx.stdin.flush()
+            got = int(rx.stdout.readline())
+        finally:
+            rx.stdin.close()
+            rx.wait(timeout=30)
         print(f"export {protocol:<14} {result.sent} events in {result.batches} batches: {elapsed:.2f} s = "
               f"{result.sent / elapsed:,.0f} events/s (received {got})   target >= 5,000/s")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("-n", type=int, default=40, help="paired hook runs")
+    parser.add_argument("-n", type=int, default=100, help="paired hook runs (x20 for the socket round trip)")
     parser.add_argument("--events", type=int, default=20000, help="events for the throughput run")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="orch-bench-telemetry-"))

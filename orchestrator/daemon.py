@@ -29,7 +29,8 @@ Safety:
 - the socket is created with mode 0600 (owner only);
 - telemetry (docs/telemetry.md): a background thread (:class:`orchestrator.telemetry.shipper.Shipper`) ships the
   workspace's telemetry spool in batches, so no call waits on a collector; it reads ``OTEL_*`` from the daemon's own
-  environment (inherited from the hook that started it) and sends what is left once more on exit;
+  environment (inherited from the hook that started it) and sends what is left once more on exit. A call's own
+  telemetry events are appended to the spool right after its answer is sent (``spool.deferred``), not before;
 - ``run/orch.daemon.json`` says who serves (pid, start time, version, the package directory and a digest of its
   code), for ``orch status`` and ``orch doctor``.
 """
@@ -188,7 +189,8 @@ class Daemon:
             self.in_flight += 1
         token = CALL_ENV.set(env)  # this thread's call: its hook's ORCH_* variables, not the daemon's
         try:
-            result = run_hook(agent, rest, env=env, governor_factory=self.governor)
+            # this daemon's workspace, whatever the event's cwd says (the client asked it because it governs)
+            result = run_hook(agent, rest, env=env, governor_factory=self.governor, root=self.root)
         finally:
             CALL_ENV.reset(token)
             with self._count_lock:
@@ -216,6 +218,7 @@ class Daemon:
         if self.sock_path.exists() or self.sock_path.is_symlink():
             self.sock_path.unlink()
         daemon = self
+        from orchestrator.telemetry import spool
 
         class Handler(socketserver.BaseRequestHandler):
             def handle(self) -> None:
@@ -235,12 +238,17 @@ class Daemon:
                     from orchestrator.adapters.base import HookResult
 
                     answer = encode_answer(HookResult.block(f"orchestrator daemon: bad request ({exc}); call blocked"))
+                    deferred: list = []
                 else:
-                    answer = daemon.handle_request(b"".join(chunks))
+                    # telemetry events of this call are written after the answer (off the hook's wait)
+                    with spool.deferred() as deferred:
+                        answer = daemon.handle_request(b"".join(chunks))
                 try:
                     conn.sendall(answer)
+                    conn.shutdown(socket.SHUT_WR)  # the client reads to EOF: it has its whole answer now
                 except OSError:
                     pass
+                spool.write_deferred(deferred)
 
         old_umask = os.umask(0o177)
         try:

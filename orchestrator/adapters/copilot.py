@@ -36,6 +36,9 @@ payloads in tests/adapters/fixtures/copilot/):
   (``$COPILOT_HOME`` or ``~/.copilot``, ``session-state/<sessionId>/events.jsonl``), read by the process that
   answers the hook.
 - A tool that fails (a create over an existing file, an edit whose ``old_str`` is not found) fires no postToolUse.
+- Subagents (``task``; ``Agent`` Claude-shaped) run their tool calls through the same hooks with ``sessionId`` =
+  the subagent's own id plus ``agentId``, ``agentType`` and ``parentAgentId`` (``agent_id``… Claude-shaped): they
+  are governed under the parent's session and its intent, and recorded with the subagent as ``agent_id``.
 
 Trust, the MCP server and ``orch doctor``'s checks live in :mod:`orchestrator.adapters.copilot_setup`.
 """
@@ -49,6 +52,7 @@ from orchestrator.adapters import claude_code, gemini
 from orchestrator.adapters.base import HookResult, read_tail
 from orchestrator.adapters.managed import MARK
 from orchestrator.models import ToolCall, ToolResult, Verdict
+from orchestrator.sessions import session_from
 
 AGENT = "copilot"
 #: the handshake tool as Copilot names MCP tools (``<server>-<tool>``)
@@ -57,7 +61,8 @@ SHELL_TOOL = "bash"
 #: the file orchestrator installs (see copilot_setup); its presence makes the Claude-shaped run step aside
 HOOKS_FILE = ".github/hooks/orchestrator.json"
 #: Claude Code's names for Copilot's tools, as Copilot sends them to ``.claude/settings.json`` hooks
-CLAUDE_NAMES = {"Write": "create", "Edit": "edit", "Bash": "bash", "Read": "view", "Grep": "grep", "Glob": "glob"}
+CLAUDE_NAMES = {"Write": "create", "Edit": "edit", "Bash": "bash", "Read": "view", "Grep": "grep", "Glob": "glob",
+                "Agent": "task"}
 #: Claude Code's event names as Copilot sends them, and Copilot's own
 _EVENTS = {"PreToolUse": "preToolUse", "PostToolUse": "postToolUse", "SessionStart": "sessionStart",
            "UserPromptSubmit": "userPromptSubmitted"}
@@ -79,9 +84,11 @@ def normalize(event: dict[str, Any]) -> dict[str, Any]:
         result = event.get("tool_result")
         if isinstance(result, dict):
             result = {"resultType": result.get("result_type"), "textResultForLlm": result.get("text_result_for_llm")}
-        return {"event": _EVENTS.get(claude), "session_id": event.get("session_id"), "cwd": event.get("cwd"),
-                "timestamp": event.get("timestamp"), "tool_name": CLAUDE_NAMES.get(tool, tool) if isinstance(tool, str)
-                else tool, "tool_input": event.get("tool_input"), "tool_result": result, "claude_shaped": True}
+        return _subagent({"event": _EVENTS.get(claude), "session_id": event.get("session_id"), "cwd": event.get("cwd"),
+                          "timestamp": event.get("timestamp"), "tool_input": event.get("tool_input"),
+                          "tool_name": CLAUDE_NAMES.get(tool, tool) if isinstance(tool, str) else tool,
+                          "tool_result": result, "claude_shaped": True},
+                         event.get("agent_id"), event.get("parent_agent_id"))
     if "toolName" in event:
         name: str | None = "postToolUse" if "toolResult" in event else "preToolUse"
     elif "prompt" in event:
@@ -90,9 +97,21 @@ def normalize(event: dict[str, Any]) -> dict[str, Any]:
         name = "sessionStart"
     else:
         name = None
-    return {"event": name, "session_id": event.get("sessionId"), "cwd": event.get("cwd"),
-            "timestamp": event.get("timestamp"), "tool_name": event.get("toolName"),
-            "tool_input": event.get("toolArgs"), "tool_result": event.get("toolResult"), "claude_shaped": False}
+    return _subagent({"event": name, "session_id": event.get("sessionId"), "cwd": event.get("cwd"),
+                      "timestamp": event.get("timestamp"), "tool_name": event.get("toolName"),
+                      "tool_input": event.get("toolArgs"), "tool_result": event.get("toolResult"),
+                      "claude_shaped": False}, event.get("agentId"), event.get("parentAgentId"))
+
+
+def _subagent(ev: dict[str, Any], agent_id: Any, parent: Any) -> dict[str, Any]:
+    """A subagent's (``task``) call: its ``sessionId`` is the subagent's own id, so the session whose intent it
+    works under is its parent's (``parentAgentId``), and the subagent is recorded as ``agent_id`` (as Claude Code's
+    subagents are). A subagent of a subagent would name another subagent as parent: its calls then need their own
+    selection (refused until then, fail closed)."""
+    if isinstance(agent_id, str) and agent_id and isinstance(parent, str) and parent:
+        ev["session_id"] = parent
+        ev["agent_id"] = agent_id
+    return ev
 
 
 def native_installed(governor: Any) -> bool:
@@ -150,7 +169,8 @@ def model_from_transcript(session_id: Any, *, max_bytes: int = 256 * 1024) -> st
     execution's ``model``), else the ``selectedModel`` of ``session.start``; None when unknown.
 
     Copilot writes the log in batches: at a session's first tool call it may hold ``session.start`` alone
-    (measured with 1.0.102), hence the fallback.
+    (measured with 1.0.102), hence the fallback; on a loaded machine it may not be written at all for the first
+    seconds of a session, and those records carry no model id (best effort, like every agent's model id).
     """
     data = read_tail(transcript_path(session_id), max_bytes)
     if data is None:
@@ -214,7 +234,8 @@ def handle(event: dict[str, Any], governor: Any, *, sandbox: bool = True) -> Hoo
     ev = normalize(event)
     if ev["claude_shaped"] and native_installed(governor):
         return HookResult()  # Copilot runs .github/hooks/orchestrator.json for this same call: it answers
-    ev["session_id"] = ev["session_id"] if isinstance(ev["session_id"], str) and ev["session_id"] else "default"
+    # the one session rule of every adapter: no usable id is NO_SESSION (refused for mutations), never "default"
+    ev["session_id"] = session_from(ev["session_id"])
     name = ev["event"]
     if name == "preToolUse":
         return pre_tool_use(ev, governor, sandbox=sandbox)

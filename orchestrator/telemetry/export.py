@@ -280,10 +280,15 @@ class ShipResult:
         return {k: getattr(self, k) for k in self.__slots__}
 
 
+#: events in the first batch after a failure: a collector still down is found without encoding a full batch
+PROBE_BATCH = 8
+
+
 def ship(run_dir: str | os.PathLike[str], exporter: Exporter, *, wait: bool = False,
-         max_batches: int | None = None) -> ShipResult:
+         max_batches: int | None = None, probe: bool = False) -> ShipResult:
     """Send what the spool holds past the shipped position, batch by batch, committing each accepted batch;
-    stop at the first refused one (it is sent again next time)."""
+    stop at the first refused one (it is sent again next time). ``probe``: the last attempt failed, so the first
+    batch is small (:data:`PROBE_BATCH`)."""
     result = ShipResult()
     tdir = spool.directory(run_dir)
     size = env_int(exporter.cfg.env, "OTEL_BLRP_MAX_EXPORT_BATCH_SIZE", 512)
@@ -292,7 +297,7 @@ def ship(run_dir: str | os.PathLike[str], exporter: Exporter, *, wait: bool = Fa
             result.busy = True
             return result
         while max_batches is None or result.batches < max_batches:
-            batch = spool.next_batch(tdir, size)
+            batch = spool.next_batch(tdir, PROBE_BATCH if probe and not result.batches else size)
             if batch is None:
                 break
             if not exporter.export(batch.events):

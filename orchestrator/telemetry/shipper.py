@@ -71,7 +71,7 @@ class Shipper:
             from orchestrator.telemetry import export
 
             exporter = self._exporter_for(cfg)
-            result = export.ship(self.run_dir, exporter)
+            result = export.ship(self.run_dir, exporter, probe=bool(self.backoff))
             exporter.flush_metrics()
             if result.failed:
                 self.backoff = min(MAX_BACKOFF, max(self.delay, self.backoff * 2 or self.delay * 2))

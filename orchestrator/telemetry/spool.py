@@ -29,6 +29,7 @@ notices the replacement after taking its lock (the path names another inode) and
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import fcntl
 import json
 import os
@@ -51,10 +52,40 @@ def directory(run_dir: str | os.PathLike[str]) -> str:
     return os.path.join(os.fspath(run_dir), DIR)
 
 
+#: the events a caller chose to write later (:func:`deferred`): the daemon answers the hook first
+_DEFERRED: contextvars.ContextVar[list[tuple[str, dict[str, Any], int]] | None] = contextvars.ContextVar(
+    "orch_telemetry_deferred", default=None)
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[list[tuple[str, dict[str, Any], int]]]:
+    """Inside the ``with`` (this thread's context), :func:`append` only collects; the caller writes the collected
+    events with :func:`write_deferred` once the hook has its answer. The daemon does this per connection, so the
+    spool costs a hook nothing; a daemon killed between the answer and the write loses those few events."""
+    pending: list[tuple[str, dict[str, Any], int]] = []
+    token = _DEFERRED.set(pending)
+    try:
+        yield pending
+    finally:
+        _DEFERRED.reset(token)
+
+
+def write_deferred(pending: list[tuple[str, dict[str, Any], int]]) -> None:
+    """Append what :func:`deferred` collected, in order. Never raises."""
+    for run_dir, event, max_bytes in pending:
+        append(run_dir, event, max_bytes)
+
+
 def append(run_dir: str | os.PathLike[str], event: dict[str, Any], max_bytes: int = MAX_BYTES) -> bool:
-    """Spool one event; False when the bound refused it (then it is counted as dropped). Never raises."""
+    """Spool one event; False when the bound refused it (then it is counted as dropped). Never raises.
+
+    Inside :func:`deferred` the event is only collected (True)."""
     from orchestrator.telemetry.events import encode
 
+    pending = _DEFERRED.get()
+    if pending is not None:
+        pending.append((os.fspath(run_dir), event, max_bytes))
+        return True
     try:
         return append_line(directory(run_dir), encode(event), max_bytes)
     except Exception:  # noqa: BLE001 - telemetry must never turn a verdict into a crash

@@ -231,3 +231,31 @@ def test_opaque_bash_is_sandboxed_through_modified_args_and_recorded_unwrapped(p
     meta = rec["metadata"]["dev.orchestrator"]
     assert meta["tool_name"] == "bash" and "landlock" not in json.dumps(rec)
     assert [f["path"] for f in rec["files"]] == ["src/gen.txt"]
+
+
+@pytest.mark.parametrize("session", [None, "", 42], ids=repr)
+def test_an_event_without_a_usable_session_is_refused_not_defaulted(payload, ws: Path, session: object) -> None:
+    """The one session rule (orchestrator.sessions.session_from): never the shared ``default`` session."""
+    Governor(ws).select_intent("INT-1", "default")
+    event = native(payload, "preToolUse-create")
+    if session is None:
+        event.pop("sessionId", None)
+    else:
+        event["sessionId"] = session
+    assert error_of(hook(event))["type"] == "session-required"
+
+
+@pytest.mark.parametrize("name,agent", [("preToolUse-subagent-create", "copilot"),
+                                        ("claude-PreToolUse-subagent-Write", "claude-code")])
+def test_subagent_calls_work_under_the_parent_sessions_intent(payload, ws: Path, name: str, agent: str) -> None:
+    """A ``task`` subagent's calls carry its own id as the session: they are judged under the parent's."""
+    event = payload("copilot", name)
+    args_key = "toolArgs" if agent == "copilot" else "tool_input"
+    event[args_key]["path"] = str(ws / "src/sub.txt")
+    assert error_of(hook(event, agent=agent))["type"] == "intent-required"  # the parent selected nothing yet
+    select(payload)
+    assert hook(event, agent=agent) is None
+    ev = copilot.normalize(event)
+    assert (ev["session_id"], ev["agent_id"]) == (SESSION, "5ab0a9e1-0000-4000-8000-0000000000a1")
+    event[args_key]["path"] = str(ws / "README.md")
+    assert error_of(hook(event, agent=agent))["type"] == "scope-violation"

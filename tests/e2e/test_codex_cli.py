@@ -133,11 +133,18 @@ def scenario(codex_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Scena
     with api:
         (codex_home / "config.toml").write_text(
             f'model = "{CODEX_MODEL}"\nmodel_provider = "fake"\n\n[model_providers.fake]\nname = "fake"\n'
-            f'base_url = "{api.base_url}/v1"\nwire_api = "responses"\n')
+            f'base_url = "{api.base_url}/v1"\nwire_api = "responses"\n\n'
+            # Codex's workspace-write sandbox makes /tmp and $TMPDIR writable roots and, to mount `.git`, `.codex`
+            # and `.agents` read-only inside them, creates empty stand-ins (/tmp/.git...) that a Codex killed
+            # mid-command leaves behind: every later test under /tmp would then find a "repository" at /tmp.
+            # So the run gets a private TMPDIR and /tmp is no writable root of Codex's own sandbox.
+            '[sandbox_workspace_write]\nexclude_slash_tmp = true\n')
         trust_out = orch(root, "install", "codex", "--trust", env=env).stdout
         doctor_after = json.loads(orch(root, "doctor", "--json", env=env, check=False).stdout)
         run_env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "CODEX_"))}
-        run_env.update(env, PYTHONPATH=str(REPO_ROOT), ORCH_APPROVAL_CHANNEL="deny", ORCH_DAEMON_IDLE="60")
+        run_env.update(env, PYTHONPATH=str(REPO_ROOT), ORCH_APPROVAL_CHANNEL="deny", ORCH_DAEMON_IDLE="60",
+                       TMPDIR=str(base / "tmp"))
+        (base / "tmp").mkdir()
         start = time.perf_counter()
         try:
             proc = subprocess.run([str(codex_bin), "exec", "--json", "-s", "workspace-write", "go"], cwd=root,

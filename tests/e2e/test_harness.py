@@ -197,3 +197,43 @@ def test_copilot_cli_runs_scripted_calls_and_obeys_repo_hooks(run_copilot, tmp_p
         ("preToolUse", "bash"), ("postToolUse", "bash")]
     assert seen[-1]["payload"]["toolArgs"]["command"] == "echo rewritten > rewritten.txt"
     assert {e["payload"]["sessionId"] for e in seen} == {run.session_id}
+
+
+FAILING_HOOK = """\
+import json, sys
+path = json.load(sys.stdin)["toolArgs"].get("path", "")
+if path.endswith("exit1.txt"):
+    sys.exit(1)
+if path.endswith("garbage.txt"):
+    print("this is not JSON")
+if path.endswith("exit2.txt"):
+    sys.exit(2)
+if path.endswith("exit2json.txt"):
+    print(json.dumps({"permissionDecision": "deny", "permissionDecisionReason": "reason on stdout"}))
+    sys.exit(2)
+"""
+
+
+def test_copilot_cli_hook_failure_modes(run_copilot, tmp_path: Path) -> None:
+    """What orchestrator's Copilot adapter is built around (docs/adapters.md, "Failure modes"): a preToolUse hook
+    that exits 1 or 2 denies the call, the model reads a reason only from a JSON answer on stdout, and a hook that
+    prints garbage lets the call RUN (fail open)."""
+    from tests.e2e.fake_llm import FakeChat, ccall
+
+    repo = tmp_path / "repo"
+    (repo / ".github" / "hooks").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    hook = tmp_path / "hook.py"
+    hook.write_text(FAILING_HOOK)
+    (repo / ".github" / "hooks" / "failing.json").write_text(json.dumps({"version": 1, "hooks": {
+        "preToolUse": [{"type": "command", "bash": f"{sys.executable} {hook}", "timeoutSec": 30}]}}))
+    names = ("exit1", "garbage", "exit2", "exit2json")
+    script: list = [[ccall(n, "create", {"path": str(repo / f"{n}.txt"), "file_text": "x\n"})] for n in names]
+    with FakeChat([*script, "done"]) as api:
+        run = run_copilot(repo, api.base_url)
+    assert run.returncode == 0, run.stderr
+    out = api.outputs()
+    assert out["exit1"].startswith("Denied by preToolUse hook") and not (repo / "exit1.txt").exists()
+    assert out["exit2"] == "Denied by preToolUse hook: hook exited with code 2" and not (repo / "exit2.txt").exists()
+    assert out["exit2json"] == "Denied by preToolUse hook: reason on stdout"
+    assert (repo / "garbage.txt").exists()  # fail open: why orchestrator always answers JSON or nothing

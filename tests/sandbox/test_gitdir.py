@@ -299,3 +299,28 @@ def test_a_restored_git_file_is_not_recorded_as_the_commands_change(sws: Path) -
     record = gov.post(call)
     paths = [f["path"] for f in (record or {}).get("files", [])]
     assert paths == ["src/y.txt"]
+
+
+GIT_PORCELAIN = ["git add src/app.py", "git commit -qm one", "echo y >> src/app.py", "git stash", "git stash pop",
+                 "git branch feat", "git switch feat", "git commit -qam two", "git tag v1", "git tag -a v2 -m two",
+                 "git switch -", "git merge -q --no-edit feat", "git switch -c topic", "echo t > src/t.py",
+                 "git add src/t.py", "git commit -qm topic", "git checkout -q feat", "git branch -u topic", "git log --oneline"]
+
+
+def test_everyday_porcelain_runs_wrapped_in_git_mode_with_no_person(sws: Path) -> None:
+    """Every command wrapped (issue 21 item 1): git porcelain runs in the sandbox in git-dir mode, channel ``deny``
+    (a question to a person would be a refusal), and what it does lands in the repository. (``git rebase`` and
+    ``git restore``/``checkout`` of paths run in git mode too -- see the launcher-level test above -- but the
+    analyzer asks a person for them as history rewrites: discarded work.)"""
+    host = Host(sws, channel="deny")
+    for command in GIT_PORCELAIN:
+        proc = host.run(command, env=GIT_ENV)
+        assert proc.returncode == 0, (command, proc.stderr)
+        assert proc.verdict.command is not None, command  # wrapped
+        if command.startswith("git") and not command.startswith("git log"):
+            assert proc.verdict.sandbox["git"] == [str(sws / ".git")], command
+        assert "orchestrator sandbox" not in proc.stderr, (command, proc.stderr)
+    log = subprocess.run(["git", "log", "--format=%s", "feat"], cwd=sws, capture_output=True, text=True).stdout
+    assert log.split() == ["two", "one"]
+    assert subprocess.run(["git", "tag"], cwd=sws, capture_output=True, text=True).stdout.split() == ["v1", "v2"]
+    assert not (sws / ".git" / "hooks" / "pre-commit").exists()

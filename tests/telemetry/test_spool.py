@@ -133,3 +133,16 @@ def test_spool_files_are_private(tmp_path: Path) -> None:
     run = tmp_path / "run"
     spool.append(run, _ev(0))
     assert os.stat(Path(spool.directory(run), spool.SPOOL)).st_mode & 0o077 == 0
+
+
+def test_deferred_appends_wait_for_the_caller(tmp_path: Path) -> None:
+    """The daemon collects a call's events and writes them once the hook has its answer."""
+    run = tmp_path / "run"
+    with spool.deferred() as pending:
+        assert spool.append(run, _ev(0)) and spool.append(run, _ev(1))
+        assert list(spool.read_events(run)) == []
+    assert list(spool.read_events(run)) == []
+    spool.write_deferred(pending)
+    assert [e["id"] for e in spool.read_events(run)] == ["e000000", "e000001"]
+    spool.append(run, _ev(2))  # outside the context: written at once
+    assert len(list(spool.read_events(run))) == 3
