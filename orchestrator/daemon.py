@@ -189,7 +189,8 @@ class Daemon:
             self.in_flight += 1
         token = CALL_ENV.set(env)  # this thread's call: its hook's ORCH_* variables, not the daemon's
         try:
-            result = run_hook(agent, rest, env=env, governor_factory=self.governor)
+            # this daemon's workspace, whatever the event's cwd says (the client asked it because it governs)
+            result = run_hook(agent, rest, env=env, governor_factory=self.governor, root=self.root)
         finally:
             CALL_ENV.reset(token)
             with self._count_lock:

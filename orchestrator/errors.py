@@ -71,6 +71,12 @@ class IntentError(OrchestratorError):
     type = "intent-invalid"
 
 
+class SessionError(OrchestratorError):
+    """A call or an intent selection names no usable session id (see :func:`orchestrator.sessions.usable`)."""
+
+    type = "session-required"
+
+
 class UsageError(OrchestratorError):
     """The user invoked a command wrongly (bad flags, bad JSON on stdin)."""
 

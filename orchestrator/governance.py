@@ -11,6 +11,8 @@ import re
 #: (pattern shown to the agent, regex over workspace-relative paths)
 GOVERNANCE = (
     (".orchestration/**", r"\.orchestration(?:/.*)?"),
+    # at any depth too: a nested one must never become a governance root (nor look like one to a person's `orch`)
+    ("**/.orchestration/**", r".*/\.orchestration(?:/.*)?"),
     (".claude/settings*.json", r"\.claude/settings[^/]*\.json"),
     (".mcp.json", r"\.mcp\.json"),
     (".codex/**", r"\.codex(?:/.*)?"),

@@ -56,6 +56,31 @@ def _find_root() -> str | None:
     return None
 
 
+#: processes between an agent and its hook client (the same set as ``orchestrator.leases.SHELLS``)
+SHELLS = frozenset({"sh", "dash", "bash", "zsh", "ash", "ksh", "mksh", "busybox", "orch-hook"})
+
+
+def agent_process() -> str:
+    """``pid:start`` of the agent process that ran this hook: the parent, skipping the shells in between (start: its
+    start time in clock ticks, so that a reused pid is not taken for it). The same walk as
+    :func:`orchestrator.leases.agent_process` (the write leases name it as their holder), with the stdlib only;
+    ``tests/test_leases.py`` checks that the two agree."""
+    pid = os.getppid()
+    for _ in range(8):
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                data = fh.read()
+            comm = data[data.index(b"(") + 1:data.rindex(b")")].decode("utf-8", "replace")
+            fields = data[data.rindex(b")") + 2:].split()
+            parent, start = int(fields[1]), int(fields[19])
+        except (OSError, ValueError, IndexError):
+            return str(pid)
+        if comm not in SHELLS or parent <= 1:
+            return f"{pid}:{start}"
+        pid = parent
+    return str(pid)
+
+
 def encode_request(agent: str, env: dict, raw: bytes) -> bytes:
     """``ORCH1 <agent>`` line, ``KEY=VALUE`` lines (ORCH_* variables), an empty line, then the raw event."""
     lines = [PROTOCOL + b" " + agent.encode()]
@@ -156,7 +181,11 @@ def main(argv: list[str] | None = None) -> int:
         raw = sys.stdin.buffer.read()
         answer = None
         root = _find_root()
+        # the agent this call belongs to: the holder of the write leases it takes (orchestrator/leases.py)
+        os.environ["ORCH_HOST_PID"] = agent_process()
         if root is not None:
+            # the root this client chose governs the call, in the daemon and in-process alike (never the event's cwd)
+            os.environ["ORCH_ROOT"] = root
             sock_path = os.path.join(root, ".orchestration", "run", SOCKET_NAME)
             answer = _ask_daemon(sock_path, encode_request(agent, dict(os.environ), raw))
             if answer is None:

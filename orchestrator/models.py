@@ -50,7 +50,8 @@ class ToolCall:
     __slots__ = ("tool", "kind", "paths", "input", "session_id", "agent", "agent_id", "cwd", "intent_id",
                  "mutation_class", "expected_hash", "tool_use_id", "model_id", "command",
                  # filled in by the pipeline
-                 "resolved", "shell", "destructive", "reasons", "capture_key", "prepared", "replaced", "sandboxed")
+                 "resolved", "shell", "destructive", "reasons", "capture_key", "prepared", "replaced", "sandboxed",
+                 "leased")
 
     def __init__(self, tool: str, kind: Kind, paths: list[str] | None = None, input: dict[str, Any] | None = None,
                  session_id: str = "default", agent: str = "python", agent_id: str | None = None,
@@ -83,6 +84,8 @@ class ToolCall:
         self.replaced: list[str] = []
         #: the command runs (ran) in the Landlock sandbox: the kernel bounds where it can write (post/changes.py)
         self.sandboxed = False
+        #: the targets this call's pre-hook leased (orchestrator.leases), released if a later hook refuses it
+        self.leased: list[str] = []
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)

@@ -15,17 +15,17 @@ from orchestrator import intents as _intents
 from orchestrator import policy as _policy
 from orchestrator import prepare as _prep
 from orchestrator.context import Context
-from orchestrator.errors import ConfigError, IntentError, OrchestratorError
+from orchestrator.errors import ConfigError, IntentError, OrchestratorError, SessionError
 from orchestrator.fsutil import file_hash
 from orchestrator.models import Kind, ToolCall, ToolResult, Verdict
 from orchestrator.paths import PathError, is_case_insensitive
-from orchestrator.pre import approval, gatekeeper, intentignore, scope, selfguard, stale
+from orchestrator.pre import approval, gatekeeper, intentignore, lease, scope, selfguard, stale
 from orchestrator.pre import secrets as _secrets_hook
-from orchestrator.sessions import SessionStore, stamp
+from orchestrator.sessions import SessionStore, session_required, stamp, usable
 from orchestrator.workspace import Workspace
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterable, Mapping
 
     from orchestrator.intents import IntentSet
     from orchestrator.policy import PolicyView as Policy
@@ -37,8 +37,10 @@ if TYPE_CHECKING:
 #:  scope        the intent's owned_scope
 #:  intentignore protected paths, whatever the scope says
 #:  approval     late: it may block on a person, so ask only after every cheap refusal has passed
-#:  stale        last, right before the tool runs, to keep the race window with other writers small
-HOOKS = (selfguard, gatekeeper, scope, intentignore, approval, stale)
+#:  lease        a write lease on each target (file-busy while another session holds one): before stale, so no
+#:               other session's write can land between the stale check and this call's write
+#:  stale        last, right before the tool runs, while the lease is held
+HOOKS = (selfguard, gatekeeper, scope, intentignore, approval, lease, stale)
 
 
 class Denied(OrchestratorError):
@@ -139,6 +141,8 @@ class Governor:
         started = time.perf_counter()
         note: dict[str, Any] = {}
         verdict = self._pre(call, approved, sandbox, note)
+        if call.leased and not verdict.allowed:
+            self.release_leases(call)  # a later hook refused it (stale, sandbox, a bug): the call will not run
         if self.record_refusals and call.session_id != PROBE_SESSION:
             if not verdict.allowed:
                 from orchestrator.refusals import record
@@ -175,6 +179,8 @@ class Governor:
                 hook_name = "prepare"
             if not self.is_mutating(call, pol):
                 return Verdict.allow()
+            if not usable(call.session_id):
+                return session_required()
             if call.kind in (Kind.WRITE, Kind.EDIT, Kind.DELETE) and not call.resolved:
                 return Verdict.deny("malformed-call", "registry", f"{call.tool} names no target file",
                                     tool=call.tool, hint="pass the file path argument the tool expects")
@@ -265,15 +271,33 @@ class Governor:
         result = _tool_result(result)
         pol = self.policy
         self.prepare(call, pol)
-        if result is not None and result.failed:
+        if call.kind is Kind.READ or not self.is_mutating(call, pol):
+            if call.kind is Kind.READ and not (result is not None and result.failed):
+                self._post_read(call)
             return None
-        if call.kind is Kind.READ:
-            if call.resolved:
-                digests = {p: file_hash(os.path.join(self.root, p)) for p in call.resolved}
-                self.sessions.update(call.session_id, lambda s: _stamp_all(s, digests))
-            return None
-        if not self.is_mutating(call, pol):
-            return None
+        try:
+            if result is not None and result.failed:
+                return None
+            return self._post_write(call, result, pol)
+        finally:
+            self.release_leases(call)  # the write landed (or failed): another session may take the file now
+
+    def release_leases(self, call: ToolCall, extra: Iterable[str] = ()) -> None:
+        """Release the write leases this call's session holds on its targets (and on ``extra`` paths)."""
+        from orchestrator import leases
+
+        rels = [*call.leased, *call.resolved, *extra]
+        if rels:
+            leases.release(self.workspace.leases_dir, self.root, rels, call.session_id)
+        call.leased = []
+
+    def _post_read(self, call: ToolCall) -> None:
+        """A read landed: stamp what this session saw, for the stale check."""
+        if call.resolved and usable(call.session_id):
+            digests = {p: file_hash(os.path.join(self.root, p)) for p in call.resolved}
+            self.sessions.update(call.session_id, lambda s: _stamp_all(s, digests))
+
+    def _post_write(self, call: ToolCall, result: ToolResult | None, pol: Policy) -> dict[str, Any] | None:
         if not call.intent_id:
             call.intent_id = self.sessions.get(call.session_id).get("intent_id")
         from orchestrator.post import trace
@@ -281,7 +305,7 @@ class Governor:
         record = trace.record(self, call, result)
         if record is not None:
             _telemetry_record(self, pol, record)
-        if call.resolved:
+        if call.resolved and usable(call.session_id):
             # the record already hashed what the tool left on disk: reuse it rather than read each file again
             known: dict[str, str | None] = {}
             for entry in ((record or {}).get("metadata", {}).get("dev.orchestrator", {}).get("files") or ()):
@@ -299,6 +323,10 @@ class Governor:
 
         Raises :class:`IntentError` (structured: ``available`` lists the IN_PROGRESS ids).
         """
+        if not usable(session_id):
+            raise SessionError(f"cannot select {intent_id!r}: no usable session id", intent=intent_id,
+                               hint="an intent is selected for one session; the agent's event must carry its "
+                                    "session id (never shared through a default session)")
         intents = self.intents()
         intent = intents.get(str(intent_id))
         available = [i.id for i in intents.in_progress()]

@@ -272,6 +272,9 @@ def find_secret_files(root: str, m: SecretMatcher, *, limit: int = 300_000) -> l
 
     trees.append(os.path.abspath(key_dir()))  # the ledger signing key (orchestrator/keys.py)
     singles = [os.path.join(home, f) for f in (".netrc", ".git-credentials", ".pypirc", ".npmrc")]
+    more_trees, more_singles = home_locations(m)
+    trees += [t for t in more_trees if t not in trees]
+    singles += [s for s in more_singles if s not in singles]
     from .secret_scan import tree_secrets  # a name prefilter and a directory memo: cheap for every shell command
 
     for tree in trees:
@@ -280,6 +283,26 @@ def find_secret_files(root: str, m: SecretMatcher, *, limit: int = 300_000) -> l
     return sorted(dict.fromkeys(found))
 
 
+def home_locations(m: SecretMatcher) -> tuple[list[str], list[str]]:
+    """The directories and single files of the home directory that ``m``'s ``~/`` patterns name (the policy's own
+    included): ``~/.password-store/**`` -> the tree ``~/.password-store``, ``~/.config/gh/hosts.yml`` -> that file.
+    Without them a pattern the fixed list above does not scan would be denied by the analyzer only, and a script
+    could read the file (redteam RT-home-*). A pattern with no literal directory (``~/*.key``) is not scanned (the
+    whole home would be)."""
+    trees: list[str] = []
+    singles: list[str] = []
+    for p in m.patterns:
+        if not p.startswith("~/"):
+            continue
+        lit = p[2:]
+        cut = min((lit.index(c) for c in "*?[" if c in lit), default=-1)
+        if cut < 0:
+            singles.append(os.path.join(m.home, lit))
+        elif os.path.dirname(lit[:cut]):
+            trees.append(os.path.join(m.home, os.path.dirname(lit[:cut])))
+    return trees, singles
+
+
 __all__ = ["DEFAULT_PATTERNS", "DEFAULT_ALLOW", "SecretMatcher", "matcher", "for_policy", "enabled", "secret_spec",
-           "find_secret_files"]
+           "find_secret_files", "home_locations"]
 

@@ -29,6 +29,39 @@ MAX_CACHED = 256
 MAX_NAMES = 4096
 
 
+#: the session of a call whose agent named none, or an unusable one: every mutating call and every intent selection
+#: for it is refused (:func:`usable`); it never shares the ``default`` session, nor any other
+NO_SESSION = ""
+#: longest session id accepted (Claude Code's are UUIDs, Cursor's conversation ids too)
+MAX_SESSION_ID = 256
+
+
+def usable(session_id: Any) -> bool:
+    """Whether ``session_id`` can name a session: a non-empty string of at most :data:`MAX_SESSION_ID` printable
+    characters (no control characters: the id is shown in logs and the ledger)."""
+    return isinstance(session_id, str) and 0 < len(session_id) <= MAX_SESSION_ID and session_id.isprintable() \
+        and not session_id.isspace()
+
+
+def session_from(value: Any) -> str:
+    """The engine's session id for the id an agent's event carries: the value itself when :func:`usable`, else
+    :data:`NO_SESSION`. The one rule every adapter applies (never a coercion to ``default``)."""
+    return value if usable(value) else NO_SESSION
+
+
+def session_required(hook: str = "session") -> Any:
+    """The structured refusal of a mutating call (or an intent selection) that names no usable session."""
+    from orchestrator.models import Verdict
+
+    return Verdict.deny(
+        "session-required", hook,
+        "this call names no usable session id, so no selected intent can apply to it (and it may not share "
+        "another session's)",
+        hint="the agent's hook event must carry its session id (Claude Code, Codex and Gemini CLI: session_id; "
+             "Cursor: conversation_id); check that the hook is installed as `orch install <agent>` writes it, "
+             "or pass session_id when calling the Governor yourself")
+
+
 def _empty() -> dict[str, Any]:
     return {"intent_id": None, "selected_at": None, "reads": {}, "agent": None, "last_seen": None}
 
@@ -51,8 +84,15 @@ class SessionStore:
         if path is None:
             if len(self._paths) >= MAX_NAMES:
                 self._paths.clear()
-            # session ids come from agents: never let one become a path traversal
-            safe = _SAFE.sub("_", session_id)[:128] or "default"
+            # session ids come from agents: never let one become a path traversal; two ids never share a file
+            # ("a/b" and "a_b"; an empty id and "default"): a rewritten one gets a hash of the original ("~" never
+            # appears in a kept id)
+            safe = _SAFE.sub("_", session_id)[:128]
+            if safe != session_id or not safe:
+                import hashlib
+
+                digest = hashlib.sha256(session_id.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+                safe = f"{safe[:100]}~{digest}"
             path = self._paths[session_id] = os.path.join(self.dir, f"{safe}.json")
         return path
 

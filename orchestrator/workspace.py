@@ -66,6 +66,11 @@ class Workspace:
         """The approval broker's directory (requests, decisions, grants, audit), shared by all worktrees."""
         return self.shared_run_dir / "approvals"
 
+    @functools.cached_property
+    def leases_dir(self) -> str:
+        """The write leases' directory (:mod:`orchestrator.leases`), shared by all worktrees like the broker's."""
+        return os.path.join(self.shared_run_dir, "leases")
+
     @property
     def agents_md(self) -> Path:
         return self.root / "AGENTS.md"

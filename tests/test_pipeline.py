@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_hook_order_is_documented_order() -> None:
-    assert [h.NAME for h in HOOKS] == ["selfguard", "gatekeeper", "scope", "intentignore", "approval", "stale"]
+    assert [h.NAME for h in HOOKS] == ["selfguard", "gatekeeper", "scope", "intentignore", "approval", "lease",
+                                         "stale"]
 
 
 def test_injected_hook_exception_denies_with_internal_error(gov: Governor, ws: Path,
@@ -93,7 +94,8 @@ def test_corrupt_session_file_grants_nothing(gov: Governor, ws: Path) -> None:
 def test_session_ids_cannot_traverse(gov: Governor, ws: Path) -> None:
     gov.select_intent("INT-001", "../../evil")
     assert not (ws.parent / "evil.json").exists()
-    assert list((ws / ".orchestration" / "run" / "sessions").glob("*evil.json"))
+    # kept inside the sessions directory, under its sanitised name plus a hash of the id (no two ids share a file)
+    assert list((ws / ".orchestration" / "run" / "sessions").glob("*evil~*.json"))
 
 
 def test_govern_decorator(gov: Governor, ws: Path) -> None:

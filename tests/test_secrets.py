@@ -62,3 +62,23 @@ def test_secret_spec_lists_existing_files(tmp_path: Path, monkeypatch: pytest.Mo
     assert spec["home"] == str(home)
     real = str(root.resolve())
     assert spec["files"] == sorted([f"{real}/.env", f"{real}/k/tls.key", f"{home}/.ssh/id_ed25519"])
+
+
+def test_every_home_pattern_is_scanned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # redteam: ~/.config/gh/hosts.yml, ~/.password-store/** and a policy's own ~/ pattern were secrets to the
+    # analyzer but absent from the kernel's list (a script could read them)
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("ORCH_KEY_DIR", str(tmp_path / "no-key-yet"))
+    root = make_workspace(tmp_path / "repo")
+    files = [home / ".config" / "gh" / "hosts.yml", home / ".password-store" / "a" / "db.gpg",
+             home / ".terraform.d" / "credentials.tfrc.json", home / ".config" / "tool" / "token"]
+    for p in files + [home / ".config" / "gh" / "config.yml"]:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text("x", encoding="utf-8")
+    m = secrets.matcher(("~/.config/tool/token",))
+    found = [f for f in secrets.find_secret_files(str(root.resolve()), m) if f.startswith(str(home))]
+    assert sorted(found) == sorted(str(p) for p in files)
+    trees, singles = secrets.home_locations(secrets.matcher(("~/*.key",)))
+    assert str(home / ".password-store") in trees and str(home / ".config" / "gh" / "hosts.yml") in singles
+    assert str(home) not in trees  # a pattern with no literal directory does not make the whole home a tree

@@ -131,26 +131,34 @@ def _default_governor(root: Path, approval_channel: str | None) -> Any:
 
 
 def run_hook(agent: str, raw: str | bytes | Mapping[str, Any], *, env: Mapping[str, str] | None = None,
-             governor_factory: GovernorFactory = _default_governor) -> HookResult:
+             governor_factory: GovernorFactory = _default_governor, root: Path | None = None) -> HookResult:
     """Answer one hook event for ``agent``; the single fail-closed boundary of every hook path.
 
     ``raw`` is the event as read from stdin (or already parsed). ``env`` carries the hook process's ``ORCH_*``
     variables (the daemon gets them forwarded by the client); ``governor_factory(root, approval_channel)`` lets the
-    daemon reuse one Governor per workspace and channel.
+    daemon reuse one Governor per workspace and channel. ``root``: the governance root when the caller knows it (the
+    daemon serves exactly one); else :func:`governance_root`.
     """
+    in_process = env is None
     env = os.environ if env is None else env
     event: Any = None
+    from orchestrator import leases
+
+    # the agent process whose write leases this call takes (the daemon serves many agents, one per client)
+    token = leases.HOST_PID.set(leases.host_from(env, in_process or env is os.environ))
     try:
         try:
             event = dict(raw) if isinstance(raw, Mapping) else json.loads(raw or b"")
         except ValueError as exc:
             result = HookResult.block(f"orchestrator: malformed hook input (not JSON: {exc}); call blocked")
         else:
-            result = _dispatch(agent, event, env, governor_factory)
+            result = _dispatch(agent, event, env, governor_factory, root)
     except ValueError as exc:  # adapters raise ValueError for events missing what they need
         result = HookResult.block(f"orchestrator: malformed hook event ({exc}); call blocked")
     except Exception as exc:  # noqa: BLE001 - the fail-closed boundary: anything unexpected blocks
         result = HookResult.block(f"orchestrator: internal error ({type(exc).__name__}: {exc}); call blocked")
+    finally:
+        leases.HOST_PID.reset(token)
     if not isinstance(result, HookResult) or result.exit_code not in (0, BLOCK):
         result = HookResult.block(f"orchestrator: adapter {agent} returned an invalid answer; call blocked")
     if result.exit_code == BLOCK and isinstance(event, dict) and event.get("hook_event_name") in NON_GATING_EVENTS:
@@ -164,7 +172,26 @@ def run_hook(agent: str, raw: str | bytes | Mapping[str, Any], *, env: Mapping[s
     return result
 
 
-def _dispatch(agent: str, event: Any, env: Mapping[str, str], governor_factory: GovernorFactory) -> HookResult:
+#: where agents say their project is (``hookclient.PROJECT_VARS`` after ``ORCH_ROOT``: the ``-S`` client's copy)
+PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR_PROJECT_DIR", "COPILOT_PROJECT_DIR")
+
+
+def governance_root(event: Mapping[str, Any], env: Mapping[str, str]) -> Path | None:
+    """The workspace that governs a hook event: the installed one, never one the agent can choose.
+
+    In order: ``ORCH_ROOT`` (set by the launcher from its own location, and by the hook client to the root it asked),
+    the agent's project variable (``CLAUDE_PROJECT_DIR``…, set by the agent, not by the model), and only then the
+    event's ``cwd`` and the process's cwd. The event's ``cwd`` follows the agent's ``cd``: a ``.orchestration/`` an
+    agent made under its scope would otherwise govern every call made from inside it (and ``.orchestration/`` at any
+    depth is a governance path: no tool may create one, :mod:`orchestrator.governance`)."""
+    from orchestrator.workspace import find_root_of
+
+    return find_root_of((env.get("ORCH_ROOT"), *(os.environ.get(v) for v in PROJECT_VARS), event_cwd(event),
+                         os.getcwd()))
+
+
+def _dispatch(agent: str, event: Any, env: Mapping[str, str], governor_factory: GovernorFactory,
+              root: Path | None = None) -> HookResult:
     if agent == "claude-code" and isinstance(event, dict) and copilot_shaped(event):
         agent = "copilot"  # Copilot CLI running the Claude Code hooks: its adapter knows its arguments
     module_name = ADAPTERS.get(agent)
@@ -172,11 +199,8 @@ def _dispatch(agent: str, event: Any, env: Mapping[str, str], governor_factory: 
         return HookResult.block(f"orchestrator: unknown agent {agent!r} (expected one of {sorted(ADAPTERS)})")
     if not isinstance(event, dict):
         return HookResult.block("orchestrator: malformed hook input (expected a JSON object); call blocked")
-    from orchestrator.workspace import find_root_of
-
-    # the event's directory, else where the agent says its project is, else the process's cwd
-    root = find_root_of((event_cwd(event), os.environ.get("ORCH_ROOT"), os.environ.get("CLAUDE_PROJECT_DIR"),
-                         os.getcwd()))
+    if root is None:
+        root = governance_root(event, env)
     if root is None:
         return HookResult.block(
             f"orchestrator: no .orchestration/ workspace above {event_cwd(event) or os.getcwd()!r}; call blocked."

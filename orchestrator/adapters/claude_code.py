@@ -12,6 +12,8 @@ Events (payloads as captured from Claude Code 2.1.328, see tests/adapters/fixtur
   ``permissionDecision: "allow"`` with ``updatedInput`` = the tool input with ``command`` replaced by the Landlock
   launcher running the original (:mod:`orchestrator.sandbox`); the kernel keeps its writes inside the intent's scope,
   so no person is asked. Claude Code's own deny/ask permission rules still apply to it.
+- ``PostToolUseFailure`` → :meth:`Governor.post` with a failed result: nothing is traced, the call's write leases
+  are released (:mod:`orchestrator.leases`; without it they would hold the file until they expire).
 - ``PostToolUse`` → :meth:`Governor.post` (a sandboxed command is unwrapped first: the ledger and read-stamps see
   the original): read-stamps for ``Read`` (optimistic locking between sessions),
   a ledger record for mutations. ``tool_response`` is translated into the engine's :class:`ToolResult` by
@@ -31,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 from orchestrator.adapters.base import HookResult, read_tail, response_failed, sandbox_reason
 from orchestrator.errors import OrchestratorError
 from orchestrator.models import ToolCall, ToolResult, Verdict
+from orchestrator.sessions import session_from
 from orchestrator.tools import to_call
 
 if TYPE_CHECKING:
@@ -62,14 +65,18 @@ def handle(event: dict[str, Any], governor: Any, *, agent: str = AGENT, ask: boo
                             sandbox=agent == AGENT if sandbox is None else sandbox)
     if name == "PostToolUse":
         return post_tool_use(event, governor, agent=agent)
+    if name == "PostToolUseFailure":
+        # the tool failed: nothing to trace, but its write leases must go now rather than at their expiry
+        return post_tool_use(event, governor, agent=agent, failed=True)
     if name in ("SessionStart", "UserPromptSubmit"):
         return context(event, governor)
     return HookResult()
 
 
 def session_of(event: dict[str, Any]) -> str:
-    session = event.get("session_id")
-    return session if isinstance(session, str) and session else "default"
+    """The event's ``session_id`` (:func:`orchestrator.sessions.session_from`: no usable id is NO_SESSION, whose
+    mutating calls the engine refuses, never the shared ``default`` session)."""
+    return session_from(event.get("session_id"))
 
 
 def call_from(event: dict[str, Any], *, agent: str = AGENT) -> ToolCall:
@@ -149,10 +156,10 @@ def _is_command(value: Any) -> bool:
                                       all(isinstance(w, str) for w in value))
 
 
-def post_tool_use(event: dict[str, Any], governor: Any, *, agent: str = AGENT) -> HookResult:
+def post_tool_use(event: dict[str, Any], governor: Any, *, agent: str = AGENT, failed: bool = False) -> HookResult:
     if event.get("tool_name") == SELECT_TOOL:
         return HookResult()
-    result = tool_result(event.get("tool_response"))
+    result = ToolResult.failure() if failed else tool_result(event.get("tool_response"))
     tool_input = event.get("tool_input")
     if isinstance(tool_input, dict) and isinstance(tool_input.get("command"), str):
         from orchestrator.sandbox import unwrap

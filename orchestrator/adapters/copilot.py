@@ -52,6 +52,7 @@ from orchestrator.adapters import claude_code, gemini
 from orchestrator.adapters.base import HookResult, read_tail
 from orchestrator.adapters.managed import MARK
 from orchestrator.models import ToolCall, ToolResult, Verdict
+from orchestrator.sessions import session_from
 
 AGENT = "copilot"
 #: the handshake tool as Copilot names MCP tools (``<server>-<tool>``)
@@ -233,7 +234,8 @@ def handle(event: dict[str, Any], governor: Any, *, sandbox: bool = True) -> Hoo
     ev = normalize(event)
     if ev["claude_shaped"] and native_installed(governor):
         return HookResult()  # Copilot runs .github/hooks/orchestrator.json for this same call: it answers
-    ev["session_id"] = ev["session_id"] if isinstance(ev["session_id"], str) and ev["session_id"] else "default"
+    # the one session rule of every adapter: no usable id is NO_SESSION (refused for mutations), never "default"
+    ev["session_id"] = session_from(ev["session_id"])
     name = ev["event"]
     if name == "preToolUse":
         return pre_tool_use(ev, governor, sandbox=sandbox)

@@ -26,6 +26,7 @@ from typing import Any
 from orchestrator.adapters import claude_code
 from orchestrator.adapters.base import HookResult
 from orchestrator.models import Kind, ToolCall, Verdict
+from orchestrator.sessions import session_from
 from orchestrator.tools import to_call
 
 AGENT = "cursor"
@@ -37,8 +38,8 @@ SELECT_NAMES = {"select_active_intent", "MCP:select_active_intent", claude_code.
 
 
 def session_of(event: dict[str, Any]) -> str:
-    conv = event.get("conversation_id")
-    return conv if isinstance(conv, str) and conv else "default"
+    """The event's ``conversation_id`` under the one session rule (:func:`orchestrator.sessions.session_from`)."""
+    return session_from(event.get("conversation_id"))
 
 
 def _cwd(event: dict[str, Any]) -> str | None:

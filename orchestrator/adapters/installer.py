@@ -77,7 +77,7 @@ SPECS: dict[str, AgentSpec] = {
     "claude-code": AgentSpec(
         "claude-code", ".claude/settings.json",
         (Event("SessionStart"), Event("UserPromptSubmit"), Event("PreToolUse", "*", PRE_TIMEOUT_S),
-         Event("PostToolUse", "*"), Event("Stop")),
+         Event("PostToolUse", "*"), Event("PostToolUseFailure", "*"), Event("Stop")),
         "claude", mcp_file=".mcp.json"),
     "codex": AgentSpec(
         "codex", ".codex/hooks.json",

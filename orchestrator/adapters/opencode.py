@@ -41,6 +41,7 @@ from typing import Any
 from orchestrator.adapters import claude_code
 from orchestrator.adapters.base import HookResult
 from orchestrator.models import ToolCall, ToolResult, Verdict
+from orchestrator.sessions import session_from
 from orchestrator.tools import to_call
 
 AGENT = "opencode"
@@ -58,7 +59,9 @@ def _str(event: dict[str, Any], key: str) -> str | None:
 
 
 def session_of(event: dict[str, Any]) -> str:
-    return _str(event, "sessionID") or "default"
+    """The event's ``sessionID`` under the one session rule (:func:`orchestrator.sessions.session_from`): no usable
+    id is NO_SESSION, whose mutating calls the engine refuses, never the shared ``default`` session."""
+    return session_from(event.get("sessionID"))
 
 
 def _args(event: dict[str, Any]) -> dict[str, Any]:

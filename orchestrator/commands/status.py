@@ -81,10 +81,17 @@ def collect(ws: Workspace, *, now: float, include_idle: bool = False) -> dict[st
         rows.append({"session": sid, "agent": state.get("agent"), "worktree": path,
                      "branch": wt.branch if wt else None, "intent": state.get("intent_id"),
                      "last_call_ago": round(ago, 1) if ago is not None else None, "pending_approvals": n_pending})
+    from orchestrator import leases
+
+    held = [{"path": lease.get("path"), "worktree": lease.get("root"), "session": lease.get("session"),
+             "intent": lease.get("intent"), "tool": lease.get("tool"),
+             "held_for": round(now - lease["since"], 1) if isinstance(lease.get("since"), (int, float)) else None,
+             "expires_in": round(lease["expires"] - now, 1)} for lease in leases.held(ws.leases_dir)]
     return {"worktrees": trees, "sessions": rows,
             "pending": [{"id": r.id, "worktree": r.worktree, "branch": r.branch, "session": r.session_id,
                          "risk": r.risk, "summary": r.summary, "expires_in": round(r.expires - now, 1)}
-                        for r in pending]}
+                        for r in pending],
+            "leases": held}
 
 
 def _ago(seconds: float | None) -> str:
@@ -138,6 +145,12 @@ def run(args: argparse.Namespace) -> int:
     for p in pending:
         out(f"  {p['id']}  {p['risk']}  worktree={_name(p['worktree'], p['branch'])}  session={p['session']}  "
             f"{p['summary']}")
+    held = data["leases"]
+    out(f"write leases ({len(held)}):" + ("" if held else " none"))
+    for lease in held:
+        out(f"  {lease['path']}  worktree={_name(lease['worktree'], None)}  session={lease['session']}  "
+            f"intent={lease['intent'] or '-'}  {lease['tool'] or ''} for {_ago(lease['held_for'])}, "
+            f"expires in {_ago(lease['expires_in'])}")
     return 0
 
 

@@ -193,7 +193,10 @@ def capture(gov: Any, call: Any, lstats: dict[str, Any] | None = None, *, intent
         root = Path(gov.workspace.root)
         files = {r: snap_file(root / r) for r in targets(gov, call)}
     snap: dict[str, Any] = {"key": key, "files": files}
-    if getattr(call, "shell", None) is not None:
+    if getattr(call, "shell", None) is None:
+        # what the pre-hook allowed, resolved: the post-hook checks the write landed there (post/swap.py)
+        snap["allowed"] = list(getattr(call, "resolved", None) or ())
+    else:
         from . import changes
 
         # a sandboxed command cannot leave .git/config or hooks changed (read-only, or restored by the launcher's

@@ -38,7 +38,7 @@ from typing import Any
 
 from .. import diffing
 from ..models import ToolResult
-from . import preimage
+from . import preimage, swap
 from .preimage import MAX_DIR_FILES, MAX_TEXT_BYTES, capture
 
 
@@ -225,7 +225,7 @@ def build_record(gov: Any, call: Any, changes: list[dict]) -> dict:
             m["mutation_class"], m["evidence"] = c["class"], c["evidence"]
         if "from" in c:
             m["from"] = c["from"]
-        for flag in ("binary", "large", "unnamed", "out_of_scope", "governance"):
+        for flag in ("binary", "large", "unnamed", "out_of_scope", "governance", "swapped"):
             if c.get(flag):
                 m[flag] = True
         # Line tracking for blame/audit: file hashes before/after (hashes only, never content), line count and
@@ -286,8 +286,15 @@ def record(gov: Any, call: Any, result: ToolResult | None = None) -> dict | None
     scan = (snap or {}).get("scan")
     found, scanned = _scan_changes(gov, scan, targets) if scan is not None else ({}, None)
     targets.extend(p for p in found if p not in targets)
+    swaps = swap.detect(snap, call)
+    if swaps:
+        # the write followed a link swapped in after the pre-hook: the allowed paths are judged by what they hold
+        # now (restored below), the tool's pre-image belongs to the file it really wrote
+        targets = [t for t in targets if t not in swaps.values()]
+        _release_too(call, [p for p in swaps.values() if p])
     single = len(targets) == 1
     changes: list[dict] = []
+    written_before: dict[str, dict | None] = {}
     for path in targets:
         before = (snap or {}).get("files", {}).get(path) if path not in found else found[path]
         if single and result is not None and result.pre_image_known:
@@ -300,13 +307,20 @@ def record(gov: Any, call: Any, result: ToolResult | None = None) -> dict | None
                           "sha256": hashlib.sha256(orig.encode("utf-8", "surrogateescape")).hexdigest()}
         after = preimage.snap_file(root / path)
         ch = _file_change(path, before, after, result.hunks if single and result is not None else None)
+        if path in swaps:
+            written_before[path] = before
         if ch is not None:
             changes.append(ch)
     changes = _detect_renames(changes)
+    restored = swap.restore(str(root), swaps, written_before, (snap or {}).get("files", {})) if swaps else []
     try:
         if not changes:
             return None
         outside = _mark_scope(gov, call, changes, found)
+        for c in changes:
+            if c["path"] in swaps:
+                c["out_of_scope"] = c["swapped"] = True
+                outside = sorted({*outside, c["path"]})
         rec = build_record(gov, call, changes)
         ns = rec["metadata"][_ns_key()]
         if scanned is not None:
@@ -314,6 +328,10 @@ def record(gov: Any, call: Any, result: ToolResult | None = None) -> dict | None
         if outside:
             # reported, never undone: the ledger says what happened; the hook's answer warns (see warning())
             ns["out_of_scope"] = outside
+        if swaps:
+            # ...except a write through a swapped link: undone where its pre-image is known (post/swap.py)
+            ns["swapped"] = [{"written": w, "allowed": a, "restored": w in restored,
+                              "allowed_restored": a is not None and a in restored} for w, a in swaps.items()]
         tuid = _get(call, "tool_use_id")
         dedupe = f'"tool_use_id":{json.dumps(str(tuid))}' if tuid else (f'"call_id":{json.dumps(key)}' if key
                                                                         else None)
@@ -322,6 +340,13 @@ def record(gov: Any, call: Any, result: ToolResult | None = None) -> dict | None
                              signer=signer, anchor=anchor)
     finally:
         preimage.cleanup(gov, call, key)
+
+
+def _release_too(call: Any, paths: list[str]) -> None:
+    """Have the Governor release the write leases of ``paths`` as well (the allowed targets a swap moved away)."""
+    leased = _get(call, "leased")
+    if isinstance(leased, list):
+        leased.extend(p for p in paths if p not in leased)
 
 
 def _signing(gov: Any) -> tuple[Any, Any]:
@@ -430,6 +455,8 @@ def warning(record: dict | None) -> dict | None:
     paths = ns.get("out_of_scope")
     if not paths:
         return None
+    if ns.get("swapped"):
+        return swap.warning(record, ns)
     shown = ", ".join(paths[:10]) + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")
     return {"type": "out-of-scope-change", "hook": "trace",
             "message": f"the command changed files outside the scope of intent {ns.get('intent_id')}: {shown}",

@@ -434,8 +434,9 @@ def scope_grants(root: str, patterns: Any) -> tuple[list[str], list[str]]:
     directory that holds (or may hold) one instead of the directory itself.
     """
     from orchestrator.globs import static_root, static_roots
-    from orchestrator.governance import protected_by
+    from orchestrator.sandbox.guard import protected_in
 
+    protected_by = protected_in(root)  # governance paths and core.hooksPath directories (redteam)
     grants: list[str] = []
     create: list[str] = []
     surely_dir = {static_root(p) for p in patterns if _root_is_dir(p)}
@@ -473,7 +474,8 @@ def _inside(root: str, path: str) -> bool:
 def _grant_tree(root: str, rel: str, out: list[str], protected_by: Any) -> None:
     """Grant ``rel`` whole, or, if it is (or may hold) a governance path, its non-governance children."""
     full = os.path.join(root, rel) if rel else root
-    holds_governance = rel == "" or rel.lower() in _GOVERNANCE_PARENTS
+    holds = getattr(protected_by, "holds", None)  # a core.hooksPath directory beneath rel (sandbox/guard.py)
+    holds_governance = rel == "" or rel.lower() in _GOVERNANCE_PARENTS or bool(holds and holds(rel))
     if not holds_governance:
         out.append(full)
         return

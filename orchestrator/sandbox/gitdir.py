@@ -119,7 +119,9 @@ def _nested(root: str) -> list[str]:
             sub = os.path.join(d, name)
             if not os.path.isdir(sub) or os.path.islink(sub):
                 continue
-            if os.path.exists(os.path.join(sub, "HEAD")):
+            # a dir with HEAD is a git dir; one holding a guarded entry without HEAD is guarded too: a config or
+            # hooks/ planted there now would be trusted once a later command adds the HEAD (redteam RT-git-modules)
+            if any(os.path.lexists(os.path.join(sub, n)) for n in ("HEAD", "config", *GUARDED_TREES)):
                 out.extend(_nested(sub))  # a submodule's git dir, with its own worktrees and submodules
             else:
                 stack.append(sub)  # a submodule named a/b lives in modules/a/b

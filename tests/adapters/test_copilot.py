@@ -233,6 +233,18 @@ def test_opaque_bash_is_sandboxed_through_modified_args_and_recorded_unwrapped(p
     assert [f["path"] for f in rec["files"]] == ["src/gen.txt"]
 
 
+@pytest.mark.parametrize("session", [None, "", 42], ids=repr)
+def test_an_event_without_a_usable_session_is_refused_not_defaulted(payload, ws: Path, session: object) -> None:
+    """The one session rule (orchestrator.sessions.session_from): never the shared ``default`` session."""
+    Governor(ws).select_intent("INT-1", "default")
+    event = native(payload, "preToolUse-create")
+    if session is None:
+        event.pop("sessionId", None)
+    else:
+        event["sessionId"] = session
+    assert error_of(hook(event))["type"] == "session-required"
+
+
 @pytest.mark.parametrize("name,agent", [("preToolUse-subagent-create", "copilot"),
                                         ("claude-PreToolUse-subagent-Write", "claude-code")])
 def test_subagent_calls_work_under_the_parent_sessions_intent(payload, ws: Path, name: str, agent: str) -> None:

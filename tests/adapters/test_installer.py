@@ -29,7 +29,8 @@ def test_install_claude_code_writes_hooks_and_mcp(tmp_path: Path) -> None:
     written = installer.install("claude-code", tmp_path)
     assert written == [tmp_path / installer.LAUNCHER, tmp_path / ".claude/settings.json", tmp_path / ".mcp.json"]
     settings = _read(tmp_path / ".claude/settings.json")
-    assert set(settings["hooks"]) == {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop"}
+    assert set(settings["hooks"]) == {"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse",
+                                      "PostToolUseFailure", "Stop"}
     pre = settings["hooks"]["PreToolUse"][0]
     assert pre["matcher"] == "*"
     hook = pre["hooks"][0]
@@ -81,7 +82,7 @@ def test_install_merges_with_user_settings_and_is_idempotent(tmp_path: Path) -> 
     assert settings["permissions"] == {"allow": ["Bash(ls:*)"]}
     assert settings["hooks"]["PreToolUse"][0] == user_hook
     assert len(settings["hooks"]["PreToolUse"]) == 2
-    assert sum(c.endswith(installer.MARK) for c in _commands(settings)) == 5
+    assert sum(c.endswith(installer.MARK) for c in _commands(settings)) == 6
     assert set(_read(tmp_path / ".mcp.json")["mcpServers"]) == {"other", "orchestrator"}
 
     changed = installer.uninstall("claude-code", tmp_path)

@@ -196,3 +196,12 @@ def test_session_context_names_opencodes_handshake(ws: Path) -> None:
 def test_malformed_events_block(ws: Path, event: dict[str, Any]) -> None:
     result = run_hook("opencode", json.dumps({**event, "cwd": str(ws)}))
     assert result.exit_code == 2 and "blocked" in result.stderr
+
+
+@pytest.mark.parametrize("session", [None, "", 7], ids=repr)
+def test_an_event_without_a_usable_session_is_refused_not_defaulted(ws: Path, session: object) -> None:
+    """The one session rule (orchestrator.sessions.session_from): never the shared ``default`` session."""
+    Governor(ws).select_intent("INT-1", "default")
+    write = plugin_event(find(captured(ws), "tool.execute.before", "c1"), ws)
+    write["sessionID"] = session
+    assert denied(hook(write))["type"] == "session-required"

@@ -54,3 +54,22 @@ def test_status_and_doctor_see_the_running_daemon(tmp_path: Path, capsys) -> Non
         proc.wait(timeout=TIMEOUT)
     [finding] = run_checks(ws, ["orchestrator.commands.status:check_daemon"])
     assert finding.status == "info"
+
+
+def test_status_lists_the_write_leases_held_now(tmp_path: Path, capsys) -> None:
+    from orchestrator.tools import to_call
+
+    ws = make_workspace(tmp_path)
+    gov = Governor(ws.root)
+    gov.select_intent("INT-1", session_id="s-writer", agent="claude-code")
+    call = to_call("Write", {"file_path": "src/new.py", "content": "x = 1\n"}, session_id="s-writer")
+    assert gov.pre(call).allowed  # leased until its post-hook
+    assert main(["status", "-C", str(ws.root), "--json"]) == 0
+    [lease] = json.loads(capsys.readouterr().out)["leases"]
+    assert lease["path"] == "src/new.py" and lease["session"] == "s-writer" and lease["intent"] == "INT-1"
+    assert lease["tool"] == "Write" and lease["expires_in"] > 0
+    assert main(["status", "-C", str(ws.root)]) == 0
+    assert "write leases (1):" in capsys.readouterr().out
+    gov.post(call)
+    assert main(["status", "-C", str(ws.root)]) == 0
+    assert "write leases (0): none" in capsys.readouterr().out

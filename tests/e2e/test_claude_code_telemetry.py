@@ -47,8 +47,9 @@ def test_a_governed_session_arrives_at_the_collector_once(claude_bin: Path, tmp_
     (root / "src" / "app.py").write_text("x = 1\nprint(x)\n")
     _orch(root, "init")
     (root / ".orchestration" / "active_intents.yaml").write_text(INTENTS)
-    with open(root / ".orchestration" / "policy.yaml", "a") as fh:
-        fh.write("\ntelemetry:\n  enabled: true\n")
+    policy = root / ".orchestration" / "policy.yaml"  # orch init's template, telemetry switched on
+    assert "telemetry:\n  enabled: false\n" in policy.read_text()
+    policy.write_text(policy.read_text().replace("telemetry:\n  enabled: false\n", "telemetry:\n  enabled: true\n"))
     _orch(root, "install", "claude-code")
     subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
     subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"],

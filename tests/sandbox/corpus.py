@@ -94,6 +94,10 @@ def fresh(base: Path, template: Path) -> Path:
     """A copy of the template as ``base/repo`` and a fresh ``base/outside`` (with ``keep.txt``)."""
     for name in ("repo", "outside"):
         shutil.rmtree(base / name, ignore_errors=True)
+        if (base / name).exists():
+            # a process the previous command left behind (an ungoverned `setsid`, a tmux server) still writes there:
+            # move it aside rather than fail the run
+            os.rename(base / name, base / f"{name}.stale-{len(os.listdir(base))}")
     shutil.copytree(template, base / "repo", symlinks=True)
     (base / "outside").mkdir()
     (base / "outside" / "keep.txt").write_text("keep\n")
@@ -111,6 +115,10 @@ def _ignored(rel: str) -> bool:
     return parts[0] in (".pytest_cache", "node_modules") or "__pycache__" in parts
 
 
+#: orchestrator's own state in the home directory (orchestrator/keys.py: the ledger signing key and its anchors)
+_OWN_HOME_STATE = (".config/orchestrator/", ".local/state/orchestrator/")
+
+
 def snapshot(base: Path) -> dict[str, str]:
     """Content hash of every file outside the intent's scope: in the workspace, ``../outside`` and the fake home."""
     from orchestrator.globs import compile_many
@@ -122,6 +130,9 @@ def snapshot(base: Path) -> dict[str, str]:
         for dirpath, dirnames, filenames in os.walk(start):
             for d in dirnames:
                 rel = os.path.relpath(os.path.join(dirpath, d), start).replace(os.sep, "/")
+                if top == "home" and (rel in (".config", ".local", ".local/state") or
+                                      (rel + "/").startswith(_OWN_HOME_STATE)):
+                    continue  # the parents of orchestrator's own state (a file a command puts there still counts)
                 if top != "repo" or not (in_scope.fullmatch(rel) or _ignored(rel + "/x")):
                     out.setdefault(f"{top}/{rel}/", "dir")  # a new directory counts as a change too
             for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
@@ -129,6 +140,8 @@ def snapshot(base: Path) -> dict[str, str]:
                 rel = os.path.relpath(full, start).replace(os.sep, "/")
                 if top == "repo" and (in_scope.fullmatch(rel) or _ignored(rel)):
                     continue
+                if top == "home" and rel.startswith(_OWN_HOME_STATE):
+                    continue  # orchestrator's own ledger signing key and anchors (the post-hook's, not the command's)
                 try:
                     digest = ("link:" + os.readlink(full)) if os.path.islink(full) else \
                         hashlib.sha256(Path(full).read_bytes()).hexdigest()

@@ -115,6 +115,10 @@ PLANTS = {
     "new module": ("mkdir -p .git/modules/m/hooks; touch .git/modules/m/HEAD; "
                    "printf '[core]\\n\\thooksPath = /tmp/x\\n' > .git/modules/m/config; "
                    "echo evil > .git/modules/m/hooks/post-checkout", ".git/modules/m/config"),
+    # no HEAD yet: a later command adding one would make git trust what this one planted (redteam)
+    "headless module": ("mkdir -p .git/modules/m/hooks; printf '[core]\\n\\tfsmonitor = touch x\\n' > "
+                        ".git/modules/m/config; echo evil > .git/modules/m/hooks/post-checkout",
+                        ".git/modules/m/config"),
 }
 
 
