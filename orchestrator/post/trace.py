@@ -38,7 +38,7 @@ from typing import Any
 
 from .. import diffing
 from ..models import ToolResult
-from . import preimage, swap
+from . import preimage, revert, swap
 from .preimage import MAX_DIR_FILES, MAX_TEXT_BYTES, capture
 
 
@@ -328,6 +328,11 @@ def record(gov: Any, call: Any, result: ToolResult | None = None) -> dict | None
         if outside:
             # reported, never undone: the ledger says what happened; the hook's answer warns (see warning())
             ns["out_of_scope"] = outside
+            # ...except a governance file the command created inside the scope (Landlock cannot refuse a name):
+            # removed, so nothing planted outlives the command (post/revert.py)
+            removed = revert.remove(str(root), revert.created_governance(changes))
+            if removed:
+                ns["removed"] = removed
         if swaps:
             # ...except a write through a swapped link: undone where its pre-image is known (post/swap.py)
             ns["swapped"] = [{"written": w, "allowed": a, "restored": w in restored,
@@ -458,8 +463,12 @@ def warning(record: dict | None) -> dict | None:
     if ns.get("swapped"):
         return swap.warning(record, ns)
     shown = ", ".join(paths[:10]) + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")
+    removed = ns.get("removed") or []
+    undone = f"; governance files it created were removed: {', '.join(removed[:10])}" if removed else ""
     return {"type": "out-of-scope-change", "hook": "trace",
-            "message": f"the command changed files outside the scope of intent {ns.get('intent_id')}: {shown}",
+            "message": f"the command changed files outside the scope of intent {ns.get('intent_id')}: {shown}"
+                       f"{undone}",
             "paths": paths, "intent": ns.get("intent_id"), "record": record.get("id"),
+            **({"removed": removed} if removed else {}),
             "hint": "these changes are recorded in the ledger as out of scope; undo them if they were not "
                     "meant (a person reviews them with `orch trace --out-of-scope`), and stay inside the scope"}

@@ -37,8 +37,6 @@ KNOWN = {
     "RT-sibling-dotenv-obf": "secret files outside the workspace and the home's credential locations (a sibling "
                              "project's .env) are denied by the analyzer only; a script reads them — "
                              "docs/security.md",
-    "RT-nested-orchestration-python": "Landlock cannot refuse a name beneath a granted directory: a script may "
-                                      "create .orchestration/ inside the scope — docs/security.md",
     "RT-nested-claude-settings-obf": "a script may create .claude/settings.json inside the scope (same reason) — "
                                      "docs/security.md",
 }

@@ -1,0 +1,53 @@
+"""Undo what a shell command created on a governance path inside the scope (issue 21, "what remains uncovered").
+
+Landlock only allows: a right granted on a scope directory holds for every name beneath it, so a sandboxed script
+can *create* ``src/.orchestration/policy.yaml`` even though no tool and no analysed command may. The post-hook's
+change scan sees the new file (it is flagged ``governance`` by :func:`post.trace._mark_scope`); this module removes
+it, and the governance directories the removal leaves empty, so nothing planted survives the command to be read
+later by a person's own ``orch`` run from inside that folder. Only *creations* are undone: the file did not exist
+before the command, so removing it restores exactly the state before. A governance file that existed and was
+modified is reported, never silently rewritten (its pre-image may be unknown).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+
+from ..governance import protected_by
+
+#: directory names that are governance wherever they are (orchestrator.governance: ``**/.orchestration/**``)
+_GOVERNANCE_DIRS = frozenset({".orchestration"})
+
+
+def created_governance(changes: Iterable[dict]) -> list[str]:
+    """The paths of ``changes`` that a command created on a governance path (relative to the workspace)."""
+    return [c["path"] for c in changes
+            if c.get("op") == "create" and c.get("governance") and protected_by(c["path"])]
+
+
+def remove(root: str, paths: list[str]) -> list[str]:
+    """Remove each created governance file (never following a link) and the governance directories left empty
+    above it; return the paths removed. A path that is a directory or cannot be removed is left and not listed."""
+    removed: list[str] = []
+    for rel in paths:
+        full = os.path.join(root, rel)
+        try:
+            if os.path.isdir(full) and not os.path.islink(full):
+                continue
+            os.unlink(full)
+        except OSError:
+            continue
+        removed.append(rel)
+        parent = os.path.dirname(rel)
+        # an emptied governance directory goes too (src/.orchestration/), and anything empty below one
+        while parent and any(part in _GOVERNANCE_DIRS for part in parent.split("/")):
+            try:
+                os.rmdir(os.path.join(root, parent))
+            except OSError:
+                break
+            parent = os.path.dirname(parent)
+    return removed
+
+
+__all__ = ["created_governance", "remove"]

@@ -1,0 +1,51 @@
+"""post/revert.py: governance files a shell command created inside the scope are removed after it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from orchestrator.post import revert
+
+
+def test_only_created_governance_paths_are_selected() -> None:
+    changes = [{"path": "src/.orchestration/policy.yaml", "op": "create", "governance": True},
+               {"path": "src/.orchestration/old.yaml", "op": "modify", "governance": True},  # reported, kept
+               {"path": "src/app.py", "op": "create"},
+               {"path": "src/notes.md", "op": "create", "governance": True}]  # not a governance path: kept
+    assert revert.created_governance(changes) == ["src/.orchestration/policy.yaml"]
+
+
+def test_remove_takes_the_file_and_the_emptied_governance_dirs(tmp_path: Path) -> None:
+    nested = tmp_path / "src" / ".orchestration" / "run"
+    nested.mkdir(parents=True)
+    (nested / "x.json").write_text("{}")
+    (tmp_path / "src" / "app.py").write_text("x = 1\n")
+    assert revert.remove(str(tmp_path), ["src/.orchestration/run/x.json"]) == ["src/.orchestration/run/x.json"]
+    assert not (tmp_path / "src" / ".orchestration").exists()
+    assert (tmp_path / "src" / "app.py").read_text() == "x = 1\n"  # the scope directory itself stays
+
+
+def test_a_governance_dir_that_still_holds_files_stays(tmp_path: Path) -> None:
+    gov = tmp_path / "src" / ".orchestration"
+    gov.mkdir(parents=True)
+    (gov / "a.yaml").write_text("a")
+    (gov / "b.yaml").write_text("b")
+    assert revert.remove(str(tmp_path), ["src/.orchestration/a.yaml"]) == ["src/.orchestration/a.yaml"]
+    assert (gov / "b.yaml").exists()
+
+
+def test_a_link_is_removed_never_its_target(tmp_path: Path) -> None:
+    target = tmp_path / "README.md"
+    target.write_text("keep\n")
+    gov = tmp_path / "src" / ".orchestration"
+    gov.mkdir(parents=True)
+    (gov / "policy.yaml").symlink_to(target)
+    assert revert.remove(str(tmp_path), ["src/.orchestration/policy.yaml"]) == ["src/.orchestration/policy.yaml"]
+    assert target.read_text() == "keep\n"
+    assert not gov.exists()
+
+
+def test_a_directory_or_a_missing_path_is_left_and_not_listed(tmp_path: Path) -> None:
+    (tmp_path / "src" / ".orchestration" / "d").mkdir(parents=True)
+    assert revert.remove(str(tmp_path), ["src/.orchestration/d", "src/.orchestration/gone.yaml"]) == []
+    assert (tmp_path / "src" / ".orchestration" / "d").is_dir()
