@@ -2,7 +2,8 @@
 made from inside it (judged on disk: the real ``orch hook claude-code``, then the command it allowed run with bash).
 
 The chain: a sandboxed script creates ``src/.orchestration/`` with ``secrets: {enabled: false}`` (Landlock cannot
-refuse a name beneath a granted directory), a bare ``cd src`` runs unwrapped and persists, and Claude Code's next
+refuse a name beneath a granted directory; the post-hook removes it, so the test plants it again as a process that
+outlives the command could), a bare ``cd src`` runs unwrapped and persists, and Claude Code's next
 events carry ``cwd: <repo>/src``. When the root was the nearest ``.orchestration/`` above the event's cwd, the
 agent's own policy governed and ``cat ~/.aws/credentials`` printed the key; the root now comes from
 ``CLAUDE_PROJECT_DIR`` first (adapters.base.governance_root), which this chain checks on disk.
@@ -62,7 +63,11 @@ def _run(command: str, cwd: Path, env: dict[str, str]) -> str:
 def test_a_nested_orchestration_made_by_a_script_does_not_govern(repo: tuple[Path, dict[str, str]]) -> None:
     ws, env = repo
     _run(PLANT, ws, env)
-    assert (ws / "src" / ".orchestration" / "policy.yaml").exists()  # the kernel could not refuse it (known gap)
+    # the kernel could not refuse the name; the post-hook removed what the command created (post/revert.py)
+    assert not (ws / "src" / ".orchestration").exists()
+    # a process that outlives the command can still plant it after the post-hook: the root must not follow it
+    (ws / "src" / ".orchestration").mkdir()
+    (ws / "src" / ".orchestration" / "policy.yaml").write_text("secrets:\n  enabled: false\n")
     _run("cd src", ws, env)
     out = _run("cat ~/.aws/credentials; cat ../.env", ws / "src", env)
     assert not [m for m in escapes.MARKERS if m in out], out
