@@ -1,4 +1,4 @@
-"""What the Codex and Gemini CLI e2e tests share: the workspace they govern and running ``orch`` from this checkout."""
+"""What the e2e tests share: the workspace they govern and running ``orch`` from this checkout."""
 
 from __future__ import annotations
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -19,23 +18,15 @@ from orchestrator import leases
 from orchestrator.workspace import Workspace
 from tests.e2e.claude_cli import CliRun, make_runner
 from tests.e2e.fake_anthropic import FakeAnthropic, ToolUse
+from tests.e2e.orch_support import INTENTS, REPO_ROOT, orch
 from tests.waiting import wait_until
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+
+def orch_(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    """``orch ARGS`` in ``cwd``; the caller asserts on the exit code."""
+    return orch(cwd, *args, check=False)
+
 TOOLS = "Bash Write Edit Read Glob Grep mcp__orchestrator"
-INTENTS = """\
-active_intents:
-  - id: INT-1
-    name: app work
-    status: IN_PROGRESS
-    owned_scope: ["src/**"]
-"""
-
-
-def orch(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
-    return subprocess.run([sys.executable, "-m", "orchestrator", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=60)
 
 
 def _refusals(root: Path) -> list[dict]:
@@ -49,9 +40,9 @@ def test_two_cli_sessions_on_one_file_lose_nothing(claude_bin: Path, tmp_path: P
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     shared = root / "src" / "shared.py"
     shared.write_text("x = 1\n")
-    assert orch(root, "init").returncode == 0
+    assert orch_(root, "init").returncode == 0
     (root / ".orchestration" / "active_intents.yaml").write_text(INTENTS)
-    assert orch(root, "install", "claude-code").returncode == 0
+    assert orch_(root, "install", "claude-code").returncode == 0
     gate_a, gate_b = tmp_path / "gate-a", tmp_path / "gate-b"
     os.mkfifo(gate_a)
     os.mkfifo(gate_b)
@@ -104,7 +95,7 @@ def test_two_cli_sessions_on_one_file_lose_nothing(claude_bin: Path, tmp_path: P
             os.close(fd)
         for t in threads.values():
             t.join(timeout=120)
-        orch(root, "serve", "--stop")
+        orch_(root, "serve", "--stop")
 
     for name, run in runs.items():
         assert run.returncode == 0, (name, run.stderr[-2000:])
@@ -123,4 +114,4 @@ def test_two_cli_sessions_on_one_file_lose_nothing(claude_bin: Path, tmp_path: P
     lines = (root / ".orchestration" / "agent_trace.jsonl").read_text().splitlines()
     tools = sorted(json.loads(line)["metadata"]["dev.orchestrator"]["tool_name"] for line in lines if line.strip())
     assert tools == ["Bash", "Edit"]
-    assert orch(root, "trace", "verify").returncode == 0
+    assert orch_(root, "trace", "verify").returncode == 0

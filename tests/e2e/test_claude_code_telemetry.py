@@ -18,25 +18,11 @@ from orchestrator import daemon
 from orchestrator.telemetry import export, spool
 from tests.e2e.claude_cli import make_runner
 from tests.e2e.fake_anthropic import FakeAnthropic, ToolUse
+from tests.e2e.orch_support import INTENTS, REPO_ROOT, orch
 from tests.telemetry.otlp_receiver import Receiver
 from tests.waiting import wait_until
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-INTENTS = """\
-active_intents:
-  - id: INT-1
-    name: app work
-    status: IN_PROGRESS
-    owned_scope: ["src/**"]
-"""
 TOOLS = "Bash Write Edit Read Glob Grep mcp__orchestrator"
-
-
-def _orch(root: Path, *args: str) -> None:
-    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT))
-    proc = subprocess.run([sys.executable, "-m", "orchestrator", *args], cwd=root, env=env, capture_output=True,
-                          text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
 
 
 def test_a_governed_session_arrives_at_the_collector_once(claude_bin: Path, tmp_path: Path) -> None:
@@ -45,12 +31,12 @@ def test_a_governed_session_arrives_at_the_collector_once(claude_bin: Path, tmp_
     subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
     (root / "src").mkdir()
     (root / "src" / "app.py").write_text("x = 1\nprint(x)\n")
-    _orch(root, "init")
+    orch(root, "init")
     (root / ".orchestration" / "active_intents.yaml").write_text(INTENTS)
     policy = root / ".orchestration" / "policy.yaml"  # orch init's template, telemetry switched on
     assert "telemetry:\n  enabled: false\n" in policy.read_text()
     policy.write_text(policy.read_text().replace("telemetry:\n  enabled: false\n", "telemetry:\n  enabled: true\n"))
-    _orch(root, "install", "claude-code")
+    orch(root, "install", "claude-code")
     subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
     subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"],
                    check=True)
