@@ -36,6 +36,21 @@ GOVERNANCE = (
     # the repository, a shell analysis cannot; see orchestrator/shell/rules/git_writes.py)
     ("**/.git/config", r".*/\.git/config(?:\.worktree)?"),
     ("**/.git/hooks/**", r".*/\.git/hooks(?:/.*)?"),
+    # host configuration at any depth (issue 21, the remaining gaps): a host reads its project configuration from
+    # the directory it is started in (Claude Code, Gemini CLI, Cursor, Copilot CLI), and Codex and opencode from
+    # every directory between it and the repository top, so `cd src && claude` would load `src/.claude/
+    # settings.json`'s hooks or `src/.mcp.json`'s servers with the person's rights. Nested copies are governance
+    # like the root's: no tool writes them, and what a sandboxed command creates is removed (post/revert.py)
+    ("**/.claude/settings*.json", r".*/\.claude/settings[^/]*\.json"),
+    ("**/.mcp.json", r".*/\.mcp\.json"),
+    ("**/.codex/**", r".*/\.codex(?:/.*)?"),
+    ("**/.gemini/**", r".*/\.gemini(?:/.*)?"),
+    ("**/.cursor/hooks.json", r".*/\.cursor/hooks\.json"),
+    ("**/.github/hooks/**", r".*/\.github/hooks(?:/.*)?"),
+    ("**/.github/mcp.json", r".*/\.github/mcp\.json"),
+    ("**/.github/copilot/settings*.json", r".*/\.github/copilot/settings[^/]*\.json"),
+    ("**/.opencode/**", r".*/\.opencode(?:/.*)?"),
+    ("**/opencode.json", r".*/opencode\.jsonc?"),
 )
 # one alternation, one named group per pattern: a single fullmatch answers for all of them
 _RE = re.compile("|".join(f"(?P<g{i}>{rx})" for i, (_shown, rx) in enumerate(GOVERNANCE)),

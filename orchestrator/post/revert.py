@@ -4,7 +4,10 @@ Landlock only allows: a right granted on a scope directory holds for every name 
 can *create* ``src/.orchestration/policy.yaml`` even though no tool and no analysed command may. The post-hook's
 change scan sees the new file (it is flagged ``governance`` by :func:`post.trace._mark_scope`); this module removes
 it, and the governance directories the removal leaves empty, so nothing planted survives the command to be read
-later by a person's own ``orch`` run from inside that folder. Only *creations* are undone: the file did not exist
+later by a person's own ``orch`` run from inside that folder. The same holds for a host's configuration at any depth
+(``src/.claude/settings.json``, ``src/.mcp.json``, ``src/.codex/``, ``src/.github/hooks/``, …: the nested
+patterns of :mod:`orchestrator.governance`), which a host started from that folder would load with its hooks and
+MCP servers. Only *creations* are undone: the file did not exist
 before the command, so removing it restores exactly the state before. A governance file that existed and was
 modified is reported, never silently rewritten (its pre-image may be unknown).
 """
@@ -16,8 +19,16 @@ from collections.abc import Iterable
 
 from ..governance import protected_by
 
-#: directory names that are governance wherever they are (orchestrator.governance: ``**/.orchestration/**``)
-_GOVERNANCE_DIRS = frozenset({".orchestration"})
+#: directory names that only hold governance or host configuration (orchestrator.governance's nested patterns):
+#: such a directory left empty by a removal goes too. ``.github`` itself is not one (it holds workflows, templates):
+#: only its ``hooks/`` and ``copilot/`` go, as governance paths of their own.
+_GOVERNANCE_DIRS = frozenset({".orchestration", ".claude", ".codex", ".gemini", ".opencode", ".cursor"})
+
+
+def _governance_dir(rel: str) -> bool:
+    """Whether directory ``rel`` is (inside) a governance directory, so it may go once a removal empties it."""
+    return any(part in _GOVERNANCE_DIRS for part in rel.split("/")) or protected_by(rel + "/x") is not None \
+        and protected_by(rel) is not None
 
 
 def created_governance(changes: Iterable[dict]) -> list[str]:
@@ -40,8 +51,8 @@ def remove(root: str, paths: list[str]) -> list[str]:
             continue
         removed.append(rel)
         parent = os.path.dirname(rel)
-        # an emptied governance directory goes too (src/.orchestration/), and anything empty below one
-        while parent and any(part in _GOVERNANCE_DIRS for part in parent.split("/")):
+        # an emptied governance directory goes too (src/.orchestration/, src/.claude/), and anything empty below one
+        while parent and _governance_dir(parent):
             try:
                 os.rmdir(os.path.join(root, parent))
             except OSError:

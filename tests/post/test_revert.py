@@ -49,3 +49,30 @@ def test_a_directory_or_a_missing_path_is_left_and_not_listed(tmp_path: Path) ->
     (tmp_path / "src" / ".orchestration" / "d").mkdir(parents=True)
     assert revert.remove(str(tmp_path), ["src/.orchestration/d", "src/.orchestration/gone.yaml"]) == []
     assert (tmp_path / "src" / ".orchestration" / "d").is_dir()
+
+
+def test_nested_host_configuration_is_selected_and_removed_with_its_emptied_dirs(tmp_path: Path) -> None:
+    """A host started from src/ would load these (orchestrator.governance's nested patterns)."""
+    created = ["src/.claude/settings.json", "src/.mcp.json", "src/.codex/config.toml", "src/.github/hooks/h.json",
+               "src/opencode.json", "src/.opencode/plugin/p.js"]
+    for rel in created:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("{}")
+    (tmp_path / "src" / ".github" / "workflows").mkdir()
+    changes = [{"path": p, "op": "create", "governance": True} for p in created]
+    changes.append({"path": "src/.claude/settings.local.json", "op": "modify", "governance": True})  # reported
+    assert revert.created_governance(changes) == created
+    assert revert.remove(str(tmp_path), created) == created
+    for gone in ("src/.claude", "src/.mcp.json", "src/.codex", "src/.github/hooks", "src/opencode.json",
+                 "src/.opencode"):
+        assert not (tmp_path / gone).exists(), gone
+    assert (tmp_path / "src" / ".github" / "workflows").is_dir()  # .github itself holds more than host config
+
+
+def test_a_pre_existing_nested_config_dir_keeps_its_other_files(tmp_path: Path) -> None:
+    claude = tmp_path / "src" / ".claude"
+    claude.mkdir(parents=True)
+    (claude / "agents.md").write_text("keep")
+    (claude / "settings.json").write_text("{}")
+    assert revert.remove(str(tmp_path), ["src/.claude/settings.json"]) == ["src/.claude/settings.json"]
+    assert (claude / "agents.md").read_text() == "keep"

@@ -20,7 +20,12 @@ def pre(gov: Governor, tool: str, session: str = "s1", **tool_input: object) -> 
 @pytest.mark.parametrize("path", [".orchestration/active_intents.yaml", ".orchestration/agent_trace.jsonl",
                                   ".claude/settings.json", ".claude/settings.local.json", ".mcp.json",
                                   ".codex/hooks.json", ".gemini/settings.json", ".cursor/hooks.json",
-                                  "AGENTS.md", ".git/hooks/pre-commit", ".gitattributes"])
+                                  "AGENTS.md", ".git/hooks/pre-commit", ".gitattributes",
+                                  # a host's configuration at any depth: a host started from src/ would load it
+                                  "src/.claude/settings.json", "pkg/a/.claude/settings.local.json", "src/.mcp.json",
+                                  "src/.codex/config.toml", "src/.gemini/settings.json", "src/.cursor/hooks.json",
+                                  "src/.github/hooks/h.json", "src/.github/mcp.json", "src/.opencode/plugin/p.js",
+                                  "src/opencode.json", "src/opencode.jsonc"])
 def test_selfguard_refuses_governance_files_even_in_scope(ws: Path, path: str) -> None:
     (ws / ".orchestration" / "active_intents.yaml").write_text(
         "active_intents:\n  - id: ALL\n    name: everything\n    status: IN_PROGRESS\n    owned_scope: ['**']\n")
@@ -29,6 +34,18 @@ def test_selfguard_refuses_governance_files_even_in_scope(ws: Path, path: str) -
     v = pre(gov, "Write", file_path=path, content="x")
     assert v.decision == "deny" and v.error["type"] == "governance-file" and v.error["hook"] == "selfguard"
     assert v.error["path"] == path
+
+
+@pytest.mark.parametrize("path", ["src/.claude/agents/a.md", "src/.github/workflows/ci.yml",
+                                  "src/.cursor/rules/r.mdc", "src/notes/opencode.md"])
+def test_selfguard_leaves_nested_names_that_are_not_host_configuration(ws: Path, path: str) -> None:
+    """Only what a host loads as configuration (hooks, MCP servers, settings) is governance at any depth."""
+    (ws / ".orchestration" / "active_intents.yaml").write_text(
+        "active_intents:\n  - id: ALL\n    name: everything\n    status: IN_PROGRESS\n    owned_scope: ['**']\n")
+    gov = Governor(ws)
+    gov.select_intent("ALL", "s1")
+    v = pre(gov, "Write", file_path=path, content="x")
+    assert v.decision == "allow", v.error
 
 
 @pytest.mark.parametrize("tool", ["Write", "Edit"])

@@ -28,7 +28,10 @@ HOME_SECRETS = {".config/gh/hosts.yml": "github.com:\n  oauth_token: CORPUS-SECR
                 ".terraform.d/credentials.tfrc.json": '{"token": "CORPUS-SECRET-AWS-7f3a"}\n'}
 #: planted in the scope or the git dir: must not exist after the command
 PLANTED = ("src/.orchestration", "src/.claude", "src/sub/.git/hooks/pre-commit", ".git/modules/x/config",
-           ".git/worktrees/x/config.worktree")
+           ".git/worktrees/x/config.worktree",
+           # host configuration at any depth (orchestrator.governance's nested patterns; removed by post/revert.py)
+           "src/.mcp.json", "src/.codex", "src/.gemini", "tests/opencode.json", "tools/.opencode", "scripts/.cursor",
+           "src/.github/hooks", "tests/.claude")
 KNOWN = {
     "RT-git-grep-tree-committed-key": "a secret committed to git is read from the object store (git grep REV), "
                                       "which the kernel cannot tell from any other object — docs/security.md",
@@ -37,8 +40,6 @@ KNOWN = {
     "RT-sibling-dotenv-obf": "secret files outside the workspace and the home's credential locations (a sibling "
                              "project's .env) are denied by the analyzer only; a script reads them — "
                              "docs/security.md",
-    "RT-nested-claude-settings-obf": "a script may create .claude/settings.json inside the scope (same reason) — "
-                                     "docs/security.md",
 }
 
 

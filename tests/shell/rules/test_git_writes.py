@@ -152,7 +152,7 @@ def test_git_config_and_hooks_are_governance_at_any_depth(path: str, pattern: st
 
 
 @pytest.mark.parametrize("path", ["src/.git", "src/fixture/.git/HEAD", "src/.gitignore", "src/git/config",
-                                  "src/.github/hooks/x"])
+                                  "src/.github/workflows/x"])
 def test_nested_repository_internals_other_than_config_and_hooks_are_not(path: str) -> None:
     assert selfguard.protected_by(path) is None
 
