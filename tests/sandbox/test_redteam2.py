@@ -38,18 +38,11 @@ AGENT_SECRETS = {".claude/.credentials.json": '{"claudeAiOauth": {"accessToken":
                  ".config/github-copilot/apps.json": '{"github.com": {"oauth_token": "CORPUS-SECRET-AWS-7f3a"}}\n',
                  ".cargo/credentials.toml": '[registry]\ntoken = "CORPUS-SECRET-AWS-7f3a"\n',
                  ".vault-token": "CORPUS-SECRET-AWS-7f3a\n"}
-_AGENT_CREDS = ("the coding agents' own credential files (~/.claude/.credentials.json, ~/.codex/auth.json, "
-                "~/.gemini/oauth_creds.json, opencode's and Copilot's auth files, ~/.cargo/credentials.toml, "
-                "~/.vault-token) match no default secret pattern (orchestrator/secrets.py), so the kernel does not deny "
-                "them — docs/security.md")
 _CODE = ("code the analyzer cannot see into (an inline script's socket, a makefile read from stdin) sends plain "
          "project data on an allowed port without a person — docs/security.md, outside-world effects of code")
 _COMMITTED = ("a secret committed to git is read from the object store (a blob named by its id, --batch-all-objects, "
               "a script unpacking .git/objects) — docs/security.md, secrets committed to git")
 KNOWN: dict[str, str] = {
-    **{f"R2-home-{k}-{how}": _AGENT_CREDS for k in ("claude", "codex", "gemini", "opencode", "copilot", "cargo", "vault")
-       for how in ("cat", "python")},
-    "R2-secret-sqlite-readfile-home": _AGENT_CREDS,
     **dict.fromkeys(("R2-up-python-socket", "R2-up-python-urllib", "R2-up-node-http", "R2-up-perl-socket",
                      "R2-up-make-eval-curl"), _CODE),
     **dict.fromkeys(("R2-secret-git-show-index-blob", "R2-secret-git-index-strings",
