@@ -5,7 +5,8 @@ Usage: python bench/bench_every_command.py [-n RUNS] [--files N] [--dir PATH] [-
 1. Launch, paired runs (each round runs every case once, in turn, so machine load drifts into all of them):
    ``sh -c "python -S -c pass"`` (what a host pays for the cheapest Python hook), the launcher stub running
    ``true`` with a real plan (read plan, a secret in the workspace: reads handled), ``bash -c ls`` and the same
-   ``ls`` wrapped. Targets: launcher <= 2x the Python hook; wrapped ``ls`` <= 10 ms more than unwrapped (median of
+   ``ls`` wrapped; the launcher in use (compiled, else the Python stub: orchestrator/sandbox/compiled.py) and, on
+   the same spec, the Python launcher beside it (``ORCH_SANDBOX_LAUNCHER=python`` makes the engine use only it). Targets: launcher <= 2x the Python hook; wrapped ``ls`` <= 10 ms more than unwrapped (median of
    the paired differences).
 2. A committed git repository of N files (default 100,000; kept under --dir between runs), intent scope ``**``:
    end to end in one process (``Governor.pre`` + running what the verdict says + ``Governor.post``, the change
@@ -31,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _util import governed  # noqa: E402
 
 from orchestrator.pipeline import Governor  # noqa: E402
-from orchestrator.sandbox import landlock  # noqa: E402
+from orchestrator.sandbox import compiled, landlock  # noqa: E402
 from orchestrator.tools import to_call  # noqa: E402
 
 
@@ -54,11 +55,22 @@ def launch(n: int) -> None:
         assert verdict.command, verdict
         return verdict.command
 
+    true, ls = wrapped("true"), wrapped("ls")
+    stub = true.split(" ")[0]
+    kind, detail = compiled.state(os.path.dirname(stub))
+    print(f"launcher in use: {kind} ({os.path.basename(detail) if kind == 'compiled' else detail}); the Python "
+          f"launcher is measured beside it ({compiled.PYTHON_STUB}, same spec)")
+
+    def python_stub(command: str) -> str:  # the same line through the Python launcher
+        return command.replace(f"/{compiled.STUB} ", f"/{compiled.PYTHON_STUB} ", 1)
+
     cases = {
         'sh -c "python -S -c pass"': ["sh", "-c", f"{sys.executable} -S -c pass"],
-        "launcher stub -- true": ["bash", "-c", wrapped("true")],
+        "launcher stub -- true": ["bash", "-c", true],
+        "python launcher -- true": ["bash", "-c", python_stub(true)],
         "bash -c ls": ["bash", "-c", "ls"],
-        "bash -c <wrapped ls>": ["bash", "-c", wrapped("ls")],
+        "bash -c <wrapped ls>": ["bash", "-c", ls],
+        "bash -c <python-wrapped ls>": ["bash", "-c", python_stub(ls)],
     }
     samples: dict[str, list[float]] = {k: [] for k in cases}
     for _ in range(3):
@@ -75,6 +87,21 @@ def launch(n: int) -> None:
     print(f"launcher / sh -c 'python -S -c pass' (medians): {ratio:.2f}x   target <= 2x")
     print(f"wrapped ls - unwrapped ls (median of {n} paired differences): {statistics.median(diffs):.1f} ms"
           f"   target <= 10 ms")
+    py_ratio = statistics.median(samples["python launcher -- true"]) / statistics.median(
+        samples['sh -c "python -S -c pass"'])
+    py_diffs = [w - u for w, u in zip(samples["bash -c <python-wrapped ls>"], samples["bash -c ls"])]
+    print(f"  (Python launcher: {py_ratio:.2f}x; wrapped ls {statistics.median(py_diffs):+.1f} ms)")
+    pre_hook(gov, tmp, n)
+
+
+def pre_hook(gov: Governor, tmp: Path, n: int) -> None:
+    """What installing the launcher adds to each pre-hook once the binary is there (compiled.install's checks)."""
+    directory = str(tmp / ".orchestration" / "run" / "sandbox")
+    t0 = time.perf_counter()
+    for _ in range(n * 10):
+        compiled.install(directory)
+    per = (time.perf_counter() - t0) * 1e3 / (n * 10)
+    print(f"pre-hook: compiled.install() with the binary in place {per * 1e3:.0f} us per call")
 
 
 def big(root: Path, runs: int) -> None:

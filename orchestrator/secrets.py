@@ -37,6 +37,13 @@ DEFAULT_PATTERNS: tuple[str, ...] = (
     "~/.ssh/*", "~/.aws/credentials", "~/.config/gcloud/**", "~/.azure/**",
     "~/.kube/config", "~/.docker/config.json", "~/.gnupg/**", "~/.password-store/**",
     "~/.config/gh/hosts.yml", "~/.npmrc", "~/.pypirc", "~/.terraform.d/credentials.tfrc.json",
+    # the coding agents' own logins (an agent's commands must not read the token the agent runs on)
+    "~/.claude/.credentials.json", "~/.codex/auth.json", "~/.gemini/oauth_creds.json",
+    "~/.gemini/mcp-oauth-tokens.json", "~/.gemini/mcp-oauth-tokens-v2.json", "~/.local/share/opencode/auth.json", "~/.local/share/opencode/mcp-auth.json",
+    "~/.config/github-copilot/*.json", "~/.copilot/config.json",
+    # other tools that keep a token in a file of their own
+    "~/.cargo/credentials", "~/.cargo/credentials.toml", "~/.vault-token", "~/.pgpass", "~/.my.cnf",
+    "~/.s3cfg", "~/.config/rclone/rclone.conf", "~/.config/hub", "~/.config/doctl/config.yaml",
     # token-bearing files wherever they are (a project's own .npmrc usually holds no token: not listed)
     ".netrc", "_netrc", ".git-credentials", "credentials.json", "service-account*.json",
     "*.tfstate", "*.tfstate.backup", "secrets.yml", "secrets.yaml", "master.key", "*.secret", "*.secrets",

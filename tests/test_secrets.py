@@ -84,6 +84,25 @@ def test_every_home_pattern_is_scanned(tmp_path: Path, monkeypatch: pytest.Monke
     assert str(home) not in trees  # a pattern with no literal directory does not make the whole home a tree
 
 
+def test_the_agents_own_logins_are_secrets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # redteam2: `cat ~/.claude/.credentials.json` (and Codex's, Gemini's, opencode's, Copilot's token files) printed
+    # the token the agent itself runs on: none was a secret pattern, so the kernel did not deny it
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("ORCH_KEY_DIR", str(tmp_path / "no-key-yet"))
+    root = make_workspace(tmp_path / "repo")
+    rels = [".claude/.credentials.json", ".codex/auth.json", ".gemini/oauth_creds.json",
+            ".local/share/opencode/auth.json", ".config/github-copilot/apps.json", ".copilot/config.json",
+            ".cargo/credentials.toml", ".vault-token", ".pgpass", ".config/rclone/rclone.conf"]
+    kept = [".claude/settings.json", ".codex/config.toml", ".gemini/settings.json"]  # configuration, not logins
+    for rel in rels + kept:
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / rel).write_text("x", encoding="utf-8")
+    m = secrets.matcher()
+    found = {f for f in secrets.find_secret_files(str(root.resolve()), m) if f.startswith(str(home))}
+    assert found == {str(home / rel) for rel in rels}
+
+
 # --- the workspace's siblings (issue 21, remaining gaps: a sibling project's ../other/.env) ---------------------
 def _tree(base: Path) -> Path:
     root = base / "parent" / "ws"

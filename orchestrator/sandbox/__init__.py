@@ -192,7 +192,7 @@ INLINE_OPTIONS = 24
 def _write_spec(directory: str, opts: list[str]) -> str:
     import hashlib
 
-    data = b"\0".join(o.encode("utf-8", "surrogateescape") for o in opts) + b"\0"
+    data = b"".join(o.encode("utf-8", "surrogateescape") + b"\0" for o in opts)  # each entry NUL-terminated
     path = os.path.join(directory, hashlib.sha256(data).hexdigest()[:16] + ".spec")
     if not os.path.exists(path):
         os.makedirs(directory, exist_ok=True)
@@ -208,27 +208,11 @@ STUB = "orch-sandbox"
 
 
 def _stub(directory: str) -> str | None:
-    """The launcher stub in ``directory`` (written when missing or stale), or None if it cannot be written."""
-    from orchestrator.sandbox.landlock import stub_text
+    """The launcher ``directory/orch-sandbox`` (compiled when it can be: :mod:`orchestrator.sandbox.compiled`),
+    written when missing or stale, or None if it cannot be written."""
+    from orchestrator.sandbox import compiled
 
-    path = os.path.join(directory, STUB)
-    text = stub_text(sys.executable, os.path.dirname(_LAUNCHER))
-    try:
-        with open(path, encoding="utf-8") as fh:
-            if fh.read() == text:
-                return path
-    except OSError:
-        pass
-    try:
-        os.makedirs(directory, exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o755)
-        os.replace(tmp, path)  # atomic: a command starting now runs the old or the new stub, never half of one
-    except OSError:
-        return None
-    return path
+    return compiled.install(directory)
 
 
 def unwrap(command: Any) -> str | None:
@@ -275,22 +259,18 @@ def options_of(command: Any) -> list[str] | None:
 def _read_spec(path: str) -> list[str] | None:
     try:
         with open(path, "rb") as fh:
-            return [a.decode("utf-8", "surrogateescape") for a in fh.read().split(b"\0") if a]
+            from orchestrator.sandbox.landlock import spec_entries
+
+            return spec_entries(fh.read())
     except OSError:
         return None
 
 
 def _is_stub(path: str) -> bool:
-    """``path`` is a launcher stub this installation wrote (``…/.orchestration/run/sandbox/orch-sandbox`` running
-    this very launcher), not a file an agent named to look like one."""
-    if not path.endswith("/.orchestration/run/sandbox/" + STUB):
-        return False
-    try:
-        with open(path, encoding="utf-8") as fh:
-            head = fh.read(4096)
-    except OSError:
-        return False
-    return repr(os.path.dirname(_LAUNCHER)) in head and head.startswith("#!")
+    """``path`` is a launcher this installation wrote (:func:`orchestrator.sandbox.compiled.is_stub`)."""
+    from orchestrator.sandbox import compiled
+
+    return compiled.is_stub(path)
 
 
 def plan(ctx: Context) -> Plan:
@@ -593,6 +573,9 @@ def check_sandbox(ws: Any) -> Any:
                   "scope, secrets unreadable, secret environment variables not inherited"
                   + (" (" + "; ".join(gaps) + ")" if gaps else ""),
                   "" if not gaps else "upgrade the kernel (Landlock ABI >= 3)")
+    from orchestrator.sandbox import compiled
+
+    yield from compiled.check(ws)
 
 
 __all__ = ["Plan", "plan", "plan_for", "abi", "exempt", "writes_git", "cwd_only", "opaque", "unwrappable",

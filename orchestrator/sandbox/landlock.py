@@ -311,6 +311,14 @@ class Options:
         self.extra: dict[str, list[str]] = {}
 
 
+def spec_entries(data: bytes) -> list[str]:
+    """A spec file's entries: NUL-terminated strings (an empty one is a value: ``--env-scrub ''``)."""
+    entries = data.split(b"\0")
+    if entries[-1] == b"":
+        entries.pop()
+    return [a.decode("utf-8", "surrogateescape") for a in entries]
+
+
 _VALUED = {"-w": "writable", "-r": "readable", "-W": "write_only", "--env-keep": "keep"}
 
 
@@ -328,7 +336,7 @@ def _parse(argv: list[str], spec_dir: str | None = None) -> Options:
         # keeps the command the agent sees short when the writable/readable sets are long
         try:
             with open(argv[2], "rb") as fh:
-                spec = [a.decode("utf-8", "surrogateescape") for a in fh.read().split(b"\0") if a]
+                spec = spec_entries(fh.read())
         except OSError as exc:
             raise ValueError(f"cannot read the sandbox spec {argv[2]}: {exc}") from None
         if "--spec" in spec or "--" in spec:

@@ -183,6 +183,7 @@ def run(base: Path, template: Path, command: str, *, governed: bool, timeout: fl
             return result
         result["sandboxed"] = verdict.command is not None
         actual = verdict.command or command
+        check_launcher(actual)
     try:
         proc = subprocess.run(["/bin/bash", "-c", actual], cwd=ws, env=env, capture_output=True, text=True,
                               timeout=timeout, stdin=subprocess.DEVNULL)
@@ -197,6 +198,16 @@ def run(base: Path, template: Path, command: str, *, governed: bool, timeout: fl
             result["post_error"] = repr(exc)
     result["changed"] = diff(before, snapshot(base))
     return result
+
+
+def check_launcher(wrapped: str) -> None:
+    """The corpora run through the compiled launcher wherever a C compiler exists (orchestrator/sandbox/compiled.py):
+    the escape, red-team and everyday results hold for the launcher hosts really run."""
+    from orchestrator.sandbox import compiled
+
+    stub = wrapped.split(" ")[0]
+    if shutil.which("cc") and os.path.basename(stub) == compiled.STUB:
+        assert compiled.state(os.path.dirname(stub))[0] == "compiled", compiled.state(os.path.dirname(stub))
 
 
 def new_base() -> Path:

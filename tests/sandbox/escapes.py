@@ -195,6 +195,7 @@ def run(base: Path, template: Path, entry: dict[str, str], listener: Listener, *
             return result
         result["sandboxed"] = verdict.command is not None
         actual = verdict.command or command
+    corpus.check_launcher(actual)
     try:
         # as a host runs it: the host's shell stays the parent (a trailing `:` keeps bash from exec'ing the command)
         proc = subprocess.run(["/bin/bash", "-c", actual + "\n:"], cwd=ws, env=env, capture_output=True,

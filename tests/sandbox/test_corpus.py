@@ -51,6 +51,7 @@ def test_everyday_command_asks_nobody(project: tuple[Path, Path], entry: dict[st
     gov.select_intent("INT-1", "t")
     verdict = gov.pre(to_call("Bash", {"command": entry["cmd"]}, session_id="t", cwd=str(ws)), sandbox=True)
     assert verdict.allowed, verdict
+    corpus.check_launcher(verdict.command or "")
 
 
 #: the entries added with issue 21's last round (git that prints objects, a pipe into xargs, a commit of everything):

@@ -1,0 +1,512 @@
+/* orchestrator's Landlock launcher, compiled: the fast path of orchestrator/sandbox/landlock.py's main().
+ *
+ *     .orchestration/run/sandbox/orch-sandbox ID -- 'the original command'
+ *
+ * ID names the NUL-separated spec file ID.spec beside this binary (written by the engine: -w -r -W --tmp
+ * --env-scrub --env-keep --net --git). The launcher scrubs the environment, creates the private tmp dir, restricts
+ * itself with Landlock and execs /bin/bash (else /bin/sh) -c COMMAND. Same rules, same messages in substance and the
+ * same fail-closed exit 126 as the Python launcher (tests/sandbox/test_compiled.py runs both on the same specs).
+ * `--git` (the git-dir guardian, gitdir.py) is Python only: this binary execs the Python stub beside it
+ * (orch-sandbox-python) with its own arguments, before it has changed anything.
+ *
+ * Why C: a Python launcher pays the interpreter's start-up (~7.5 ms here) on every shell command; this costs ~1 ms.
+ * The engine compiles it on demand (orchestrator/sandbox/compiled.py) and falls back to the Python stub when there
+ * is no compiler. Keep it dependency-free (libc only) and keep the lists below equal to landlock.py's
+ * (tests/sandbox/test_compiled.py asserts it).
+ */
+#define _GNU_SOURCE
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define EXIT_SETUP 126
+#define SYS_CREATE_RULESET 444
+#define SYS_ADD_RULE 445
+#define SYS_RESTRICT_SELF 446
+#define CREATE_RULESET_VERSION (1U << 0)
+#define RULE_PATH_BENEATH 1
+#define RULE_NET_PORT 2
+
+#define EXECUTE (1ULL << 0)
+#define WRITE_FILE (1ULL << 1)
+#define READ_FILE (1ULL << 2)
+#define READ_DIR (1ULL << 3)
+#define REMOVE_DIR (1ULL << 4)
+#define REMOVE_FILE (1ULL << 5)
+#define MAKE_CHAR (1ULL << 6)
+#define MAKE_DIR (1ULL << 7)
+#define MAKE_REG (1ULL << 8)
+#define MAKE_SOCK (1ULL << 9)
+#define MAKE_FIFO (1ULL << 10)
+#define MAKE_BLOCK (1ULL << 11)
+#define MAKE_SYM (1ULL << 12)
+#define REFER (1ULL << 13)
+#define TRUNCATE (1ULL << 14)
+#define IOCTL_DEV (1ULL << 15)
+#define NET_BIND_TCP (1ULL << 0)
+#define NET_CONNECT_TCP (1ULL << 1)
+#define FILE_RIGHTS (EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV)
+
+/* BEGIN SECRET_ENV (must equal landlock.SECRET_ENV) */
+static const char *const SECRET_ENV[] = {
+    "*_TOKEN", "*_TOKEN_*", "TOKEN", "*_KEY", "*_KEY_*", "*_KEYS", "*APIKEY*", "*API_KEY*", "*SECRET*",
+    "*PASSWORD*", "*PASSWD*", "*_PASS", "*_PWD", "*CREDENTIAL*", "*_AUTH", "*_AUTH_*", "*_PAT", "*COOKIE*",
+    "*_SESSION", "*_SESSION_ID", "AWS_ACCESS_KEY_ID", "*_ACCESS_KEY*", "*_PRIVATE_*", "*_DSN",
+    "DATABASE_URL", "*_CONNECTION_STRING", "NETRC", "VAULT_*", "OP_SERVICE_ACCOUNT*", NULL};
+/* END SECRET_ENV */
+/* BEGIN ALWAYS_KEEP (must equal landlock.ALWAYS_KEEP) */
+static const char *const ALWAYS_KEEP[] = {
+    "PATH", "HOME", "PWD", "OLDPWD", "SHELL", "USER", "LOGNAME", "TERM", "LANG", "TMPDIR", "SSH_AUTH_SOCK", NULL};
+/* END ALWAYS_KEEP */
+
+/* the Python stub beside this binary: git mode, and what a failed compile leaves in place */
+#define PYTHON_STUB "orch-sandbox-python"
+
+extern char **environ;
+
+static int fail(const char *fmt, ...) {
+    va_list ap;
+    fputs("orchestrator sandbox: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return EXIT_SETUP;
+}
+
+/* a growable list of strings (the options' values) */
+typedef struct {
+    char **items;
+    size_t n, cap;
+} list_t;
+
+static void push(list_t *l, char *s) {
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 16;
+        l->items = realloc(l->items, l->cap * sizeof(char *));
+        if (!l->items) {
+            fail("out of memory");
+            exit(EXIT_SETUP);
+        }
+    }
+    l->items[l->n++] = s;
+}
+
+typedef struct {
+    list_t writable, readable, write_only, scrub, keep;
+    int scrub_given; /* --env-scrub seen: the policy's list replaces SECRET_ENV ('' entries: none) */
+    const char *tmp, *net, *command;
+    int git;
+} opts_t;
+
+static const char *KNOWN_OPTS = "-w -r -W --env-keep --tmp --env-scrub --net --git";
+
+/* Parses the options (the spec's, then the command line's after ID). 0 on success, else a message was printed. */
+static int parse(char **args, size_t n, opts_t *o) {
+    for (size_t i = 0; i < n; i += 2) {
+        const char *a = args[i];
+        if (strcmp(a, "--") == 0) {
+            if (i + 2 != n)
+                return fail("expected exactly one command after --"), -1;
+            o->command = args[i + 1];
+            return 0;
+        }
+        if (i + 1 >= n)
+            return fail("%s needs a value", a), -1;
+        char *v = args[i + 1];
+        if (strcmp(a, "-w") == 0)
+            push(&o->writable, v);
+        else if (strcmp(a, "-r") == 0)
+            push(&o->readable, v);
+        else if (strcmp(a, "-W") == 0)
+            push(&o->write_only, v);
+        else if (strcmp(a, "--env-keep") == 0)
+            push(&o->keep, v);
+        else if (strcmp(a, "--tmp") == 0)
+            o->tmp = v;
+        else if (strcmp(a, "--env-scrub") == 0) {
+            o->scrub_given = 1;
+            if (*v)
+                push(&o->scrub, v);
+        } else if (strcmp(a, "--net") == 0)
+            o->net = v;
+        else if (strcmp(a, "--git") == 0)
+            o->git = 1;
+        else
+            return fail("unknown option '%s' (known: %s)", a, KNOWN_OPTS), -1;
+    }
+    return fail("missing -- COMMAND"), -1;
+}
+
+/* The spec file's NUL-terminated entries (an empty one is a value: `--env-scrub ''`), as landlock.spec_entries. */
+static int read_spec(const char *path, list_t *out) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return fail("cannot read the sandbox spec %s: %s", path, strerror(errno)), -1;
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap + 1);
+    for (;;) {
+        if (!buf)
+            return close(fd), fail("out of memory"), -1;
+        ssize_t r = read(fd, buf + len, cap - len);
+        if (r < 0) {
+            int err = errno;
+            close(fd);
+            return fail("cannot read the sandbox spec %s: %s", path, strerror(err)), -1;
+        }
+        if (r == 0)
+            break;
+        len += (size_t)r;
+        if (len == cap) {
+            cap *= 2;
+            buf = realloc(buf, cap + 1);
+        }
+    }
+    close(fd);
+    buf[len] = '\0';
+    for (size_t i = 0; i < len;) {
+        size_t k = strlen(buf + i);
+        if (strcmp(buf + i, "--spec") == 0 || strcmp(buf + i, "--") == 0)
+            return fail("malformed sandbox spec"), -1;
+        push(out, buf + i);
+        i += k + 1;
+    }
+    return 0;
+}
+
+/* landlock.py's _glob_match: `*` only, ASCII case-insensitive */
+static int ieq(const char *a, const char *b, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (toupper((unsigned char)a[i]) != toupper((unsigned char)b[i]))
+            return 0;
+    return 1;
+}
+
+static const char *ifind(const char *hay, size_t hay_len, const char *needle, size_t nlen) {
+    if (nlen > hay_len)
+        return NULL;
+    for (size_t i = 0; i + nlen <= hay_len; i++)
+        if (ieq(hay + i, needle, nlen))
+            return hay + i;
+    return NULL;
+}
+
+static int glob_match(const char *pat, const char *name, size_t nlen) {
+    const char *star = strchr(pat, '*');
+    if (!star)
+        return strlen(pat) == nlen && ieq(pat, name, nlen);
+    const char *last = strrchr(pat, '*') + 1;
+    size_t first_len = (size_t)(star - pat), last_len = strlen(last);
+    if (nlen < first_len + last_len || !ieq(name, pat, first_len) || !ieq(name + nlen - last_len, last, last_len))
+        return 0;
+    const char *pos = name + first_len, *end = name + nlen - last_len;
+    const char *mid = star + 1;
+    while (mid < last) { /* the parts between the first and the last `*`, in order */
+        const char *next = strchr(mid, '*');
+        size_t mlen = (size_t)(next - mid);
+        const char *found = ifind(pos, (size_t)(end - pos), mid, mlen);
+        if (!found)
+            return 0;
+        pos = found + mlen;
+        mid = next + 1;
+    }
+    return 1;
+}
+
+static int in_names(const char *name, size_t nlen, const char *const *names, size_t count) {
+    for (size_t i = 0; i < count; i++)
+        if (strlen(names[i]) == nlen && ieq(names[i], name, nlen))
+            return 1;
+    return 0;
+}
+
+static size_t count(const char *const *names) {
+    size_t n = 0;
+    while (names[n])
+        n++;
+    return n;
+}
+
+/* The environment the command gets: secrets removed, TMPDIR and ORCH_SANDBOXED set. */
+static char **scrubbed_env(const opts_t *o, const char *tmp) {
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    char **env = calloc(n + 3, sizeof(char *));
+    if (!env)
+        return NULL;
+    const char *const *pats = o->scrub_given ? (const char *const *)o->scrub.items : SECRET_ENV;
+    size_t npats = o->scrub_given ? o->scrub.n : count(SECRET_ENV);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *e = environ[i], *eq = strchr(e, '=');
+        size_t nlen = eq ? (size_t)(eq - e) : strlen(e);
+        if ((tmp && nlen == 6 && memcmp(e, "TMPDIR", 6) == 0) || (nlen == 14 && memcmp(e, "ORCH_SANDBOXED", 14) == 0))
+            continue; /* set below */
+        int drop = 0;
+        if (!in_names(e, nlen, ALWAYS_KEEP, count(ALWAYS_KEEP)) &&
+            !in_names(e, nlen, (const char *const *)o->keep.items, o->keep.n))
+            for (size_t p = 0; p < npats && !drop; p++)
+                drop = glob_match(pats[p], e, nlen);
+        if (!drop)
+            env[k++] = (char *)e;
+    }
+    if (tmp) {
+        char *t = malloc(strlen(tmp) + 8);
+        if (!t)
+            return NULL;
+        strcpy(t, "TMPDIR=");
+        strcat(t, tmp);
+        env[k++] = t;
+    }
+    env[k++] = "ORCH_SANDBOXED=1";
+    env[k] = NULL;
+    return env;
+}
+
+/* os.makedirs(path, mode=0o700, exist_ok=True): parents with 0777 (& umask), the leaf 0700; an existing leaf must
+ * be a directory (following links, as os.path.isdir) */
+static int makedirs(const char *path) {
+    char *p = strdup(path);
+    if (!p)
+        return -1;
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = '\0';
+        if (mkdir(p, 0777) < 0 && errno != EEXIST) {
+            int err = errno;
+            struct stat st;
+            if (stat(p, &st) < 0 || !S_ISDIR(st.st_mode)) {
+                free(p);
+                errno = err;
+                return -1;
+            }
+        }
+        *s = '/';
+    }
+    free(p);
+    if (mkdir(path, 0700) == 0)
+        return 0;
+    int err = errno;
+    struct stat st;
+    if (err == EEXIST && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return 0;
+    errno = err;
+    return -1;
+}
+
+static uint64_t write_rights(long abi) {
+    uint64_t r = WRITE_FILE | REMOVE_DIR | REMOVE_FILE | MAKE_CHAR | MAKE_DIR | MAKE_REG | MAKE_SOCK | MAKE_FIFO |
+                 MAKE_BLOCK | MAKE_SYM;
+    if (abi >= 2)
+        r |= REFER;
+    if (abi >= 3)
+        r |= TRUNCATE;
+    return r;
+}
+
+static char errbuf[4200];
+
+static int lfail(int err, const char *fmt, ...) {
+    char what[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    snprintf(errbuf, sizeof errbuf, "[Errno %d] %s", err, what);
+    return -1;
+}
+
+static int cmp_port(const void *a, const void *b) {
+    long x = *(const long *)a, y = *(const long *)b;
+    return (x > y) - (x < y);
+}
+
+/* landlock.net_rules: the handled network rights and the ports allowed to connect to */
+static int net_rules(const char *net, long abi, uint64_t *handled, long **ports, size_t *nports) {
+    *handled = 0;
+    *nports = 0;
+    if (!net || strcmp(net, "allow") == 0)
+        return 0;
+    if (abi < 4)
+        return lfail(95, "Landlock ABI %ld cannot restrict the network (needs ABI 4)", abi);
+    if (strcmp(net, "deny") == 0) {
+        *handled = NET_BIND_TCP | NET_CONNECT_TCP;
+        return 0;
+    }
+    *ports = calloc(strlen(net) + 1, sizeof(long));
+    char *copy = strdup(net);
+    if (!*ports || !copy)
+        return lfail(12, "out of memory");
+    for (char *save = NULL, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        while (isspace((unsigned char)*tok))
+            tok++;
+        if (!*tok)
+            continue;
+        char *end;
+        errno = 0;
+        long p = strtol(tok, &end, 10);
+        while (isspace((unsigned char)*end))
+            end++;
+        if (end == tok || *end || errno || (!isdigit((unsigned char)*tok) && *tok != '+' && *tok != '-'))
+            return lfail(22, "malformed --net value '%s'", net);
+        if (p < 0 || p > 65535)
+            return lfail(22, "--net port out of range in '%s'", net);
+        (*ports)[(*nports)++] = p;
+    }
+    qsort(*ports, *nports, sizeof(long), cmp_port);
+    *handled = NET_CONNECT_TCP;
+    return 0;
+}
+
+struct path_beneath {
+    uint64_t allowed_access;
+    int32_t parent_fd;
+} __attribute__((packed));
+
+static int add_path(int ruleset, const char *path, uint64_t rights) {
+    /* O_NOFOLLOW: a rule on a symlink's target would grant whatever it points to; a path that does not exist
+     * (any more) grants nothing */
+    int fd = open(path, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    int rc = 0;
+    if (fstat(fd, &st) == 0 && !S_ISLNK(st.st_mode)) {
+        if (!S_ISDIR(st.st_mode))
+            rights &= FILE_RIGHTS; /* not a directory: only file rights may be granted */
+        if (rights) {
+            struct path_beneath rule = {rights, fd};
+            if (syscall(SYS_ADD_RULE, ruleset, RULE_PATH_BENEATH, &rule, 0) < 0)
+                rc = lfail(errno, "landlock_add_rule(%s): %s", path, strerror(errno));
+        }
+    }
+    close(fd);
+    return rc;
+}
+
+/* landlock.restrict: write rights beneath -w (and -W, without read), read rights when -r is given */
+static int restrict_self(const opts_t *o, const char *tmp) {
+    long abi = syscall(SYS_CREATE_RULESET, NULL, 0, CREATE_RULESET_VERSION);
+    if (abi < 1)
+        return lfail(95, "Landlock is not available on this kernel");
+    uint64_t wr = write_rights(abi), handled = wr, net_handled;
+    int reads = o->readable.n > 0;
+    if (reads)
+        handled |= READ_FILE | READ_DIR;
+    long *ports = NULL;
+    size_t nports;
+    if (net_rules(o->net, abi, &net_handled, &ports, &nports) < 0)
+        return -1;
+    uint64_t attr[2] = {handled, net_handled};
+    int ruleset = (int)syscall(SYS_CREATE_RULESET, attr, net_handled ? 16 : 8, 0);
+    if (ruleset < 0)
+        return lfail(errno, "landlock_create_ruleset: %s", strerror(errno));
+    int rc = 0;
+    for (size_t i = 0; i < nports && rc == 0; i++) {
+        if (i && ports[i] == ports[i - 1])
+            continue;
+        uint64_t rule[2] = {NET_CONNECT_TCP, (uint64_t)ports[i]};
+        if (syscall(SYS_ADD_RULE, ruleset, RULE_NET_PORT, rule, 0) < 0)
+            rc = lfail(errno, "landlock_add_rule(tcp port %ld): %s", ports[i], strerror(errno));
+    }
+    if (rc == 0 && reads)
+        rc = add_path(ruleset, "/", READ_DIR);
+    for (size_t i = 0; i < o->readable.n && rc == 0; i++)
+        rc = add_path(ruleset, o->readable.items[i], strcmp(o->readable.items[i], "/") == 0 ? READ_DIR : READ_FILE);
+    for (size_t i = 0; i < o->writable.n && rc == 0; i++)
+        rc = add_path(ruleset, o->writable.items[i], wr | (reads ? READ_FILE : 0));
+    if (rc == 0 && tmp)
+        rc = add_path(ruleset, tmp, wr | (reads ? READ_FILE : 0));
+    for (size_t i = 0; i < o->write_only.n && rc == 0; i++)
+        rc = add_path(ruleset, o->write_only.items[i], wr);
+    if (rc == 0 && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        rc = lfail(errno, "prctl(PR_SET_NO_NEW_PRIVS): %s", strerror(errno));
+    if (rc == 0 && syscall(SYS_RESTRICT_SELF, ruleset, 0) < 0)
+        rc = lfail(errno, "landlock_restrict_self: %s", strerror(errno));
+    close(ruleset);
+    return rc;
+}
+
+static int is_hex_id(const char *s) {
+    if (!*s)
+        return 0;
+    for (; *s; s++)
+        if (!((*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f')))
+            return 0;
+    return 1;
+}
+
+/* the directory this binary lives in (the spec dir): argv[0] as the shell ran it, like the Python stub's
+ * os.path.dirname(os.path.abspath(__file__)) */
+static char *self_dir(const char *argv0) {
+    char buf[8200];
+    if (strchr(argv0, '/')) {
+        char cwd[4096];
+        if (argv0[0] != '/' && !getcwd(cwd, sizeof cwd))
+            return NULL;
+        if ((size_t)snprintf(buf, sizeof buf, "%s%s%s", argv0[0] == '/' ? "" : cwd, argv0[0] == '/' ? "" : "/",
+                             argv0) >= sizeof buf)
+            return NULL; /* a truncated path could name another directory */
+    } else {
+        ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+        if (n <= 0)
+            return NULL;
+        buf[n] = '\0';
+    }
+    char *slash = strrchr(buf, '/');
+    *slash = '\0';
+    return strdup(buf[0] ? buf : "/");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 3 || strcmp(argv[1], "--orch-sandbox") == 0)
+        return fail("usage: orch-sandbox ID -- COMMAND (ID: the spec file ID.spec beside the launcher)");
+    if (!is_hex_id(argv[1]))
+        return fail("malformed sandbox spec id '%s'", argv[1]);
+    char *dir = self_dir(argv[0]);
+    if (!dir)
+        return fail("cannot find the launcher's directory");
+    char spec[8400], stub[8400];
+    if ((size_t)snprintf(spec, sizeof spec, "%s/%s.spec", dir, argv[1]) >= sizeof spec ||
+        (size_t)snprintf(stub, sizeof stub, "%s/%s", dir, PYTHON_STUB) >= sizeof stub)
+        return fail("the launcher's path is too long");
+    list_t args = {0};
+    if (read_spec(spec, &args) < 0)
+        return EXIT_SETUP;
+    for (int i = 2; i < argc; i++)
+        push(&args, argv[i]);
+    opts_t o = {0};
+    if (parse(args.items, args.n, &o) < 0)
+        return EXIT_SETUP;
+    if (o.git) {
+        /* the git-dir guardian is Python (gitdir.py): hand over before anything changed */
+        argv[0] = stub;
+        execv(stub, argv);
+        return fail("cannot run the Python launcher %s for git mode: %s; the command was NOT run", stub,
+                    strerror(errno));
+    }
+    if (o.tmp && makedirs(o.tmp) < 0)
+        return fail("cannot create the private tmp dir %s: [Errno %d] %s", o.tmp, errno, strerror(errno));
+    char **env = scrubbed_env(&o, o.tmp);
+    if (!env)
+        return fail("out of memory");
+    if (restrict_self(&o, o.tmp) < 0)
+        return fail("cannot restrict the command (%s); it was NOT run. Set policy sandbox.enabled: false to fall "
+                    "back to approvals.", errbuf);
+    struct stat st;
+    const char *shell = stat("/bin/bash", &st) == 0 ? "/bin/bash" : "/bin/sh";
+    char *const sh_argv[] = {(char *)shell, "-c", (char *)o.command, NULL};
+    execve(shell, sh_argv, env);
+    return fail("cannot run %s: %s", shell, strerror(errno));
+}
