@@ -119,6 +119,10 @@ def _git(run: _Run) -> None:
         return
     if sub in _GIT_NETWORK:
         _git_network(run, sub, rest)
+    from orchestrator.shell.rules.git_objects import reads_objects
+
+    if reads_objects(sub, r):
+        run.tag("object-read")  # asks only where the repository tracks a secret file (orchestrator.pre.secrets)
     if editor_cfg and sub not in _GIT_READ:
         run.flag("unknown", "git -c core.editor: the editor command may run", risk="hijack")
         return
