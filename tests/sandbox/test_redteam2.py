@@ -66,7 +66,7 @@ KNOWN: dict[str, str] = {
     **dict.fromkeys(("R2-secret-git-config-url-cat", "R2-secret-git-remote-v", "R2-secret-git-config-get",
                      "R2-secret-git-config-python"), _REMOTE_URL),
     **dict.fromkeys(("R2-up-python-socket", "R2-up-python-urllib", "R2-up-node-http", "R2-up-perl-socket",
-                     "R2-up-make-eval-curl", "R2-up-git-py-remote-push"), _CODE),
+                     "R2-up-make-eval-curl", "R2-up-git-py-remote-push", "R2-be-script-file-push"), _CODE),
     "R2-secret-git-unpack-objects-python": _COMMITTED,
     "R2-late-hook-plant": "a process a git command leaves behind (setsid, every inherited fd closed, so the guardian "
                           "stops waiting for it) keeps the git dir writable and plants a hook after the verify; the "
@@ -76,7 +76,7 @@ KNOWN: dict[str, str] = {
                                                "the index's blob) — docs/security.md, git's object store and refs",
 }
 CLASSES = {"upload", "secret-read", "git-later", "bash-evaluation", "program-option", "governance", "hijack",
-           "control-flow", "links", "home", "outside-workspace"}
+           "control-flow", "links", "home", "outside-workspace", "outside-process"}
 
 
 def make_template(base: Path) -> Path:

@@ -1,7 +1,8 @@
 """Per-program rules: one table per program family, looked up through one registry.
 
 Each family module (:mod:`.fs`, :mod:`.text`, :mod:`.archive`, :mod:`.net`, :mod:`.system`, :mod:`.databases`,
-:mod:`.services`, :mod:`.interpreters`, :mod:`.wrappers`, :mod:`.git`, :mod:`.editors`, :mod:`.builtins`) ends
+:mod:`.services`, :mod:`.interpreters`, :mod:`.wrappers`, :mod:`.git`, :mod:`.servers`, :mod:`.editors`,
+:mod:`.builtins`) ends
 with its ``RULES`` table (program name -> rule, a function of :class:`orchestrator.shell.run._Run`); a program
 belongs to exactly one family. :func:`rule_for` finds a program's rule, importing its family on first use: a
 one-shot hook process that analyzes ``git status`` loads the git rules, not the macOS or cloud ones (the
@@ -42,6 +43,7 @@ _PROGRAMS: dict[str, str] = {
     "interpreters": ". eval java make source",
     "wrappers": "busybox chroot env exec gtimeout parallel rtk script sem su systemd-run timeout toybox watch xargs",
     "git": "git",
+    "servers": "busctl byobu dbus-run-session dbus-send emacsclient gdbus qdbus screen tmux zellij",
     "editors": "black code emacs gofmt isort markdownlint nano nvim prettier ruff rustfmt sudoedit vi vim",
     "builtins": "alias bg bind break caller cd complete continue declare disown enable exit export fg getopts hash "
              "history let local mapfile popd pushd read readarray readonly return set shift shopt trap typeset "

