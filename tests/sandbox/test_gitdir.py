@@ -264,7 +264,8 @@ def test_a_wrapped_command_that_runs_git_commits_without_a_person(sws: Path) -> 
     assert proc.verdict.sandbox["git"] == [str(sws / ".git")]
     assert subprocess.run(["git", "log", "-1", "--format=%s"], cwd=sws, capture_output=True, text=True
                           ).stdout == "release\n"
-    plant = host.run("bash -c \"$(printf 'echo evil > .git/hooks/pre-commit')\"")
+    # code the analyzer cannot see into (a computed `bash -c` string asks a person since the second red team)
+    plant = host.run("python3 -c \"import os; os.system('echo evil > .g' + 'it/hooks/pre-commit')\"")
     assert plant.returncode == 1 and "pre-commit was created: restored" in plant.stderr
     assert not (sws / ".git" / "hooks" / "pre-commit").exists()
 
@@ -294,7 +295,8 @@ def test_a_restored_git_file_is_not_recorded_as_the_commands_change(sws: Path) -
 
     gov = Governor(sws, approval_channel="deny")
     gov.select_intent("INT-ALL", "s")
-    cmd = "bash -c \"$(printf 'git config core.pager x; echo evil > .git/hooks/pre-commit; echo y > src/y.txt')\""
+    cmd = ("python3 -c \"import os; os.system('git con' + 'fig core.pager x; echo evil > .g' + 'it/hooks/pre-commit; "
+           "echo y > src/y.txt')\"")
     call = to_call("Bash", {"command": cmd}, session_id="s", agent="claude-code", cwd=str(sws))
     verdict = gov.pre(call, sandbox=True)
     assert verdict.allowed and verdict.sandbox["git"] == [str(sws / ".git")]
