@@ -16,13 +16,14 @@ import sys
 from typing import Any
 
 
-def own_python(root: str) -> tuple[str, ...]:
+def own_python(root: str, *, package: bool = True) -> tuple[str, ...]:
     """The directories the hook's own Python runs from that lie inside the workspace ``root``, relative to it: the
     environment's prefix (``.venv``: its interpreter, ``site-packages`` and ``.pth`` files), every site directory
-    on ``sys.path``, and the ``orchestrator`` package itself (an editable install's source)."""
+    on ``sys.path``, and (``package``) the ``orchestrator`` package itself (an editable install's source)."""
     real = os.path.realpath(root)
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # orchestrator/ (this is sandbox/guard.py)
-    dirs = {sys.prefix, sys.exec_prefix, package}
+    dirs = {sys.prefix, sys.exec_prefix}
+    if package:
+        dirs.add(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # orchestrator/ (this is sandbox/guard.py)
     dirs.update(p for p in sys.path if p and os.path.basename(p) in ("site-packages", "dist-packages"))
     out = []
     for d in dirs:
