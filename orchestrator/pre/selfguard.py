@@ -59,7 +59,7 @@ def own_python_pattern(root: str, path: str) -> str | None:
     development (the sandbox never grants it; a file tool may edit it like any source in scope)."""
     dirs = _OWN.get(root)
     if dirs is None:
-        from orchestrator.sandbox.guard import own_python
+        from orchestrator.own_python import own_python
 
         dirs = _OWN[root] = own_python(root, package=False)
     for d in dirs:
