@@ -73,18 +73,23 @@ def test_a_gitdir_file_that_points_nowhere_shares_nothing(tmp_path: Path) -> Non
     assert ws.shared_run_dir == ws.run_dir
 
 
+def _approved_before(run_dir: Path, rid: str) -> None:
+    """A broker in ``run_dir`` as an older version left it: a request a person approved for the session."""
+    old = Broker(run_dir)
+    now = time.time()
+    req = ApprovalRequest(id=rid, session_id="s1", tool="Bash", summary="make clean", reasons=["x"],
+                          risk="unknown-command", created=now, expires=now + 60, command="make clean",
+                          signature="exec:make")
+    old.submit(req)
+    old.decide(req.id, "approve", scope="session")
+
+
 def test_legacy_approvals_move_to_the_shared_dir_once(tmp_path: Path) -> None:
     """From a linked worktree's own run/approvals (before worktree-wide approvals; governance, so trusted) to the
     main worktree's .orchestration/run/approvals."""
     main, linked = make_worktrees(tmp_path)
     legacy = Path(linked.root) / ".orchestration" / "run"
-    old = Broker(legacy)
-    now = time.time()
-    req = ApprovalRequest(id="abc-000001", session_id="s1", tool="Bash", summary="make clean", reasons=["x"],
-                          risk="unknown-command", created=now, expires=now + 60, command="make clean",
-                          signature="exec:make")
-    old.submit(req)
-    old.decide(req.id, "approve", scope="session")
+    _approved_before(legacy, "abc-000001")
     ws = Workspace.at(linked.root)  # a fresh process's view after the upgrade
     moved = Broker(ws.shared_run_dir)  # the first look at the shared dir moves the old one
     assert not (legacy / "approvals").exists()
@@ -102,13 +107,7 @@ def test_broker_state_in_the_git_dir_is_never_carried_over(tmp_path: Path) -> No
     the trusted one (tests/sandbox/test_broker_state.py runs the whole attack)."""
     main, linked = make_worktrees(tmp_path)
     legacy = Path(main.root) / ".git" / "orchestration"
-    old = Broker(legacy)
-    now = time.time()
-    req = ApprovalRequest(id="abc-000003", session_id="s1", tool="Bash", summary="make clean", reasons=["x"],
-                          risk="unknown-command", created=now, expires=now + 60, command="make clean",
-                          signature="exec:make")
-    old.submit(req)
-    old.decide(req.id, "approve", scope="session")
+    _approved_before(legacy, "abc-000003")
     scope_dir = Path(main.root) / "src" / "approvals"
     scope_dir.mkdir(parents=True)
     for ws in (Workspace.at(linked.root), Workspace.at(main.root)):
