@@ -276,14 +276,28 @@ def check(ws: Any) -> Any:
                       "install a C compiler (cc) or fix the compile; see docs/performance.md")
 
 
+def write_spec(directory: str, opts: list[str]) -> str:
+    """The launcher's options as the content-addressed spec file ``directory/<16 hex>.spec`` (NUL-terminated
+    entries); its path."""
+    import hashlib
+
+    data = b"".join(o.encode("utf-8", "surrogateescape") + b"\0" for o in opts)  # each entry NUL-terminated
+    path = os.path.join(directory, hashlib.sha256(data).hexdigest()[:16] + ".spec")
+    if not os.path.exists(path):
+        os.makedirs(directory, exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)  # atomic: a concurrent launcher never reads half a spec
+    return path
+
+
 def pidns_isolated(directory: str) -> bool:
     """Whether a command run by ``directory/orch-sandbox`` sees only its own processes (a PID namespace with its own
     /proc: launcher.c, pidns.py): it runs one and asks."""
     import subprocess
 
-    from orchestrator.sandbox import _write_spec
-
-    spec = os.path.basename(_write_spec(directory, ["-w", "/dev/null"]))[:-len(".spec")]
+    spec = os.path.basename(write_spec(directory, ["-w", "/dev/null"]))[:-len(".spec")]
     probe = f"echo $$; test -e /proc/{os.getpid()} && echo visible || echo hidden"
     try:
         proc = subprocess.run([os.path.join(directory, STUB), spec, "--", probe], capture_output=True, text=True,
