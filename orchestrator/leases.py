@@ -14,8 +14,8 @@ it alive) and expires after :data:`FILE_TTL` seconds (:data:`EXEC_TTL` for a she
 minutes). A lease whose holder is gone or whose time is up is broken by the next session that wants the file.
 Leases of one session never block each other (a session may retry its own call after a lost post-hook).
 
-Where: ``<shared run dir>/leases/`` (the git common dir's ``orchestration/``, like the approval broker, so every
-worktree of a repository sees them; else ``.orchestration/run/``), one JSON file per leased file named by the
+Where: ``<shared run dir>/leases/`` (the main worktree's ``.orchestration/run/``, like the approval broker, so every
+worktree of a repository sees them and no sandboxed command can remove one: :mod:`orchestrator.worktrees`), one JSON file per leased file named by the
 hash of its resolved path. Every change of the directory happens under one ``flock`` on ``leases/.lock`` (held
 for microseconds, released by the kernel when a holder dies); see :func:`_write` for why files are not renamed.
 

@@ -27,17 +27,24 @@ _MEMO: dict[tuple[Any, str], tuple[tuple[int, int, int], tuple[str, ...], tuple[
 MAX_DIRS = 200_000
 
 
-def tree_secrets(tree: str, m: Any, root: str, skip: frozenset[str], limit: int) -> list[str]:
+def tree_secrets(tree: str, m: Any, root: str, skip: frozenset[str], limit: int,
+                 max_depth: int | None = None, spent: list[int] | None = None) -> list[str]:
     """Absolute paths of the files under ``tree`` that ``m`` calls secret (``skip``: directory names not entered;
-    at most ``limit`` files looked at, memoised directories counted by their remembered size)."""
+    at most ``limit`` files looked at, memoised directories counted by their remembered size; directories more
+    than ``max_depth`` levels below ``tree`` not entered; ``spent[0]`` counts the directories visited and the files
+    listed)."""
     from orchestrator import fsutil
 
     found: list[str] = []
     stack = [tree]
+    levels = {tree: 0}
     seen = 0
     memo_key = getattr(m, "_key", id(m))
     while stack and seen <= limit:
         d = stack.pop()
+        level = levels.pop(d, 0)
+        if spent is not None:
+            spent[0] += 1
         try:
             st = os.lstat(d)
         except OSError:
@@ -52,12 +59,63 @@ def tree_secrets(tree: str, m: Any, root: str, skip: frozenset[str], limit: int)
                 continue
             names, subdirs, files = listed
             seen += files
+            if spent is not None:
+                spent[0] += files
             if not fsutil.racy(st):
                 if len(_MEMO) >= MAX_DIRS:
                     _MEMO.clear()
                 _MEMO[(memo_key, d)] = (key, names, subdirs)
         found.extend(os.path.join(d, n) for n in names)
-        stack.extend(os.path.join(d, s) for s in subdirs)
+        if max_depth is None or level < max_depth:
+            for sub in subdirs:
+                child = os.path.join(d, sub)
+                stack.append(child)
+                if max_depth is not None:
+                    levels[child] = level + 1
+    return found
+
+
+#: the workspace's siblings (``../other``): how deep below the parent directory, and how many files at most
+SIBLING_DEPTH = 3
+SIBLING_BUDGET = 5_000
+
+
+def sibling_secrets(root: str, m: Any, skip: frozenset[str], *, depth: int = SIBLING_DEPTH,
+                    budget: int = SIBLING_BUDGET) -> list[str]:
+    """Secret files next to the workspace: in its parent directory and in the parent's other children, at most
+    ``depth`` levels below the parent and ``budget`` files in all (issue 21, remaining gaps: a sibling project's
+    ``../other/.env`` read by a script). Nothing for a workspace directly under ``/`` (its siblings are the system)
+    or one whose parent is the home directory (its credential locations are scanned apart; a home holds caches and
+    toolchains far beyond any budget)."""
+    parent = os.path.dirname(root.rstrip("/"))
+    if parent in ("", "/") or parent == os.path.realpath(os.path.expanduser("~")):
+        return []
+    found: list[str] = []
+    left = budget
+    try:
+        entries = sorted(os.scandir(parent), key=lambda e: e.name)
+    except OSError:
+        return []
+    for e in entries:
+        if e.path == root or e.name in skip:
+            continue
+        try:
+            if e.is_symlink():
+                continue
+            if e.is_file():
+                left -= 1
+                if m.match(e.path, root) is not None:
+                    found.append(e.path)
+                continue
+            if not e.is_dir():
+                continue
+        except OSError:
+            continue
+        if left <= 0:
+            break
+        spent = [0]
+        found.extend(tree_secrets(e.path, m, root, skip, left, max_depth=depth - 1, spent=spent))
+        left -= spent[0]
     return found
 
 
@@ -102,4 +160,4 @@ def clear() -> None:
     _MEMO.clear()
 
 
-__all__ = ["tree_secrets", "clear", "MAX_DIRS"]
+__all__ = ["tree_secrets", "sibling_secrets", "clear", "MAX_DIRS", "SIBLING_DEPTH", "SIBLING_BUDGET"]

@@ -37,6 +37,13 @@ DEFAULT_PATTERNS: tuple[str, ...] = (
     "~/.ssh/*", "~/.aws/credentials", "~/.config/gcloud/**", "~/.azure/**",
     "~/.kube/config", "~/.docker/config.json", "~/.gnupg/**", "~/.password-store/**",
     "~/.config/gh/hosts.yml", "~/.npmrc", "~/.pypirc", "~/.terraform.d/credentials.tfrc.json",
+    # the coding agents' own logins (an agent's commands must not read the token the agent runs on)
+    "~/.claude/.credentials.json", "~/.codex/auth.json", "~/.gemini/oauth_creds.json",
+    "~/.gemini/mcp-oauth-tokens.json", "~/.gemini/mcp-oauth-tokens-v2.json", "~/.local/share/opencode/auth.json", "~/.local/share/opencode/mcp-auth.json",
+    "~/.config/github-copilot/*.json", "~/.copilot/config.json",
+    # other tools that keep a token in a file of their own
+    "~/.cargo/credentials", "~/.cargo/credentials.toml", "~/.vault-token", "~/.pgpass", "~/.my.cnf",
+    "~/.s3cfg", "~/.config/rclone/rclone.conf", "~/.config/hub", "~/.config/doctl/config.yaml",
     # token-bearing files wherever they are (a project's own .npmrc usually holds no token: not listed)
     ".netrc", "_netrc", ".git-credentials", "credentials.json", "service-account*.json",
     "*.tfstate", "*.tfstate.backup", "secrets.yml", "secrets.yaml", "master.key", "*.secret", "*.secrets",
@@ -262,8 +269,9 @@ _SKIP_DIRS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__", 
 
 
 def find_secret_files(root: str, m: SecretMatcher, *, limit: int = 300_000) -> list[str]:
-    """Absolute paths of existing files under ``root`` and in the home's credential directories that ``m``
-    matches (at most ``limit`` entries looked at per tree)."""
+    """Absolute paths of existing files under ``root``, in the home's credential directories and next to the
+    workspace (:func:`orchestrator.secret_scan.sibling_secrets`) that ``m`` matches (at most ``limit`` entries
+    looked at per tree)."""
     found: list[str] = []
     home = m.home
     trees = [root] + [os.path.join(home, d) for d in (".ssh", ".aws", ".config/gcloud", ".azure", ".kube",
@@ -279,6 +287,11 @@ def find_secret_files(root: str, m: SecretMatcher, *, limit: int = 300_000) -> l
 
     for tree in trees:
         found.extend(tree_secrets(tree, m, root, _SKIP_DIRS, limit))
+    # the workspace's neighbours (../other/.env): 3 levels below the parent, 5,000 entries at most (about 6 us an
+    # entry cold, one lstat per directory warm: bench/bench_sibling_secrets.py, docs/performance.md)
+    from .secret_scan import sibling_secrets
+
+    found.extend(sibling_secrets(root, m, _SKIP_DIRS))
     found.extend(p for p in singles if os.path.isfile(p) and m.match(p, root) is not None)
     return sorted(dict.fromkeys(found))
 

@@ -56,7 +56,7 @@ class Workspace:
     @functools.cached_property
     def shared_run_dir(self) -> Path:
         """Runtime state shared by every git worktree of this repository (the approval broker's files): under the
-        git common dir for a worktree top, else :attr:`run_dir` (see :mod:`orchestrator.worktrees`)."""
+        main worktree's run dir for a worktree top, else :attr:`run_dir` (see :mod:`orchestrator.worktrees`)."""
         from orchestrator.worktrees import shared_run_dir
 
         return shared_run_dir(self.root)

@@ -1,8 +1,10 @@
 """Where the runtime state shared by every git worktree of one repository lives, read with the stdlib only.
 
 Agents run in parallel in linked worktrees (``git worktree add``); a person reviews them all from one place. So the
-approval broker's files (requests, decisions, grants, audit) of every worktree of one repository live under the
-repository's *common* git directory, in ``<common dir>/orchestration/``; each worktree keeps its own ledger
+approval broker's files (requests, decisions, grants, audit) and the write leases of every worktree of one repository
+live in one place: the **main worktree's** ``.orchestration/run/`` (``<common dir>/..``, when the repository has a
+governed main worktree), else a directory of this user's state (``$XDG_STATE_HOME/orchestrator/shared/<hash of the
+common dir>``, for a bare repository or a ``--separate-git-dir`` layout). Each worktree keeps its own ledger
 (``.orchestration/agent_trace.jsonl``, merged by the union driver), its own intents checkout, and its own
 ``.orchestration/run/`` for what is local to one checkout (session files, pre-images, config cache, the daemon's
 socket).
@@ -15,9 +17,13 @@ or a file ``gitdir: <path>`` (a linked worktree, or a submodule), and a linked w
 Only a workspace whose root *is* a worktree's top (``.git`` right there) shares: a governed sub-directory of a
 repository, and any non-git workspace, keep everything in ``.orchestration/run/``.
 
-Why under the common dir: it exists for every worktree and outlives any one of them; in the main worktree it lies
-under ``.git/``, which agents can never write (selfguard), and for a linked worktree it lies outside the workspace,
-where writes are refused too — so no agent can forge a decision file for itself.
+Why there, and not under the common git dir (where it was until issue 21's last round): a command that runs git runs
+in the kernel sandbox with the git dir *writable* for its whole run (``orchestrator/sandbox/gitdir.py``), so a script
+started next to a ``git commit`` could answer another session's pending approval or delete its lease
+(``tests/sandbox/test_broker_state.py``). The main worktree's ``.orchestration/`` is a governance path that no
+sandbox plan ever grants and no tool may write (selfguard), from the main worktree as from a linked one (for which
+it lies outside the workspace); a user state directory is granted by no plan either. State found in the old place
+(``<common dir>/orchestration/approvals``, or a worktree's own ``.orchestration/run/approvals``) is moved over once.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-#: the directory under the common git dir that holds the shared runtime state
+#: the directory under the common git dir that held the shared runtime state before issue 21 (migrated from)
 SHARED_NAME = "orchestration"
 
 
@@ -131,19 +137,39 @@ def worktrees(root: str | os.PathLike[str]) -> list[Worktree]:
 
 
 def shared_run_dir(root: str | os.PathLike[str]) -> Path:
-    """The runtime directory shared by every worktree of ``root``'s repository (``<common>/orchestration``), or
-    ``<root>/.orchestration/run`` where there is nothing to share (not a git worktree top).
+    """The runtime directory shared by every worktree of ``root``'s repository (the main worktree's
+    ``.orchestration/run``, else :func:`state_dir`), or ``<root>/.orchestration/run`` where there is nothing to share
+    (not a git worktree top).
 
-    The first call for a repository whose main worktree still has broker state in ``.orchestration/run/approvals``
-    (from before worktree-wide approvals) moves that directory over, so pending requests and grants survive.
+    The first call for a repository whose state is still in an older place (``<common>/orchestration/approvals``,
+    or the worktree's own ``.orchestration/run/approvals`` from before worktree-wide approvals) moves that directory
+    over, so pending requests and grants survive. Costs a few ``stat`` calls, no git process.
     """
     local = Path(root) / ".orchestration" / "run"
     dirs = git_dirs(root)
     if dirs is None:
         return local
-    shared = Path(dirs[1]) / SHARED_NAME
-    _migrate(local / "approvals", shared / "approvals", os.path.realpath(os.fspath(root)))
+    common = dirs[1]
+    main = os.path.dirname(common) if os.path.basename(common) == ".git" else None
+    if main is not None and os.path.isdir(os.path.join(main, ".orchestration")):
+        shared = Path(main) / ".orchestration" / "run"
+    else:
+        shared = state_dir(common)
+    worktree = os.path.realpath(os.fspath(root))
+    _migrate(Path(common) / SHARED_NAME / "approvals", shared / "approvals", worktree)
+    if shared != local:
+        _migrate(local / "approvals", shared / "approvals", worktree)
     return shared
+
+
+def state_dir(common: str) -> Path:
+    """The shared state of a repository without a governed main worktree: under this user's state directory
+    (``$XDG_STATE_HOME``, else ``~/.local/state``), named by the hash of its common git dir."""
+    import hashlib
+
+    xdg = os.environ.get("XDG_STATE_HOME")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path(os.path.expanduser("~")) / ".local" / "state"
+    return base / "orchestrator" / "shared" / hashlib.sha256(common.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
 def _migrate(legacy: Path, target: Path, worktree: str) -> None:
@@ -196,5 +222,5 @@ def sessions(root: str | os.PathLike[str]) -> list[tuple[str, Worktree | None, s
     return out
 
 
-__all__ = ["SHARED_NAME", "Worktree", "git_dirs", "governed", "sessions", "shared_run_dir", "worktree_of",
+__all__ = ["SHARED_NAME", "Worktree", "git_dirs", "governed", "sessions", "shared_run_dir", "state_dir", "worktree_of",
            "worktrees"]

@@ -156,7 +156,8 @@ def test_leases_are_shared_by_the_worktrees_of_a_repository(tmp_path: Path) -> N
     ws = make_workspace(tmp_path / "repo", git=True)
     gov = Governor(ws)
     assert Path(gov.workspace.leases_dir).parent == Path(gov.workspace.shared_run_dir)
-    assert ".git" in Path(gov.workspace.leases_dir).parts
+    # the main worktree's .orchestration/run: no sandbox plan grants it, not even a git command's (issue 21)
+    assert Path(gov.workspace.leases_dir) == Path(ws).resolve() / ".orchestration" / "run" / "leases"
 
 
 def test_no_deadlock_when_the_agent_is_killed_between_pre_and_post(ws: Path) -> None:

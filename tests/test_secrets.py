@@ -82,3 +82,72 @@ def test_every_home_pattern_is_scanned(tmp_path: Path, monkeypatch: pytest.Monke
     trees, singles = secrets.home_locations(secrets.matcher(("~/*.key",)))
     assert str(home / ".password-store") in trees and str(home / ".config" / "gh" / "hosts.yml") in singles
     assert str(home) not in trees  # a pattern with no literal directory does not make the whole home a tree
+
+
+def test_the_agents_own_logins_are_secrets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # redteam2: `cat ~/.claude/.credentials.json` (and Codex's, Gemini's, opencode's, Copilot's token files) printed
+    # the token the agent itself runs on: none was a secret pattern, so the kernel did not deny it
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("ORCH_KEY_DIR", str(tmp_path / "no-key-yet"))
+    root = make_workspace(tmp_path / "repo")
+    rels = [".claude/.credentials.json", ".codex/auth.json", ".gemini/oauth_creds.json",
+            ".local/share/opencode/auth.json", ".config/github-copilot/apps.json", ".copilot/config.json",
+            ".cargo/credentials.toml", ".vault-token", ".pgpass", ".config/rclone/rclone.conf"]
+    kept = [".claude/settings.json", ".codex/config.toml", ".gemini/settings.json"]  # configuration, not logins
+    for rel in rels + kept:
+        (home / rel).parent.mkdir(parents=True, exist_ok=True)
+        (home / rel).write_text("x", encoding="utf-8")
+    m = secrets.matcher()
+    found = {f for f in secrets.find_secret_files(str(root.resolve()), m) if f.startswith(str(home))}
+    assert found == {str(home / rel) for rel in rels}
+
+
+# --- the workspace's siblings (issue 21, remaining gaps: a sibling project's ../other/.env) ---------------------
+def _tree(base: Path) -> Path:
+    root = base / "parent" / "ws"
+    (root / "src").mkdir(parents=True)
+    other = base / "parent" / "other"
+    (other / "a" / "b" / "c").mkdir(parents=True)
+    (other / ".env").write_text("T=1\n")
+    (other / "a" / "b" / "id_rsa").write_text("k")  # 3 levels below the parent: found
+    (other / "a" / "b" / "c" / ".env").write_text("T=1\n")  # 4 levels: beyond the depth
+    (other / "node_modules" / "x").mkdir(parents=True)
+    (other / "node_modules" / "x" / ".env").write_text("T=1\n")  # skipped like in the workspace
+    (base / "parent" / ".env").write_text("T=1\n")  # the parent itself
+    (base / "elsewhere").mkdir()
+    (base / "elsewhere" / ".env").write_text("T=1\n")
+    (base / "parent" / "link").symlink_to(base / "elsewhere")  # never followed
+    return root
+
+
+def test_sibling_secrets_are_in_the_kernel_list(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from orchestrator import secret_scan
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    secret_scan.clear()
+    root = _tree(tmp_path)
+    files = secrets.find_secret_files(str(root), secrets.matcher())
+    parent = tmp_path / "parent"
+    assert sorted(f for f in files if f.startswith(str(tmp_path))) == sorted(
+        str(p) for p in (parent / ".env", parent / "other" / ".env", parent / "other" / "a" / "b" / "id_rsa"))
+
+
+def test_sibling_scan_stops_at_its_budget(tmp_path: Path) -> None:
+    from orchestrator import secret_scan
+
+    secret_scan.clear()
+    root = _tree(tmp_path)
+    m = secrets.matcher()
+    assert secret_scan.sibling_secrets(str(root), m, frozenset(), budget=0) == [str(tmp_path / "parent" / ".env")]
+
+
+def test_no_sibling_scan_below_slash_or_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from orchestrator import secret_scan
+
+    m = secrets.matcher()
+    assert secret_scan.sibling_secrets("/srv", m, frozenset()) == []
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / ".env").write_text("T=1\n")
+    (tmp_path / "ws").mkdir()
+    assert secret_scan.sibling_secrets(str(tmp_path / "ws"), m, frozenset()) == []

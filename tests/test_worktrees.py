@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -16,9 +17,9 @@ from tests.approval_support import git, make_worktrees
 
 def test_main_and_linked_worktrees_share_one_runtime_dir(tmp_path: Path) -> None:
     main, linked = make_worktrees(tmp_path)
-    common = Path(git(main.root, "rev-parse", "--path-format=absolute", "--git-common-dir").strip()).resolve()
-    assert main.shared_run_dir == linked.shared_run_dir == common / "orchestration"
-    assert main.approvals_dir == common / "orchestration" / "approvals"
+    # the main worktree's .orchestration/run (never in the git dir, which a git command's sandbox makes writable)
+    assert main.shared_run_dir == linked.shared_run_dir == Path(main.root).resolve() / ".orchestration" / "run"
+    assert main.approvals_dir == main.run_dir / "approvals"
     # what stays per worktree: sessions, ledger, intents
     assert main.run_dir != linked.run_dir and main.ledger_file != linked.ledger_file
     assert linked.intents_file.read_text() == main.intents_file.read_text()  # its own checkout of the same file
@@ -73,28 +74,45 @@ def test_a_gitdir_file_that_points_nowhere_shares_nothing(tmp_path: Path) -> Non
 
 
 def test_legacy_approvals_move_to_the_shared_dir_once(tmp_path: Path) -> None:
-    main = tmp_path / "main"
-    main.mkdir()
-    git(main, "init", "-q")
-    init(main)
-    legacy = Workspace.at(main).run_dir
-    old = Broker(legacy)
-    now = time.time()
-    req = ApprovalRequest(id="abc-000001", session_id="s1", tool="Bash", summary="make clean", reasons=["x"],
-                          risk="unknown-command", created=now, expires=now + 60, command="make clean",
-                          signature="exec:make")
-    old.submit(req)
-    old.decide(req.id, "approve", scope="session")
-    ws = Workspace.at(main)  # a fresh process's view after the upgrade
-    moved = Broker(ws.shared_run_dir)  # the first look at the shared dir moves the old one
-    assert not (legacy / "approvals").exists()
-    assert moved.dir == ws.approvals_dir and moved.dir.is_dir()
-    [grant] = moved.grants()
-    assert grant["worktree"] == str(main.resolve())  # bound to the worktree it was given in
-    assert moved.find_grant(session_id="s1", intent_id=None, risk="unknown-command", signature="exec:make",
-                            worktree=str(main.resolve())) is not None
-    assert moved.find_grant(session_id="s1", intent_id=None, risk="unknown-command", signature="exec:make",
-                            worktree="/elsewhere") is None
+    """From a linked worktree's own run/approvals (before worktree-wide approvals) and from the common git dir
+    (before issue 21's last round) to the main worktree's .orchestration/run/approvals."""
+    main, linked = make_worktrees(tmp_path)
+    common = Path(main.root) / ".git"
+    for legacy, rid in ((Path(linked.root) / ".orchestration" / "run", "abc-000001"),
+                        (common / "orchestration", "abc-000003")):
+        old = Broker(legacy)
+        now = time.time()
+        req = ApprovalRequest(id=rid, session_id="s1", tool="Bash", summary="make clean", reasons=["x"],
+                              risk="unknown-command", created=now, expires=now + 60, command="make clean",
+                              signature="exec:make")
+        old.submit(req)
+        old.decide(req.id, "approve", scope="session")
+        ws = Workspace.at(linked.root)  # a fresh process's view after the upgrade
+        moved = Broker(ws.shared_run_dir)  # the first look at the shared dir moves the old one
+        assert not (legacy / "approvals").exists()
+        assert moved.dir == ws.approvals_dir == main.run_dir / "approvals" and moved.dir.is_dir()
+        [grant] = moved.grants()
+        assert grant["worktree"] == str(Path(linked.root).resolve())  # bound to the worktree it was given in
+        look = {"session_id": "s1", "intent_id": None, "risk": "unknown-command", "signature": "exec:make"}
+        assert moved.find_grant(**look, worktree=str(Path(linked.root).resolve())) is not None
+        assert moved.find_grant(**look, worktree="/elsewhere") is None
+        import shutil
+
+        shutil.rmtree(moved.dir)  # the second round starts from an empty shared dir (a move never merges)
+
+
+def test_a_repository_without_a_governed_main_worktree_shares_in_the_user_state_dir(tmp_path: Path) -> None:
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    seed = tmp_path / "seed"
+    git(tmp_path, "clone", "-q", str(bare), str(seed))
+    git(seed, "commit", "-q", "--allow-empty", "-m", "x")
+    git(seed, "push", "-q", "origin", "HEAD:main")
+    git(bare, "worktree", "add", "-q", str(tmp_path / "a"), "main")
+    init(tmp_path / "a")
+    ws = Workspace.at(tmp_path / "a")
+    assert ws.shared_run_dir == worktrees.state_dir(str(bare.resolve()))
+    assert str(ws.shared_run_dir).startswith(os.environ["XDG_STATE_HOME"])  # the tests' throw-away state dir
 
 
 def test_grants_bind_to_their_worktree(tmp_path: Path) -> None:
@@ -120,7 +138,7 @@ def test_hook_path_resolves_the_common_dir_without_git(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", script, str(linked.root)], capture_output=True, text=True,
                          check=True)
     shared, heavy = json.loads(out.stdout)
-    assert shared.endswith("/.git/orchestration") and heavy == []
+    assert shared.endswith("/main/.orchestration/run") and heavy == []
 
 
 def test_no_agent_can_write_the_shared_broker(tmp_path: Path) -> None:

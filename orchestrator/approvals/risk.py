@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 #: risk classes from most to least severe; a call gets the first one that applies
 RISK_CLASSES = (
-    "force-push", "history-rewrite", "recursive-delete", "file-delete", "unresolved-target",
+    "force-push", "history-rewrite", "recursive-delete", "file-delete", "secret-read", "unresolved-target",
     "unknown-tool", "unknown-command", "destructive",
 )
 #: bounds of a diff preview: a person reads it in a terminal, and the request file stays small

@@ -2,7 +2,7 @@
 
 Headless twin of ``orch tui``; ``--json`` prints a list of objects, each with its ``id``. Corrupt
 request files are listed with an ``error`` instead of failing the whole listing. In a git repository the
-requests of every worktree are listed (the broker lives under the git common dir), each naming the
+requests of every worktree are listed (the broker lives in the main worktree's run dir), each naming the
 worktree and branch that asked; ``orch approve`` / ``orch reject`` decide them from any worktree.
 """
 

@@ -45,6 +45,10 @@ def reasons(ctx: Context) -> list[str]:
             out.append(outside_reason(sh))
         if "upload" in sh.risks:
             out.append(upload_reason(sh))
+        if "secret-read" in sh.risks:
+            from orchestrator.pre.secrets import TRACKED_REASON
+
+            out.extend(r for r in sh.reasons if r.startswith(TRACKED_REASON))
     if call.kind is Kind.UNKNOWN:
         out.append(f"unknown tool {call.tool!r}: it may change files")
     return list(dict.fromkeys(out))
@@ -91,11 +95,11 @@ def _contained(ctx: Context) -> bool:
     if sh is None or call.kind is not Kind.EXEC:
         return False
     from orchestrator.sandbox import CONTAINED
-    from orchestrator.shell.analysis import APPROVAL_CLASSES
+    from orchestrator.shell.analysis import APPROVAL_CLASSES, INFO_RISKS
 
     # the approval-class keys only refine what is already destructive or mutating (see APPROVAL_CLASSES);
     # whether the kernel holds the command is decided on the others, as before they existed
-    risks = sh.risks - APPROVAL_CLASSES
+    risks = sh.risks - APPROVAL_CLASSES - INFO_RISKS
     if not risks <= CONTAINED or (call.destructive and not _rename_only(ctx)):
         return False
     if sh.kind == "mutating" and not sh.unresolved and not risks:

@@ -81,6 +81,8 @@ def check_call(call: ToolCall, policy: Any, root: str) -> Verdict | None:
     kind = call.kind
     sh = call.shell
     if kind is Kind.EXEC:
+        if sh is not None and "object-read" in sh.risks and not sh.secrets and _secrets.enabled(policy):
+            _tracked_secret_read(call, _secrets.for_policy(policy), root)
         if sh is None or not sh.secrets:
             return None
         path, pattern, how = next((h for h in sh.secrets if h[2] == "send"), sh.secrets[0])
@@ -101,6 +103,30 @@ def check_call(call: ToolCall, policy: Any, root: str) -> Verdict | None:
             return None
         return _search(call, _secrets.for_policy(policy), root)
     return None
+
+
+#: the start of the reason a tracked secret adds (pre/approval.py shows it to the person)
+TRACKED_REASON = "prints the contents of git objects, and this repository tracks secret files"
+
+
+def _tracked_secret_read(call: ToolCall, m: _secrets.SecretMatcher, root: str) -> None:
+    """A git command that prints object contents (tagged ``object-read``) in a repository that tracks a secret file:
+    the kernel cannot refuse that object, so a person decides. The call's analysis is raised to mutating with the
+    ``secret-read`` risk, so the governed path (gatekeeper, approval) runs; elsewhere nothing changes."""
+    import dataclasses
+
+    from orchestrator.tracked_secrets import tracked
+
+    found = tracked(root, m)
+    if found == []:
+        return
+    sh = call.shell
+    assert sh is not None
+    named = (", ".join(found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")) if found else \
+        "(git could not list them)"
+    reason = f"{TRACKED_REASON} ({named}): the kernel cannot tell their objects from others"
+    call.shell = dataclasses.replace(sh, kind="mutating" if sh.kind == "read_only" else sh.kind,
+                                     risks=sh.risks | {"secret-read"}, reasons=(reason, *sh.reasons))
 
 
 def _search(call: ToolCall, m: _secrets.SecretMatcher, root: str) -> Verdict | None:
@@ -178,17 +204,35 @@ def check_secrets(ws: Any) -> Any:
         return
     m = _secrets.for_policy(pol)
     root = str(ws.root)
-    try:
-        proc = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        proc = None
-    tracked = [p for p in (proc.stdout.decode("utf-8", "replace").split("\0") if proc and proc.returncode == 0
-                           else []) if p and m.match(p, root) is not None]
-    if tracked:
-        shown = ", ".join(tracked[:5]) + (f" and {len(tracked) - 5} more" if len(tracked) > 5 else "")
-        yield Finding("secrets", "warn", f"secret files are committed to git: {shown}: agents cannot read them, "
-                      "but everyone with a clone can", "git rm --cached <file> (and rotate what it holds), or, if "
-                      "it holds no secret, list it under secrets.allow in .orchestration/policy.yaml")
+    from orchestrator.tracked_secrets import tracked
+
+    now = tracked(root, m) or []
+    # a secret deleted since is still in the history: `git log -p --all` prints it (this scan is doctor-only)
+    history = sorted(set(_history_paths(root, subprocess)) - set(now))
+    history = [p for p in history if m.match(p, root) is not None]
+    if now or history:
+        shown = ", ".join(now[:5]) + (f" and {len(now) - 5} more" if len(now) > 5 else "")
+        old = ", ".join(history[:5]) + (f" and {len(history) - 5} more" if len(history) > 5 else "")
+        what = "; ".join(x for x in (f"tracked now: {shown}" if now else "",
+                                     f"in the history only: {old}" if history else "") if x)
+        yield Finding("secrets", "warn", f"secret files are committed to git ({what}): agents cannot read the files, "
+                      "but git commands that print objects (git show, log -p, grep REV, diff…) ask a person while "
+                      "one is tracked, a secret only in the history is not covered, and everyone with a clone has "
+                      "them", "rotate the secret, stop tracking it (git rm --cached FILE), then remove it from the "
+                      "history (git filter-repo --invert-paths --path FILE, or BFG) and force-push; if it holds no secret, list it under secrets.allow in "
+                      ".orchestration/policy.yaml")
     else:
         yield Finding("secrets", "ok", f"read protection on ({len(m.patterns)} patterns); no secret file is "
                       "committed")
+
+
+def _history_paths(root: str, subprocess: Any) -> list[str]:
+    """Every path ever added in the repository's history (``orch doctor`` only: one ``git log`` over all refs)."""
+    try:
+        proc = subprocess.run(["git", "log", "--all", "--diff-filter=A", "--name-only", "--format=", "-z"],
+                              cwd=root, capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    if proc.returncode != 0:
+        return []
+    return [p.strip("\n") for p in proc.stdout.decode("utf-8", "replace").split("\0") if p.strip("\n")]

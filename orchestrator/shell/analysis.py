@@ -134,7 +134,12 @@ RISKS: dict[str, str] = {
     "recursive-delete": "deletes a directory tree (rm -r, find -delete)",
     "file-delete": "deletes files (rm, rmdir, unlink, shred)",
     "unclassified": "an unknown or destructive reason no category above names (the approval policy always asks)",
+    # information, not a danger by itself: the secrets pre-hook asks only where the repository tracks a secret
+    "object-read": "git prints or copies the contents of objects (show, log -p, grep, diff, cat-file, archive…): a "
+                   "tracked secret would be printed from .git/objects",
 }
+#: the :data:`RISKS` keys that only inform a later check and never count as a danger by themselves
+INFO_RISKS: frozenset[str] = frozenset({"object-read"})
 
 
 #: the :data:`RISKS` keys that name an approval risk class rather than a new kind of danger: they refine

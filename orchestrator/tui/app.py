@@ -238,7 +238,7 @@ class ApprovalApp(App[None]):
             observer.schedule(_Handler(), str(self.workspace.orch_dir), recursive=True)
             approvals = self.workspace.approvals_dir
             if not approvals.is_relative_to(self.workspace.orch_dir):
-                # shared by the repository's worktrees, under the git common dir: requests of the others land there
+                # shared by the repository's worktrees, in the main worktree: requests of the others land there
                 approvals.mkdir(parents=True, exist_ok=True)
                 observer.schedule(_Handler(), str(approvals), recursive=False)
             observer.start()

@@ -30,7 +30,7 @@ def project() -> Iterator[tuple[Path, Path]]:
 
 
 def test_corpus_sizes() -> None:
-    assert len(EVERYDAY) >= 50 and len(ATTACKS) >= 25
+    assert len(EVERYDAY) >= 58 and len(ATTACKS) >= 25
     assert len({e["cmd"] for e in EVERYDAY + ATTACKS}) == len(EVERYDAY) + len(ATTACKS)
 
 
@@ -52,3 +52,17 @@ def test_everyday_command_asks_nobody(project: tuple[Path, Path], entry: dict[st
     verdict = gov.pre(to_call("Bash", {"command": entry["cmd"]}, session_id="t", cwd=str(ws)), sandbox=True)
     assert verdict.allowed, verdict
     corpus.check_launcher(verdict.command or "")
+
+
+#: the entries added with issue 21's last round (git that prints objects, a pipe into xargs, a commit of everything):
+#: their exit code is checked against an ungoverned run here; bench/bench_sandbox_corpus.py does it for all
+NEWER = [e for e in EVERYDAY if e["id"] in ("E55", "E56", "E57", "E58", "E59", "E60")]
+
+
+@pytest.mark.parametrize("entry", NEWER, ids=[e["id"] for e in NEWER])
+def test_newer_everyday_commands_exit_as_ungoverned(project: tuple[Path, Path], entry: dict[str, str]) -> None:
+    governed = corpus.run(*project, entry["cmd"], governed=True)
+    ungoverned = corpus.run(*project, entry["cmd"], governed=False)
+    assert governed["decision"] == "allow" and governed["sandboxed"], governed
+    assert (governed["exit"], governed["changed"]) == (ungoverned["exit"], []), (governed, ungoverned)
+    assert governed["exit"] == 0, governed

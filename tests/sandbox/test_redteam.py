@@ -32,14 +32,7 @@ PLANTED = ("src/.orchestration", "src/.claude", "src/sub/.git/hooks/pre-commit",
            # host configuration at any depth (orchestrator.governance's nested patterns; removed by post/revert.py)
            "src/.mcp.json", "src/.codex", "src/.gemini", "tests/opencode.json", "tools/.opencode", "scripts/.cursor",
            "src/.github/hooks", "tests/.claude")
-KNOWN = {
-    "RT-git-grep-tree-committed-key": "a secret committed to git is read from the object store (git grep REV), "
-                                      "which the kernel cannot tell from any other object — docs/security.md",
-    "RT-git-log-p-committed-key": "a secret committed to git is printed by git log -p from the object store — "
-                                  "docs/security.md",
-    "RT-sibling-dotenv-obf": "secret files outside the workspace and the home's credential locations (a sibling "
-                             "project's .env) are denied by the analyzer only; a script reads them — "
-                             "docs/security.md",
+KNOWN: dict[str, str] = {  # none left: issue 21's last round closed them (docs/security.md)
 }
 
 

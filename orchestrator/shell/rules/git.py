@@ -76,6 +76,10 @@ def _git(run: _Run) -> None:
         return
     if "--help" in r or sub == "help":
         return
+    from orchestrator.shell.rules.git_objects import reads_objects
+
+    if reads_objects(sub, r):
+        run.tag("object-read")  # asks only where the repository tracks a secret file (orchestrator.pre.secrets)
     if editor_cfg and sub not in _GIT_READ:
         run.flag("unknown", "git -c core.editor: the editor command may run", risk="hijack")
         return
