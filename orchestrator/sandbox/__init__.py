@@ -170,7 +170,10 @@ class Plan:
 
         More than :data:`INLINE_OPTIONS` options go to a content-addressed spec file under ``spec_dir``
         (``.orchestration/run/sandbox/``: governance, so no agent can rewrite it), keeping the command the agent and
-        its transcript see short."""
+        its transcript see short. Leading ``cd`` words stay outside, in the host's shell (:mod:`.cwd`)."""
+        from orchestrator.sandbox.cwd import split
+
+        prefix, command = split(command)
         opts = self.options()
         if self.spec_dir:
             spec = _write_spec(self.spec_dir, opts)
@@ -178,11 +181,11 @@ class Plan:
             if stub is not None:
                 # the short form: ``/ws/.orchestration/run/sandbox/orch-sandbox 3f2a… -- 'pytest -q'``
                 spec_id = os.path.basename(spec)[:-len(".spec")]
-                return " ".join(shlex.quote(a) for a in (stub, spec_id, "--", command))
+                return prefix + " ".join(shlex.quote(a) for a in (stub, spec_id, "--", command))
             if len(opts) > INLINE_OPTIONS:
                 opts = ["--spec", spec]
         args = [sys.executable, "-I", "-S", _LAUNCHER, "--orch-sandbox", *opts, "--", command]
-        return " ".join(shlex.quote(a) for a in args)
+        return prefix + " ".join(shlex.quote(a) for a in args)
 
 
 #: at most this many launcher options are written on the command line itself (else a spec file)
@@ -215,6 +218,14 @@ def unwrap(command: Any) -> str | None:
     """
     if not isinstance(command, str):
         return None
+    from orchestrator.sandbox.cwd import split
+
+    prefix, line = split(command)
+    inner = _unwrap_line(line)
+    return None if inner is None else prefix + inner
+
+
+def _unwrap_line(command: str) -> str | None:
     if "/" + STUB + " " in command:
         try:
             words = shlex.split(command)
@@ -239,7 +250,9 @@ def options_of(command: Any) -> list[str] | None:
     not one of ours. For ``orch explain``, tests and people reading a transcript."""
     if unwrap(command) is None:
         return None
-    words = shlex.split(command)
+    from orchestrator.sandbox.cwd import split
+
+    words = shlex.split(split(command)[1])
     if os.path.basename(words[0]) == STUB:
         return _read_spec(os.path.join(os.path.dirname(words[0]), words[1] + ".spec"))
     opts = words[5:-2]

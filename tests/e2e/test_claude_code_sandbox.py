@@ -161,3 +161,44 @@ def test_an_upload_asks_a_person_and_sends_nothing(claude_bin: Path, tmp_path: P
     seen = json.dumps(api.requests)
     assert "sends local data to another host" in seen
     assert "tok-e2e-secret" not in seen
+
+
+def _tool_result(requests: list, tool_use_id: str) -> str:
+    """The text Claude Code sent back to the model for one tool use."""
+    for req in requests:
+        for msg in req.get("messages", []):
+            for block in msg.get("content", []) if isinstance(msg.get("content"), list) else []:
+                if block.get("type") == "tool_result" and block.get("tool_use_id") == tool_use_id:
+                    content = block.get("content")
+                    return content if isinstance(content, str) else json.dumps(content)
+    raise AssertionError(f"no tool_result for {tool_use_id}")
+
+
+def test_a_leading_cd_persists_to_the_next_bash_call(claude_bin: Path, tmp_path: Path) -> None:
+    """Claude Code keeps one working directory across Bash calls. The wrapped ``cd src && pwd`` keeps its leading
+    ``cd`` in Claude Code's shell (orchestrator/sandbox/cwd.py), so the next call runs in ``src`` as it would
+    ungoverned, while ``pwd`` itself ran in the kernel."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "src").mkdir()
+    (root / "src" / "app.py").write_text("x = 1\n")
+    _orch(root, "init")
+    (root / ".orchestration" / "active_intents.yaml").write_text(INTENTS)
+    _orch(root, "install", "claude-code")
+    api = FakeAnthropic([
+        [ToolUse("mcp__orchestrator__select_active_intent", {"intent_id": "INT-1"}, id="select")],
+        [ToolUse("Bash", {"command": "cd src && echo sandboxed=$ORCH_SANDBOXED", "description": "cd"}, id="cd")],
+        [ToolUse("Bash", {"command": "pwd && ls", "description": "where"}, id="where")],
+        "done",
+    ])
+    env = {"PYTHONPATH": str(REPO_ROOT), "ORCH_APPROVAL_CHANNEL": "deny", "ORCH_NO_DAEMON": "1"}
+    with api:
+        run = make_runner(claude_bin, tmp_path / "home")(root, api.base_url, "--mcp-config", ".mcp.json", env=env,
+                                                          tools="Bash Read mcp__orchestrator")
+    assert run.returncode == 0, run.stderr
+    assert "sandboxed=1" in _tool_result(api.requests, "cd")
+    where = _tool_result(api.requests, "where")
+    assert str((root / "src").resolve()) in where and "app.py" in where, where
+    ledger = (root / ".orchestration" / "agent_trace.jsonl")
+    assert "orch-sandbox" not in (ledger.read_text() if ledger.exists() else "")
