@@ -128,6 +128,25 @@ def _package_parent() -> str:
     return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def outside(root: str | None, entries: list[str]) -> list[str]:
+    """``entries`` (``sys.path``, ``PYTHONPATH``) without those inside the workspace ``root`` -- a ``PYTHONPATH=src``
+    the person exported would let a sandboxed command plant ``src/yaml.py`` for the hook to import, unsandboxed
+    (redteam2) -- except this package's own parent (a source checkout that is itself the workspace) and this
+    interpreter's own environment (a project ``.venv``, which the sandbox never grants: sandbox/guard.py)."""
+    if not root:
+        return entries
+    real = os.path.realpath(root)
+    keep = _package_parent()
+    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.exec_prefix)}
+    out = []
+    for e in entries:
+        full = os.path.realpath(e or ".")
+        if e == keep or not (full == real or full.startswith(real + os.sep)) or \
+                any(full == p or full.startswith(p + os.sep) for p in prefixes):
+            out.append(e)
+    return out
+
+
 def _start_daemon(root: str) -> None:
     """Start ``orch serve`` for ``root`` in the background (its own session, detached from this hook's pipes)."""
     if os.environ.get("ORCH_NO_DAEMON"):
@@ -151,7 +170,8 @@ def _start_daemon(root: str) -> None:
     import subprocess
 
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (_package_parent(), env.get("PYTHONPATH")) if p)
+    inherited = outside(root, env.get("PYTHONPATH", "").split(os.pathsep)) if env.get("PYTHONPATH") else []
+    env["PYTHONPATH"] = os.pathsep.join(p for p in [_package_parent(), *inherited] if p)
     try:
         subprocess.Popen([sys.executable, "-m", "orchestrator", "serve", "--root", root],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -166,6 +186,7 @@ def _in_process(agent: str, raw: bytes) -> tuple[int, bytes, bytes]:
 
         site.main()
     parent = _package_parent()
+    sys.path[:] = outside(os.environ.get("ORCH_ROOT"), sys.path)
     if parent not in sys.path:
         sys.path.insert(0, parent)
     from orchestrator.adapters.base import run_hook

@@ -35,13 +35,19 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # keep `typing` off the launcher's import path
     from collections.abc import Callable, Iterable
 
-    Entry = tuple  # ("f", mode, bytes, nlink) | ("l", target) | ("d", mode) | ("x",)
+    Entry = tuple  # ("f", mode, bytes, nlink) | ("l", target) | ("d", mode) | ("x",) | ("p", guarded lines)
 
 #: guarded files of every git dir: git runs or trusts what they say (and the broker's grants, see APPROVALS)
 GUARDED_FILES = ("config", "config.worktree", "commondir", "gitdir", "objects/info/alternates",
                  "objects/info/http-alternates", "orchestration/approvals/grants.json")
-#: guarded trees of every git dir, compared entry by entry
-GUARDED_TREES = ("hooks", "info")
+#: guarded trees of every git dir, compared entry by entry. ``refs/replace``: a replace ref swaps one object for
+#: another in every later git command of the person's (``git checkout -- README.md`` would write the agent's blob,
+#: and ``git log`` would not show it; redteam2 R2-gitlater-replace-*)
+GUARDED_TREES = ("hooks", "info", "refs/replace")
+#: the replace refs may also be packed: the lines of ``packed-refs`` naming one are guarded (the file is not: git
+#: rewrites it for every branch deletion)
+PACKED = "packed-refs"
+REPLACE_PREFIX = b"refs/replace/"
 #: the approval broker's trust-bearing files live in the common git dir (orchestrator/worktrees.py): a person's
 #: remembered grants, and a decision per pending request. A command that runs git must not forge either.
 APPROVALS = "orchestration/approvals"
@@ -171,6 +177,10 @@ def take(roots: Iterable[str], strict: bool = True) -> dict[str, Entry]:
                 e = _entry(path, strict)
                 if e is not None:
                     out[path] = e
+        for name, match in GUARDED_LINES.items():
+            lines = _guarded_lines(os.path.join(gd, name), match)
+            if lines:
+                out[os.path.join(gd, name)] = ("p", lines)
         for name in GUARDED_TREES:
             top = os.path.join(gd, name)
             e = _entry(top, strict)
@@ -191,6 +201,69 @@ def take(roots: Iterable[str], strict: bool = True) -> dict[str, Entry]:
                     if sub is not None:
                         out[p] = sub
     return out
+
+
+def _is_replace(line: bytes) -> bool:
+    return line.partition(b" ")[2].startswith(REPLACE_PREFIX)
+
+
+def _is_exec(line: bytes) -> bool:
+    return line.lstrip().split(None, 1)[:1] in ([b"x"], [b"exec"])
+
+
+#: guarded *lines* of a file that git rewrites for reasons of its own: a line the command added that matches is
+#: removed after it, the rest of the file stays (``packed-refs``: a packed replace ref; a rebase's todo list: an
+#: ``exec`` line, which the person's own ``git rebase --continue`` would run outside the sandbox)
+GUARDED_LINES: dict[str, Callable[[bytes], bool]] = {PACKED: _is_replace, "rebase-merge/git-rebase-todo": _is_exec}
+
+
+def _guarded_lines(path: str, match: Callable[[bytes], bool]) -> tuple[bytes, ...]:
+    """The lines of ``path`` that ``match`` (a packed ref's peeled ``^`` line goes with it)."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_BYTES * 64)
+    except OSError:
+        return ()
+    out: list[bytes] = []
+    keep = False
+    for line in data.splitlines():
+        if line.startswith(b"^"):
+            if keep:
+                out.append(line)
+            continue
+        keep = match(line)
+        if keep:
+            out.append(line)
+    return tuple(out)
+
+
+def _guarded_name(path: str) -> str:
+    return next(n for n in GUARDED_LINES if path.endswith(os.sep + n))
+
+
+def _strip_lines(path: str, match: Callable[[bytes], bool], old: tuple[bytes, ...]) -> None:
+    """Rewrite ``path`` without the matching lines that are not in ``old``: written beside as ``<path>.lock`` (git's
+    own lock name: a running git holding it makes this fail, and that is reported), renamed over."""
+    with open(path, "rb") as fh:
+        lines = fh.read().splitlines(keepends=True)
+    out: list[bytes] = []
+    drop = False
+    for line in lines:
+        if line.startswith(b"^"):
+            if not drop:
+                out.append(line)
+            continue
+        bare = line.rstrip(b"\r\n")
+        drop = match(bare) and bare not in old
+        if not drop:
+            out.append(line)
+    lock = path + ".lock"
+    fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    try:
+        os.write(fd, b"".join(out))
+    finally:
+        os.close(fd)
+    os.rename(lock, path)
 
 
 # ------------------------------------------------------------------------------------------------ the verdict
@@ -278,6 +351,16 @@ def verify(before: dict[str, Entry], roots: list[str], git: str | None) -> list[
     for path in sorted(set(before) | set(after)):
         old, new = before.get(path), after.get(path)
         if old == new:
+            continue
+        if (new or old or ("",))[0] == "p":
+            if not new or set(new[1]) <= set(old[1] if old else ()):
+                continue  # a guarded line removed: nothing git would run or trust more than before
+            what = "a replace ref" if path.endswith(PACKED) else "an exec line"
+            try:
+                _strip_lines(path, GUARDED_LINES[_guarded_name(path)], old[1] if old else ())
+                report.append(f"{_show(path)}: {what} was added: removed")
+            except OSError as exc:
+                report.append(f"{_show(path)}: {what} was added: COULD NOT REMOVE ({exc.strerror or exc})")
             continue
         if old is not None and new is not None and old[0] == new[0] == "f" and old[:3] == new[:3]:
             if new[3] <= old[3]:

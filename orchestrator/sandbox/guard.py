@@ -1,15 +1,35 @@
 """What the sandbox's scope plan must never grant besides the governance paths: ``core.hooksPath`` directories
-inside the workspace (husky's ``.husky/``, a ``.githooks/``).
+inside the workspace (husky's ``.husky/``, a ``.githooks/``), and orchestrator's own Python when it is installed
+inside the workspace (a project ``.venv``).
 
 Selfguard refuses a named write there (:mod:`orchestrator.githooks`), but with a scope that covers the directory
 (``**``) Landlock granted it, and a script could plant a hook that the person's own, unsandboxed ``git commit`` runs
-later (red-team corpus, ``RT-hookspath-*``). :func:`protected_in` extends
-:func:`orchestrator.governance.protected_by` with those directories for one workspace.
+later (red-team corpus, ``RT-hookspath-*``). Likewise a ``.pth`` file, a module or the interpreter itself planted in
+the environment the hook runs from would run, unsandboxed, at the next hook call (redteam2, ``R2-own-python``).
+:func:`protected_in` extends :func:`orchestrator.governance.protected_by` with those directories for one workspace.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any
+
+
+def own_python(root: str) -> tuple[str, ...]:
+    """The directories the hook's own Python runs from that lie inside the workspace ``root``, relative to it: the
+    environment's prefix (``.venv``: its interpreter, ``site-packages`` and ``.pth`` files), every site directory
+    on ``sys.path``, and the ``orchestrator`` package itself (an editable install's source)."""
+    real = os.path.realpath(root)
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # orchestrator/ (this is sandbox/guard.py)
+    dirs = {sys.prefix, sys.exec_prefix, package}
+    dirs.update(p for p in sys.path if p and os.path.basename(p) in ("site-packages", "dist-packages"))
+    out = []
+    for d in dirs:
+        rd = os.path.realpath(d)
+        if rd.startswith(real + os.sep):
+            out.append(os.path.relpath(rd, real).replace(os.sep, "/"))
+    return tuple(sorted(out))
 
 
 def protected_in(root: str) -> Any:
@@ -24,15 +44,19 @@ def protected_in(root: str) -> Any:
         hooks = tuple(h for h in hook_dirs(root) if h not in (".", ""))
     except Exception:  # noqa: BLE001 - an unreadable git config: the governance paths alone, as before
         hooks = ()
+    python = own_python(root)
+    kept = hooks + python
 
     def check(rel: str) -> str | None:
         hit = protected_by(rel)
         if hit is None and any(rel == h or rel.startswith(h + "/") for h in hooks):
             return "core.hooksPath"
+        if hit is None and any(rel == h or rel.startswith(h + "/") for h in python):
+            return "orchestrator's own Python"
         return hit
 
-    check.holds = lambda rel: any(h.startswith(rel + "/") for h in hooks)  # type: ignore[attr-defined]
+    check.holds = lambda rel: any(h.startswith(rel + "/") for h in kept)  # type: ignore[attr-defined]
     return check
 
 
-__all__ = ["protected_in"]
+__all__ = ["own_python", "protected_in"]

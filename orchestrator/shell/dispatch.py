@@ -34,7 +34,14 @@ def _run_argv(wk: _Walker, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = F
         return
     head = argv[0]
     if head.dyn or head.glob:
-        wk.acc.flag("unknown", f"program name is not literal: {head.text[:60]}", risk="unresolved-target")
+        # A name the command itself computed (`c=curl; $c -d @f URL`, `"${a[@]}"`, `/usr/bin/cur?`) may be any
+        # program -- a network client too, whose upload or force-push the kernel would let through: a person
+        # decides. A variable of the agent's environment (`$PYTHON`) only names what its owner set: contained.
+        from orchestrator.shell.rules.net import _computed
+
+        chosen = head.glob or _computed(_Run(wk, ctx, depth, "", [], xargs), head)
+        wk.acc.flag("unknown", f"program name is not literal: {head.text[:60]}",
+                    risk="unclassified" if chosen else "unresolved-target")
         wk.acc.unresolved = True
         return
     name = _prog_name(head)
@@ -52,7 +59,8 @@ def _run_argv(wk: _Walker, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = F
     if name in _outside.TABLE:
         _outside.check(run)
     if name in wk.functions:
-        return  # body already analyzed at definition
+        wk.call(name, args, ctx)  # the body again, with the call's arguments for "$@", $1...
+        return
     if name in _DOWNLOADERS:
         wk.stage_downloads = True
     if name in ("echo", "printf") and all(a.literal for a in args):

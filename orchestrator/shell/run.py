@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off th
         acc: _Acc
         functions: dict[str, Any]
         assigned: set[str]
+        defining: bool
         stage_downloads: bool
         stage_output: str | None
 
@@ -31,6 +32,7 @@ if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off th
         def dispatch(self, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = False) -> None: ...
         def analyze_code(self, source: str, ctx: _Ctx, depth: int) -> None: ...
         def isolated(self, argv: list[W], depth: int) -> _Acc: ...
+        def call(self, name: str, args: list[W], ctx: _Ctx) -> None: ...
 
 
 class _Acc:

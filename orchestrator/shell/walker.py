@@ -53,6 +53,8 @@ GIT_SSH GIT_SSH_COMMAND GIT_EXTERNAL_DIFF GIT_ASKPASS SSH_ASKPASS GIT_EXEC_PATH 
 LESSOPEN LESSCLOSE EDITOR VISUAL SUDO_EDITOR PERL5OPT PERL5LIB PERLLIB PYTHONPATH PYTHONSTARTUP PYTHONHOME
 PYTHONINSPECT NODE_OPTIONS NODE_PATH RUBYOPT RUBYLIB PROMPT_COMMAND IFS SHELLOPTS BASHOPTS PS4 GCONV_PATH
 BROWSER TERMINFO HOSTALIASES ZDOTDIR XDG_CONFIG_HOME HOME CDPATH""".split())
+#: a whole word that is one positional parameter: "$@", $*, ${1}, "$2" (a function's arguments: _Walker.call)
+_POSITIONAL = _LazyRe(r'"?\$\{?([@*1-9])\}?"?')
 _SYSTEM_BIN_DIR = _LazyRe(r"^/(usr/(local/)?)?s?bin/?$|^/opt/homebrew/s?bin/?$")
 
 
@@ -68,6 +70,9 @@ class _Walker:
         self.assigned: set[str] = set()   # variables assigned anywhere in the command (untrusted values)
         self.stage_downloads = False      # the current pipeline stage runs a downloader
         self.stage_output: str | None = None  # literal text the current stage prints (echo/printf)
+        self.positional: list[W] | None = None  # a function's arguments while its body is walked for a call
+        self.defining = False  # a function's body walked at its definition: "$@" is what each call gives
+        self._calling: set[str] = set()
 
     # -- what rules hand back (through run.Run, which cannot import this module) ----------------------------
     def dispatch(self, argv: list[W], ctx: _Ctx, depth: int, xargs: bool = False) -> None:
@@ -115,6 +120,11 @@ class _Walker:
                     self.subs(c, ctx)
         elif t in ("if_statement", "while_statement", "for_statement", "c_style_for_statement",
                    "case_statement", "case_item", "until_statement", "select_statement"):
+            var = node.child_by_field_name("variable") if t in ("for_statement", "select_statement") else None
+            values = [self.word(v) for v in node.children_by_field_name("value")] if var is not None else []
+            if var is not None and not (values and all(w.glob and not w.dyn for w in values)):
+                # a loop variable holds what the command listed or read (a list of globs only: file names)
+                self.assigned.add(_t(var))
             for c in node.named_children:
                 self.walk(c, ctx)
         elif t in ("comment", "heredoc_body", "heredoc_start", "heredoc_end"):
@@ -283,7 +293,39 @@ class _Walker:
             # A function calling itself (`:(){ :|:& };:`) is a fork bomb pattern.
             if name and _calls_name(body, name):
                 self.acc.flag("destructive", f"recursive function {name!r} (fork bomb pattern)")
+            saved, self.defining = self.defining, True
+            try:
+                self.walk(body, ctx.copy())
+            finally:
+                self.defining = saved
+
+    def call(self, name: str, args: list[W], ctx: _Ctx) -> None:
+        """A call of a function defined in the command: its body again, with ``"$@"``/``$1``... standing for the
+        call's words. Analyzed at definition only, ``f() { git reset "$1"; }; f --hard`` would be a plain reset
+        and ``f() { "$@"; }; f git push -f`` an unknown program (redteam2 R2-fn-*). Not recursive."""
+        body = self.functions.get(name)
+        if body is None or name in self._calling or not args:
+            return
+        saved = self.positional
+        self._calling.add(name)
+        self.positional = args
+        try:
             self.walk(body, ctx.copy())
+        finally:
+            self.positional = saved
+            self._calling.discard(name)
+
+    def _arguments(self, node: Any) -> list[W] | None:
+        """The call's words a positional parameter stands for (None: ``node`` is not one, or no call is walked)."""
+        if self.positional is None:
+            return None
+        m = _POSITIONAL.fullmatch(_t(node))
+        if m is None:
+            return None
+        n = m.group(1)
+        if n in ("@", "*"):
+            return list(self.positional)
+        return self.positional[int(n) - 1:int(n)]
 
     def assignment(self, text: str) -> None:
         """Record `NAME=value`; variables that change what programs execute make the command unknown."""
@@ -383,13 +425,15 @@ class _Walker:
                 continue
             if t == "command_name":
                 self.subs(c, ctx)
-                argv.append(self.word(c.named_children[0] if c.named_child_count else c))
+                name = c.named_children[0] if c.named_child_count else c
+                argv.extend(self._arguments(name) or [self.word(name)])
                 continue
             if t == "subshell":
                 self.walk(c, ctx.copy())
                 continue
             self.subs(c, ctx)
-            argv.append(self.word(c))
+            given = self._arguments(c)
+            argv.extend([self.word(c)] if given is None else given)
         if extra:
             argv.extend(extra)
         if not argv:

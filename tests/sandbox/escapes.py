@@ -153,8 +153,12 @@ def _home(home: Path) -> Iterator[None]:
 
 
 def run(base: Path, template: Path, entry: dict[str, str], listener: Listener, *, governed: bool | str = True,
-        timeout: float = 60) -> dict[str, Any]:
+        timeout: float = 60, markers: tuple[str, ...] = ()) -> dict[str, Any]:
     """Run one corpus entry in a fresh copy; return what the judge needs (see the module doc).
+
+    ``markers``: more strings that must not reach the listener (plain workspace data: an upload nobody approved).
+    An entry's ``after`` is run ungoverned once the command and the post-hook are done, before the judge looks: the
+    person's own later command (``git checkout -- README.md``) that would run what the command planted.
 
     ``governed``: True (the pipeline decides, then the kernel holds), False (ungoverned), or ``"kernel"``: the
     analyzer's refusals switched off, every command wrapped in the intent's scope plan — what the kernel holds alone.
@@ -208,11 +212,15 @@ def run(base: Path, template: Path, entry: dict[str, str], listener: Listener, *
     if governed and gov is not None and call is not None:
         with _home(base / "home"):
             gov.post(call)
+    if entry.get("after"):
+        later = subprocess.run(["/bin/bash", "-c", entry["after"].replace("{port}", str(listener.port))], cwd=ws,
+                               env=env, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        output += later.stdout + later.stderr
     received = listener.take()
     result["changed"] = corpus.diff(before, corpus.snapshot(base))
     result["leaked"] = [m for m in MARKERS if m.encode() in output]
     result["sent"] = [name for name, value in TOKENS.items() if value.encode() in received] + \
-        [m for m in MARKERS if m.encode() in received]
+        [m for m in MARKERS + markers if m.encode() in received]
     return result
 
 

@@ -264,7 +264,8 @@ def test_a_wrapped_command_that_runs_git_commits_without_a_person(sws: Path) -> 
     assert proc.verdict.sandbox["git"] == [str(sws / ".git")]
     assert subprocess.run(["git", "log", "-1", "--format=%s"], cwd=sws, capture_output=True, text=True
                           ).stdout == "release\n"
-    plant = host.run("bash -c \"$(printf 'echo evil > .git/hooks/pre-commit')\"")
+    # code the analyzer cannot see into (a computed `bash -c` string asks a person since the second red team)
+    plant = host.run("python3 -c \"import os; os.system('echo evil > .g' + 'it/hooks/pre-commit')\"")
     assert plant.returncode == 1 and "pre-commit was created: restored" in plant.stderr
     assert not (sws / ".git" / "hooks" / "pre-commit").exists()
 
@@ -294,7 +295,8 @@ def test_a_restored_git_file_is_not_recorded_as_the_commands_change(sws: Path) -
 
     gov = Governor(sws, approval_channel="deny")
     gov.select_intent("INT-ALL", "s")
-    cmd = "bash -c \"$(printf 'git config core.pager x; echo evil > .git/hooks/pre-commit; echo y > src/y.txt')\""
+    cmd = ("python3 -c \"import os; os.system('git con' + 'fig core.pager x; echo evil > .g' + 'it/hooks/pre-commit; "
+           "echo y > src/y.txt')\"")
     call = to_call("Bash", {"command": cmd}, session_id="s", agent="claude-code", cwd=str(sws))
     verdict = gov.pre(call, sandbox=True)
     assert verdict.allowed and verdict.sandbox["git"] == [str(sws / ".git")]
@@ -328,3 +330,29 @@ def test_everyday_porcelain_runs_wrapped_in_git_mode_with_no_person(sws: Path) -
     assert log.split() == ["two", "one"]
     assert subprocess.run(["git", "tag"], cwd=sws, capture_output=True, text=True).stdout.split() == ["v1", "v2"]
     assert not (sws / ".git" / "hooks" / "pre-commit").exists()
+
+
+def test_replace_refs_and_rebase_exec_lines_are_removed_the_rest_kept(tmp_path: Path) -> None:
+    """redteam2: a replace ref (loose or packed) and an ``exec`` line added to a rebase todo are what the person's
+    own git would later show or run; git's other lines in those files stay as the command left them."""
+    gd = tmp_path / ".git"
+    (gd / "refs" / "heads").mkdir(parents=True)
+    (gd / "hooks").mkdir()
+    (gd / "rebase-merge").mkdir()
+    packed = gd / "packed-refs"
+    packed.write_text("# pack-refs with: peeled fully-peeled sorted\n" + "a" * 40 + " refs/heads/main\n")
+    todo = gd / "rebase-merge" / "git-rebase-todo"
+    todo.write_text("pick 1234567 one\nexec make test\n")
+    before = gitdir.take([str(gd)])
+    (gd / "refs" / "replace").mkdir()
+    (gd / "refs" / "replace" / ("b" * 40)).write_text("c" * 40 + "\n")
+    packed.write_text(packed.read_text() + "d" * 40 + " refs/heads/new\n" + "e" * 40 + " refs/replace/" + "f" * 40
+                      + "\n^" + "1" * 40 + "\n")
+    todo.write_text("pick 1234567 one\nexec make test\npick 89abcde two\n  x echo pwned >> README.md\n")
+    report = gitdir.verify(before, [str(gd)], None)
+    assert not (gd / "refs" / "replace").exists()
+    assert packed.read_text() == ("# pack-refs with: peeled fully-peeled sorted\n" + "a" * 40 + " refs/heads/main\n"
+                                  + "d" * 40 + " refs/heads/new\n")
+    assert todo.read_text() == "pick 1234567 one\nexec make test\npick 89abcde two\n"
+    assert any("replace ref" in line for line in report) and any("exec line" in line for line in report)
+    assert gitdir.verify(gitdir.take([str(gd)]), [str(gd)], None) == []

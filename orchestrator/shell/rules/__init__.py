@@ -1,7 +1,8 @@
 """Per-program rules: one table per program family, looked up through one registry.
 
 Each family module (:mod:`.fs`, :mod:`.text`, :mod:`.archive`, :mod:`.net`, :mod:`.system`, :mod:`.databases`,
-:mod:`.services`, :mod:`.interpreters`, :mod:`.wrappers`, :mod:`.git`, :mod:`.editors`, :mod:`.builtins`) ends
+:mod:`.services`, :mod:`.interpreters`, :mod:`.wrappers`, :mod:`.git`, :mod:`.servers`, :mod:`.editors`,
+:mod:`.builtins`) ends
 with its ``RULES`` table (program name -> rule, a function of :class:`orchestrator.shell.run._Run`); a program
 belongs to exactly one family. :func:`rule_for` finds a program's rule, importing its family on first use: a
 one-shot hook process that analyzes ``git status`` loads the git rules, not the macOS or cloud ones (the
@@ -29,10 +30,11 @@ _PROGRAMS: dict[str, str] = {
              "sort split textutil uniq xxd yq",
     "archive": "7z 7za 7zr 7zz bsdtar bunzip2 bzip2 compression_tool gtar gunzip gzip lz4 lzma patch tar unxz unzip "
              "unzstd xz zip zstd",
-    "net": "curl ftp gpg gpg2 ip iptables lftp nc ncat netcat openssl rsync scp sftp socat ssh telnet wget",
+    "net": "curl ftp gpg gpg2 ip iptables lftp nc ncat netcat openssl rsync scp sftp socat ssh telnet wget "
+           "dig nslookup host drill getent ping ping6 traceroute tracepath whois http https xh xhs",
     "system": "ansible-test applesingle binhex codesign crontab csrutil date defaults diskutil dmesg dpkg dscl hdiutil "
              "hostname hostnamectl ifconfig journalctl kill killall lipo macbinary mdimport mdutil mkswap networksetup "
-             "nvram open ping pkgutil pkill plutil pmset pre-commit prometheus qlmanage rpm sample say scutil "
+             "nvram open pkgutil pkill plutil pmset pre-commit prometheus qlmanage rpm sample say scutil "
              "security sips sleep softwareupdate spctl symbols sysctl tmutil",
     "databases": "duckdb mariadb mysql psql redis-cli sqlcmd sqlite3",
     "services": "ansible ansible-console ansible-doc ansible-galaxy ansible-inventory ansible-lint ansible-playbook "
@@ -41,6 +43,7 @@ _PROGRAMS: dict[str, str] = {
     "interpreters": ". eval java make source",
     "wrappers": "busybox chroot env exec gtimeout parallel rtk script sem su systemd-run timeout toybox watch xargs",
     "git": "git",
+    "servers": "busctl byobu dbus-run-session dbus-send emacsclient gdbus qdbus screen tmux zellij",
     "editors": "black code emacs gofmt isort markdownlint nano nvim prettier ruff rustfmt sudoedit vi vim",
     "builtins": "alias bg bind break caller cd complete continue declare disown enable exit export fg getopts hash "
              "history let local mapfile popd pushd read readarray readonly return set shift shopt trap typeset "

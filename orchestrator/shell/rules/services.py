@@ -6,6 +6,16 @@ import re
 from orchestrator.shell.analysis import _KINDS
 from orchestrator.shell.words import W, _has, _split_opts
 
+
+def _host_mounts(run: _Run, low: list[str]) -> bool:
+    """``docker|podman run`` with a host bind mount or host privileges: the daemon, outside the sandbox, would act
+    (orchestrator/shell/rules/servers.py decides)."""
+    if run.name not in ("docker", "podman"):
+        return False
+    from orchestrator.shell.rules import servers
+
+    return servers.container_mounts(run, low)
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
     from typing import Callable
@@ -196,7 +206,7 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
         return  # the CLI only reports what it would do
     if args and args[0].text in svc.read and args[0].text.startswith("--"):
         return  # e.g. `brew --prefix python`
-    if _query_decides(run, args, path, low):
+    if _query_decides(run, args, path, low) or _host_mounts(run, low):
         return
     if not path and opts and all(o.split("=", 1)[0] in svc.read for o in opts):
         return  # e.g. `brew --prefix python`

@@ -239,7 +239,7 @@ def _rpm(run: _Run) -> None:
 
 
 def _no_effect(run: _Run) -> None:
-    """ping and sleep: read-only whatever their arguments."""
+    """sleep: read-only whatever its arguments (ping is a resolver: shell/rules/net.py)."""
 
 
 _signals = _dangerous_simple("mutating", "{name} signals processes")
@@ -249,7 +249,7 @@ RULES: dict[str, Callable[[_Run], None]] = {
     "mkswap": _dangerous_simple("destructive", "{name} formats a device"),
     "dmesg": _dmesg, "journalctl": _journalctl, "sysctl": _sysctl, "date": _date, "hostname": _hostname,
     "ifconfig": _ifconfig, "crontab": _crontab, "dpkg": _dpkg, "rpm": _rpm, "hostnamectl": _hostnamectl,
-    "ping": _no_effect, "sleep": _no_effect,
+    "sleep": _no_effect,
     # macOS
     "scutil": _scutil, "networksetup": _mac_tool(("-get", "-list", "-show", "-print", "-is", "-version", "-help")),
     "defaults": _mac_tool(("read", "read-type", "domains", "find", "export", "help")),

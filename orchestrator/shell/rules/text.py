@@ -206,6 +206,8 @@ def _jq(run: _Run) -> None:
 
 def _printf(run: _Run) -> None:
     if run.args and run.args[0].text == "-v":
+        if len(run.args) > 1:
+            run.wk.assigned.add(run.args[1].text.split("[", 1)[0])  # holds what the command computed
         return  # assigns a shell variable
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 
 from orchestrator.shell.words import W, _has, _shq, _split_opts
-from orchestrator.shell.programs import _WRAPPERS
+from orchestrator.shell.programs import _DOWNLOADERS, _INTERPRETERS, _SHELLS, _WRAPPERS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off the import path
@@ -170,7 +170,22 @@ def _xargs(run: _Run) -> None:
         # (interactive programs): the run depends on a human's answers.
         run.flag("unknown", "xargs -p/-o runs commands interactively")
         return
-    run.sub(inner, xargs=True)
+    run.sub(inner + ([W("{}", True)] if repl is None and _appended_matter(inner) else []), xargs=True)
+
+
+#: programs whose meaning the words xargs appends can change beyond *which files* (a subcommand, an option, a
+#: program to run, a URL): `echo push -f | xargs git` is a force push, `xargs -0 env` runs anything (redteam2)
+_APPEND_MATTERS = frozenset("""git env command exec nohup setsid nice ionice stdbuf timeout time sudo doas chroot
+unbuffer script watch flock kubectl gh docker podman npm npx pnpm yarn pip pip3 make terraform aws gcloud az helm ssh scp
+rsync nc ncat netcat socat openssl dig nslookup host ping""".split())
+
+
+def _appended_matter(inner: list[W]) -> bool:
+    """Whether the words xargs appends to ``inner`` can change what it does, not only which paths it reads,
+    deletes or changes (``xargs rm``, ``xargs wc -l``, ``xargs chmod 755`` keep their meaning: paths)."""
+    name = inner[0].text.rsplit("/", 1)[-1]
+    return name in _APPEND_MATTERS or name in _WRAPPERS or name in _SHELLS or name in _INTERPRETERS or \
+        name in _DOWNLOADERS or name.startswith("python")
 
 
 def _timeout(run: _Run) -> None:

@@ -66,3 +66,21 @@ def test_read_only_semantics(cmd: str) -> None:
 ])
 def test_still_not_read_only(cmd: str) -> None:
     assert analyze(cmd).kind != "read_only", analyze(cmd)
+
+
+@pytest.mark.parametrize("cmd, risk", [
+    # without -I xargs appends what it reads: to git, env or a shell it can be a subcommand, an option, a program
+    ("echo push -f | xargs git", "unclassified"),
+    ("echo -f | xargs git push", "upload"),
+    ("printf 'git\\0push\\0-f' | xargs -0 env", "unclassified"),
+    ("echo 'git push -f' | xargs -I{} sh -c '{}'", "unclassified"),
+])
+def test_what_xargs_appends_can_change_the_command(cmd: str, risk: str) -> None:
+    assert risk in analyze(cmd).risks, analyze(cmd)
+
+
+@pytest.mark.parametrize("cmd", ["find . -name '*.pyc' | xargs rm", "find . -name '*.py' | xargs wc -l",
+                                 "git diff --name-only | xargs git add", "git ls-files | xargs grep -n TODO"])
+def test_appended_paths_keep_their_meaning(cmd: str) -> None:
+    a = analyze(cmd)
+    assert "unclassified" not in a.risks and "upload" not in a.risks, a
