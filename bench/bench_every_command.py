@@ -64,9 +64,15 @@ def launch(n: int) -> None:
     def python_stub(command: str) -> str:  # the same line through the Python launcher
         return command.replace(f"/{compiled.STUB} ", f"/{compiled.PYTHON_STUB} ", 1)
 
+    no_pidns = _no_pidns_variant(os.path.dirname(stub))
+
+    def variant(command: str) -> str:  # the same line through the compiled launcher built without the namespace
+        return command.replace(f"/{compiled.STUB} ", f"/{os.path.basename(no_pidns)} ", 1) if no_pidns else command
+
     cases = {
         'sh -c "python -S -c pass"': ["sh", "-c", f"{sys.executable} -S -c pass"],
         "launcher stub -- true": ["bash", "-c", true],
+        "same, no PID namespace": ["bash", "-c", variant(true)],
         "python launcher -- true": ["bash", "-c", python_stub(true)],
         "bash -c ls": ["bash", "-c", "ls"],
         "bash -c <wrapped ls>": ["bash", "-c", ls],
@@ -87,11 +93,27 @@ def launch(n: int) -> None:
     print(f"launcher / sh -c 'python -S -c pass' (medians): {ratio:.2f}x   target <= 2x")
     print(f"wrapped ls - unwrapped ls (median of {n} paired differences): {statistics.median(diffs):.1f} ms"
           f"   target <= 10 ms")
+    if no_pidns:
+        ns = [a - b for a, b in zip(samples["launcher stub -- true"], samples["same, no PID namespace"])]
+        print(f"  the PID namespace + own /proc (median of {n} paired differences): {statistics.median(ns):+.1f} ms")
     py_ratio = statistics.median(samples["python launcher -- true"]) / statistics.median(
         samples['sh -c "python -S -c pass"'])
     py_diffs = [w - u for w, u in zip(samples["bash -c <python-wrapped ls>"], samples["bash -c ls"])]
     print(f"  (Python launcher: {py_ratio:.2f}x; wrapped ls {statistics.median(py_diffs):+.1f} ms)")
     pre_hook(gov, tmp, n)
+
+
+def _no_pidns_variant(directory: str) -> str | None:
+    """The compiled launcher built with -DORCH_NO_PIDNS beside the real one (same spec dir), or None."""
+    import shutil
+
+    cc = shutil.which("cc")
+    if not cc:
+        return None
+    out = os.path.join(directory, "orch-sandbox-no-pidns")
+    proc = subprocess.run([cc, *compiled.CFLAGS, "-DORCH_NO_PIDNS", "-o", out, compiled.SOURCE], capture_output=True,
+                          check=False)
+    return out if proc.returncode == 0 else None
 
 
 def pre_hook(gov: Governor, tmp: Path, n: int) -> None:
