@@ -43,7 +43,10 @@ def _time(argv: list[str], cwd: Path) -> float:
 
 
 def launch(n: int) -> None:
-    tmp = Path(tempfile.mkdtemp(prefix="orch-bench-every-", dir="/var/tmp"))
+    # a private parent: the deny list covers the workspace's siblings too (one rule per sibling on each path to a
+    # secret), so a workspace directly in /var/tmp would measure whatever other runs left there
+    tmp = Path(tempfile.mkdtemp(prefix="orch-bench-every-", dir="/var/tmp")) / "ws"
+    tmp.mkdir()
     governed(tmp, "src/**", intent="I", name="src")
     (tmp / "src").mkdir(exist_ok=True)
     (tmp / ".env").write_text("K=v\n")  # a secret: reads are handled, one rule per sibling on its path
@@ -57,6 +60,11 @@ def launch(n: int) -> None:
 
     true, ls = wrapped("true"), wrapped("ls")
     stub = true.split(" ")[0]
+    from orchestrator.sandbox import options_of
+
+    opts = options_of(true) or []
+    print(f"the plan: {len(opts) // 2} launcher options ({sum(o == '-r' for o in opts[::2])} read grants: one per "
+          "sibling on each path from / to a secret)")
     kind, detail = compiled.state(os.path.dirname(stub))
     print(f"launcher in use: {kind} ({os.path.basename(detail) if kind == 'compiled' else detail}); the Python "
           f"launcher is measured beside it ({compiled.PYTHON_STUB}, same spec)")
