@@ -43,7 +43,10 @@ def _time(argv: list[str], cwd: Path) -> float:
 
 
 def launch(n: int) -> None:
-    tmp = Path(tempfile.mkdtemp(prefix="orch-bench-every-", dir="/var/tmp"))
+    # a private parent: the deny list covers the workspace's siblings too (one rule per sibling on each path to a
+    # secret), so a workspace directly in /var/tmp would measure whatever other runs left there
+    tmp = Path(tempfile.mkdtemp(prefix="orch-bench-every-", dir="/var/tmp")) / "ws"
+    tmp.mkdir()
     governed(tmp, "src/**", intent="I", name="src")
     (tmp / "src").mkdir(exist_ok=True)
     (tmp / ".env").write_text("K=v\n")  # a secret: reads are handled, one rule per sibling on its path
@@ -57,6 +60,11 @@ def launch(n: int) -> None:
 
     true, ls = wrapped("true"), wrapped("ls")
     stub = true.split(" ")[0]
+    from orchestrator.sandbox import options_of
+
+    opts = options_of(true) or []
+    print(f"the plan: {len(opts) // 2} launcher options ({sum(o == '-r' for o in opts[::2])} read grants: one per "
+          "sibling on each path from / to a secret)")
     kind, detail = compiled.state(os.path.dirname(stub))
     print(f"launcher in use: {kind} ({os.path.basename(detail) if kind == 'compiled' else detail}); the Python "
           f"launcher is measured beside it ({compiled.PYTHON_STUB}, same spec)")
@@ -64,9 +72,15 @@ def launch(n: int) -> None:
     def python_stub(command: str) -> str:  # the same line through the Python launcher
         return command.replace(f"/{compiled.STUB} ", f"/{compiled.PYTHON_STUB} ", 1)
 
+    no_pidns = _no_pidns_variant(os.path.dirname(stub))
+
+    def variant(command: str) -> str:  # the same line through the compiled launcher built without the namespace
+        return command.replace(f"/{compiled.STUB} ", f"/{os.path.basename(no_pidns)} ", 1) if no_pidns else command
+
     cases = {
         'sh -c "python -S -c pass"': ["sh", "-c", f"{sys.executable} -S -c pass"],
         "launcher stub -- true": ["bash", "-c", true],
+        "same, no PID namespace": ["bash", "-c", variant(true)],
         "python launcher -- true": ["bash", "-c", python_stub(true)],
         "bash -c ls": ["bash", "-c", "ls"],
         "bash -c <wrapped ls>": ["bash", "-c", ls],
@@ -87,11 +101,27 @@ def launch(n: int) -> None:
     print(f"launcher / sh -c 'python -S -c pass' (medians): {ratio:.2f}x   target <= 2x")
     print(f"wrapped ls - unwrapped ls (median of {n} paired differences): {statistics.median(diffs):.1f} ms"
           f"   target <= 10 ms")
+    if no_pidns:
+        ns = [a - b for a, b in zip(samples["launcher stub -- true"], samples["same, no PID namespace"])]
+        print(f"  the PID namespace + own /proc (median of {n} paired differences): {statistics.median(ns):+.1f} ms")
     py_ratio = statistics.median(samples["python launcher -- true"]) / statistics.median(
         samples['sh -c "python -S -c pass"'])
     py_diffs = [w - u for w, u in zip(samples["bash -c <python-wrapped ls>"], samples["bash -c ls"])]
     print(f"  (Python launcher: {py_ratio:.2f}x; wrapped ls {statistics.median(py_diffs):+.1f} ms)")
     pre_hook(gov, tmp, n)
+
+
+def _no_pidns_variant(directory: str) -> str | None:
+    """The compiled launcher built with -DORCH_NO_PIDNS beside the real one (same spec dir), or None."""
+    import shutil
+
+    cc = shutil.which("cc")
+    if not cc:
+        return None
+    out = os.path.join(directory, "orch-sandbox-no-pidns")
+    proc = subprocess.run([cc, *compiled.CFLAGS, "-DORCH_NO_PIDNS", "-o", out, compiled.SOURCE], capture_output=True,
+                          check=False)
+    return out if proc.returncode == 0 else None
 
 
 def pre_hook(gov: Governor, tmp: Path, n: int) -> None:

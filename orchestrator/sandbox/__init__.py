@@ -193,17 +193,9 @@ INLINE_OPTIONS = 24
 
 
 def _write_spec(directory: str, opts: list[str]) -> str:
-    import hashlib
+    from orchestrator.sandbox.compiled import write_spec
 
-    data = b"".join(o.encode("utf-8", "surrogateescape") + b"\0" for o in opts)  # each entry NUL-terminated
-    path = os.path.join(directory, hashlib.sha256(data).hexdigest()[:16] + ".spec")
-    if not os.path.exists(path):
-        os.makedirs(directory, exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)  # atomic: a concurrent launcher never reads half a spec
-    return path
+    return write_spec(directory, opts)
 
 
 #: the stub's file name (in the spec dir, ``.orchestration/run/sandbox/``)

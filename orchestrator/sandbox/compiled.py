@@ -266,6 +266,7 @@ def check(ws: Any) -> Any:
         yield Finding("sandbox-launcher", "warn", f"cannot write the launcher in {directory}",
                       "check the permissions of .orchestration/run/")
         return
+    yield from _check_pidns(directory)
     kind, detail = state(directory)
     if kind == "compiled":
         yield Finding("sandbox-launcher", "ok", f"compiled launcher in use ({os.path.basename(detail)}): ~1 ms per "
@@ -273,3 +274,48 @@ def check(ws: Any) -> Any:
     else:
         yield Finding("sandbox-launcher", "warn", f"Python launcher in use (~8 ms more per shell command): {detail}",
                       "install a C compiler (cc) or fix the compile; see docs/performance.md")
+
+
+def write_spec(directory: str, opts: list[str]) -> str:
+    """The launcher's options as the content-addressed spec file ``directory/<16 hex>.spec`` (NUL-terminated
+    entries); its path."""
+    import hashlib
+
+    data = b"".join(o.encode("utf-8", "surrogateescape") + b"\0" for o in opts)  # each entry NUL-terminated
+    path = os.path.join(directory, hashlib.sha256(data).hexdigest()[:16] + ".spec")
+    if not os.path.exists(path):
+        os.makedirs(directory, exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)  # atomic: a concurrent launcher never reads half a spec
+    return path
+
+
+def pidns_isolated(directory: str) -> bool:
+    """Whether a command run by ``directory/orch-sandbox`` sees only its own processes (a PID namespace with its own
+    /proc: launcher.c, pidns.py): it runs one and asks."""
+    import subprocess
+
+    spec = os.path.basename(write_spec(directory, ["-w", "/dev/null"]))[:-len(".spec")]
+    probe = f"echo $$; test -e /proc/{os.getpid()} && echo visible || echo hidden"
+    try:
+        proc = subprocess.run([os.path.join(directory, STUB), spec, "--", probe], capture_output=True, text=True,
+                              timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return proc.stdout.split() == ["2", "hidden"]
+
+
+def _check_pidns(directory: str) -> Any:
+    from orchestrator.findings import Finding
+
+    if pidns_isolated(directory):
+        yield Finding("sandbox-pidns", "ok", "sandboxed commands see only their own processes (a PID namespace with "
+                      "its own /proc): the agent's and the host shell's environment (/proc/PID/environ) is out of reach")
+    else:
+        yield Finding("sandbox-pidns", "warn", "the kernel refused a PID namespace here (nested in another sandbox, or "
+                      "user namespaces restricted): a sandboxed command can read /proc/PID/environ of the agent and the "
+                      "host's shell, and so their tokens",
+                      "allow unprivileged user namespaces (AppArmor: kernel.apparmor_restrict_unprivileged_userns=0), or "
+                      "keep long-lived tokens out of the agent's environment")

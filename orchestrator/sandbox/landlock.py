@@ -267,6 +267,37 @@ def scope_signals() -> bool:
     return True
 
 
+def nest() -> None:
+    """Put this process in a nested domain that restricts nothing more (``MAKE_CHAR`` handled and granted on ``/``):
+    the kernel refuses ptrace-attach from a domain to its parent's, so a command in the PID namespace cannot read
+    the memory of PID 1, the launcher that held the environment before the scrub (pidns.py)."""
+    import ctypes
+
+    lib = _lib()
+    lib.syscall.restype = ctypes.c_long
+    ruleset = _ruleset(lib, MAKE_CHAR)
+    try:
+        class PathBeneath(ctypes.Structure):
+            _pack_ = 1
+            _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+        fd = os.open("/", getattr(os, "O_PATH", 0o10000000) | os.O_CLOEXEC)
+        try:
+            _check(lib.syscall(SYS_ADD_RULE, ruleset, RULE_PATH_BENEATH, ctypes.byref(PathBeneath(MAKE_CHAR, fd)), 0),
+                   "landlock_add_rule(/)")
+        finally:
+            os.close(fd)
+        _check(lib.syscall(SYS_RESTRICT_SELF, ruleset, 0), "landlock_restrict_self")
+    finally:
+        os.close(ruleset)
+
+
+def scope_or_nest() -> None:
+    """The git-mode command's domain: signals scoped (ABI >= 6), else at least nested (:func:`nest`)."""
+    if not scope_signals():
+        nest()
+
+
 def _glob_match(pattern: str, name: str) -> bool:
     """``fnmatch`` for ``*`` only, case-insensitive (fnmatch would cost the launcher ``re`` and ``functools``)."""
     parts = pattern.upper().split("*")
@@ -407,6 +438,12 @@ def main(argv: list[str] | None = None, spec_dir: str | None = None) -> int:
             sys.stderr.write(f"orchestrator sandbox: cannot snapshot the git dir ({exc}); the command was NOT run\n")
             return EXIT_SETUP
         writable.extend(guard.roots)
+    pidns = _sibling("pidns")
+    isolated = pidns.enter()  # other processes out of sight (pidns.py); False: the kernel refused, run as before
+    if isolated:
+        code = pidns.split()
+        if code is not None:
+            _exit_now(code)  # the launcher outside: PID 1's (the command's) exit status
     try:
         net = opts.extra.get("--net")
         restrict(writable, readable=opts.readable, write_only=opts.write_only, network=net[-1] if net else None)
@@ -417,12 +454,30 @@ def main(argv: list[str] | None = None, spec_dir: str | None = None) -> int:
     env["ORCH_SANDBOXED"] = "1"
     shell = "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
     if guard is not None:
-        return guard.run(shell, opts.command, dict(env), scope_signals)
+        if isolated:
+            pidns.unblock()  # guard.run installs its own forwarding (TERM, INT, HUP)
+        code = guard.run(shell, opts.command, dict(env), scope_or_nest)
+        if isolated:
+            _exit_now(code)
+        return code
+    if isolated:
+        _exit_now(pidns.run_init(shell, opts.command, env, nest))
     try:
         os.execve(shell, [shell, "-c", opts.command], env)
     except OSError as exc:
         sys.stderr.write(f"orchestrator sandbox: cannot run {shell}: {exc}\n")
     return EXIT_SETUP
+
+
+def _exit_now(code: int) -> None:
+    """Exit without the interpreter's finalization (~3-5 ms per process; the namespace's two Python processes would
+    pay it where the plain launcher ``exec``s): nothing is left to clean up but the standard streams."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 def stub_text(python: str, launcher_dir: str) -> str:
@@ -435,14 +490,19 @@ def stub_text(python: str, launcher_dir: str) -> str:
             "sys.exit(landlock.main(spec_dir=os.path.dirname(os.path.abspath(__file__))))\n")
 
 
+def _sibling(name: str):  # -> module
+    """``gitdir`` or ``pidns`` beside this file: a package import, or a top-level one under the launcher's -I -S."""
+    if __package__:  # imported as orchestrator.sandbox.landlock
+        import importlib
+
+        return importlib.import_module(f"{__package__}.{name}")
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the package is not importable under -I -S
+    return __import__(name)
+
+
 def _git_guard(roots: list[str]):  # -> gitdir.Guard
     """The git-dir mode (``--git DIR``): snapshot what git runs or trusts, start the guardian (gitdir.py)."""
-    if __package__:  # imported as orchestrator.sandbox.landlock
-        from orchestrator.sandbox import gitdir
-    else:  # the launcher script, or imported top-level beside it: the package is not importable under -I -S
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-        import gitdir  # type: ignore[import-not-found,no-redef]
-    return gitdir.Guard(roots)
+    return _sibling("gitdir").Guard(roots)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,12 @@
  * `--git` (the git-dir guardian, gitdir.py) is Python only: this binary execs the Python stub beside it
  * (orch-sandbox-python) with its own arguments, before it has changed anything.
  *
+ * Other processes: before Landlock, the launcher moves the command into a new PID namespace with its own /proc
+ * (mount namespace; a user namespace too when not root), so /proc/PID/environ of the host's shell and the agent is
+ * out of sight. A tiny init (PID 1 there) forwards signals and reaps; what the command leaves running dies with it.
+ * If the kernel refuses the namespaces, the command runs as before (no isolation; `orch doctor` reports it). Same
+ * design in pidns.py for the Python launcher.
+ *
  * Why C: a Python launcher pays the interpreter's start-up (~7.5 ms here) on every shell command; this costs ~1 ms.
  * The engine compiles it on demand (orchestrator/sandbox/compiled.py) and falls back to the Python stub when there
  * is no compiler. Keep it dependency-free (libc only) and keep the lists below equal to landlock.py's
@@ -23,9 +29,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define EXIT_SETUP 126
@@ -257,8 +267,8 @@ static char **scrubbed_env(const opts_t *o, const char *tmp) {
             !in_names(e, nlen, (const char *const *)o->keep.items, o->keep.n))
             for (size_t p = 0; p < npats && !drop; p++)
                 drop = glob_match(pats[p], e, nlen);
-        if (!drop)
-            env[k++] = (char *)e;
+        if (!drop && !(env[k++] = strdup(e))) /* a copy: the original block may be wiped (wipe_environ_block) */
+            return NULL;
     }
     if (tmp) {
         char *t = malloc(strlen(tmp) + 8);
@@ -438,6 +448,147 @@ static int restrict_self(const opts_t *o, const char *tmp) {
     return rc;
 }
 
+/* ---- the PID namespace (pidns.py is the Python launcher's copy of this) ---- */
+static volatile pid_t forward_to = 0;
+
+static void forward(int sig) {
+    if (forward_to > 0)
+        kill(forward_to, sig);
+}
+
+/* signals a host sends to stop a command: passed on (PID 1 ignores any signal it has no handler for) */
+static const int FORWARDED[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, 0};
+
+static sigset_t unblocked; /* the mask to restore once forward_to is set (block_forwarded) */
+
+/* Blocks the forwarded signals until the child to pass them to exists (a signal arriving between the fork and
+ * forward_to = pid stays pending instead of being lost) */
+static void block_forwarded(void) {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int i = 0; FORWARDED[i]; i++)
+        sigaddset(&set, FORWARDED[i]);
+    sigprocmask(SIG_BLOCK, &set, &unblocked);
+}
+
+static void forward_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = forward;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; FORWARDED[i]; i++)
+        sigaction(FORWARDED[i], &sa, NULL);
+}
+
+/* waits for `pid`; its exit code, or 128 + the signal that killed it (what a shell reports) */
+static int wait_for(pid_t pid) {
+    int status;
+    for (;;) {
+        pid_t r = waitpid(pid, &status, 0);
+        if (r == pid)
+            break;
+        if (r < 0 && errno != EINTR)
+            return EXIT_SETUP;
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static int write_file(const char *path, const char *text) {
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = write(fd, text, strlen(text));
+    close(fd);
+    return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* New mount (+ user, when not root) and PID namespaces. 1: the next child is PID 1 of a new namespace; 0: the kernel
+ * refused (nested in another sandbox, user namespaces restricted): the command runs as before. */
+static int enter_pidns(void) {
+#ifdef ORCH_NO_PIDNS /* bench/bench_every_command.py: what the namespace costs */
+    return 0;
+#endif
+    uid_t uid = geteuid();
+    gid_t gid = getegid();
+    if (unshare(CLONE_NEWNS | (uid ? CLONE_NEWUSER : 0)) < 0)
+        return 0;
+    if (uid) { /* map ourselves to ourselves: the command keeps its uid, files keep their owners */
+        char map[64];
+        snprintf(map, sizeof map, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+        if (write_file("/proc/self/uid_map", map) < 0)
+            return 0;
+        write_file("/proc/self/setgroups", "deny");
+        snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+        if (write_file("/proc/self/gid_map", map) < 0)
+            return 0;
+    }
+    /* private first: a /proc mounted on a shared / would propagate to the host's mount namespace */
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+        return 0;
+    return unshare(CLONE_NEWPID) == 0;
+}
+
+/* PID 1 of the new namespace: its own /proc, then (after Landlock) the command as its child */
+static void mount_proc(void) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL); /* the launcher killed: the namespace and the command die with it */
+    /* a refused mount leaves the host's /proc in sight: the command still runs, as without the namespace */
+    mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
+}
+
+/* The environment block the kernel shows in /proc/PID/environ (the one this process was started with, before the
+ * scrub): zeroed, since the init stays visible to the command as PID 1 */
+static void wipe_environ_block(void) {
+    for (size_t i = 0; environ[i]; i++)
+        memset(environ[i], 0, strlen(environ[i]));
+}
+
+/* A nested Landlock domain that restricts nothing more (MAKE_CHAR handled and granted on /): the kernel refuses
+ * ptrace-attach from a domain to its parent's, so the command cannot read /proc/1/mem of the init, whose memory
+ * held the environment before the scrub (landlock.nest is the Python launcher's copy). */
+static int nest(void) {
+    uint64_t handled = MAKE_CHAR;
+    int ruleset = (int)syscall(SYS_CREATE_RULESET, &handled, 8, 0);
+    if (ruleset < 0)
+        return lfail(errno, "landlock_create_ruleset: %s", strerror(errno));
+    int rc = add_path(ruleset, "/", MAKE_CHAR);
+    if (rc == 0 && syscall(SYS_RESTRICT_SELF, ruleset, 0) < 0)
+        rc = lfail(errno, "landlock_restrict_self: %s", strerror(errno));
+    close(ruleset);
+    return rc;
+}
+
+/* the tiny init: run the command, pass signals on, reap every orphan until the command ends; then exit with its
+ * status (every process still in the namespace is killed by the kernel when PID 1 exits) */
+static int run_init(const char *shell, char *const sh_argv[], char **env) {
+    pid_t pid = fork(); /* the forwarded signals are still blocked (main) */
+    if (pid < 0)
+        return fail("cannot fork the command: %s", strerror(errno));
+    if (pid == 0) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = SIG_DFL;
+        for (int i = 0; FORWARDED[i]; i++)
+            sigaction(FORWARDED[i], &sa, NULL);
+        sigprocmask(SIG_SETMASK, &unblocked, NULL);
+        if (nest() < 0)
+            _exit(fail("cannot restrict the command (%s); it was NOT run", errbuf));
+        execve(shell, sh_argv, env);
+        _exit(fail("cannot run %s: %s", shell, strerror(errno)));
+    }
+    forward_to = pid;
+    sigprocmask(SIG_SETMASK, &unblocked, NULL);
+    int status;
+    for (;;) {
+        pid_t r = wait(&status);
+        if (r == pid)
+            break;
+        if (r < 0 && errno != EINTR)
+            return EXIT_SETUP;
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
 static int is_hex_id(const char *s) {
     if (!*s)
         return 0;
@@ -501,12 +652,30 @@ int main(int argc, char **argv) {
     char **env = scrubbed_env(&o, o.tmp);
     if (!env)
         return fail("out of memory");
+    int pidns = enter_pidns();
+    if (pidns) {
+        forward_signals();
+        block_forwarded(); /* until each process knows whom to pass them to (the init: run_init) */
+        pid_t init = fork();
+        if (init < 0)
+            return fail("cannot fork: %s; the command was NOT run", strerror(errno));
+        if (init > 0) {
+            forward_to = init;
+            sigprocmask(SIG_SETMASK, &unblocked, NULL);
+            return wait_for(init);
+        }
+        forward_to = 0;
+        wipe_environ_block();
+        mount_proc();
+    }
     if (restrict_self(&o, o.tmp) < 0)
         return fail("cannot restrict the command (%s); it was NOT run. Set policy sandbox.enabled: false to fall "
                     "back to approvals.", errbuf);
     struct stat st;
     const char *shell = stat("/bin/bash", &st) == 0 ? "/bin/bash" : "/bin/sh";
     char *const sh_argv[] = {(char *)shell, "-c", (char *)o.command, NULL};
+    if (pidns)
+        return run_init(shell, sh_argv, env);
     execve(shell, sh_argv, env);
     return fail("cannot run %s: %s", shell, strerror(errno));
 }

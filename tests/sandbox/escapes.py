@@ -36,11 +36,9 @@ TOKENS = {"GITHUB_TOKEN": "ghp_CORPUS-SESSION-1b2c", "ORCH_CORPUS_API_KEY": "key
 
 #: known gaps, each with the reason (xfail in the test, counted apart in the bench)
 #: (E-proc-ppid, the same read sent with `curl -d @-`, is an upload since issue 21 item 5: a person is asked)
-KNOWN: dict[str, str] = {
-    "E-proc-ancestors": "a sandboxed command can read /proc/PID/environ of the host's shell and the agent (same uid; "
-                        "Landlock cannot subtract /proc/PID of processes that do not exist yet from a read grant) and "
-                        "send it over a socket the analyzer cannot see — docs/security.md",
-}
+#: (E-proc-ancestors, /proc/PID/environ of the host's shell and the agent, was one until the launcher put the command
+#: in a PID namespace with its own /proc: orchestrator/sandbox/pidns.py)
+KNOWN: dict[str, str] = {}
 
 
 def load() -> list[dict[str, str]]:
@@ -202,8 +200,10 @@ def run(base: Path, template: Path, entry: dict[str, str], listener: Listener, *
     corpus.check_launcher(actual)
     try:
         # as a host runs it: the host's shell stays the parent (a trailing `:` keeps bash from exec'ing the command)
-        proc = subprocess.run(["/bin/bash", "-c", actual + "\n:"], cwd=ws, env=env, capture_output=True,
-                              timeout=timeout, stdin=subprocess.DEVNULL)
+        # the host's shell carries a session token in its arguments (an agent started with `--api-key …`): what
+        # /proc/PID/cmdline of the command's ancestors gives away
+        proc = subprocess.run(["/bin/bash", "-c", actual + "\n:", "host-shell", "--api-key=" + TOKENS["GITHUB_TOKEN"]],
+                              cwd=ws, env=env, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
         output = proc.stdout + proc.stderr
         result["exit"] = proc.returncode
     except subprocess.TimeoutExpired as exc:

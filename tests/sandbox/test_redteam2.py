@@ -68,9 +68,8 @@ KNOWN: dict[str, str] = {
     **dict.fromkeys(("R2-up-python-socket", "R2-up-python-urllib", "R2-up-node-http", "R2-up-perl-socket",
                      "R2-up-make-eval-curl", "R2-up-git-py-remote-push", "R2-be-script-file-push"), _CODE),
     "R2-secret-git-unpack-objects-python": _COMMITTED,
-    "R2-late-hook-plant": "a process a git command leaves behind (setsid, every inherited fd closed, so the guardian "
-                          "stops waiting for it) keeps the git dir writable and plants a hook after the verify; the "
-                          "person's next git commit runs it — docs/security.md (a PID namespace would end it)",
+    # (R2-late-hook-plant, a process a git command leaves behind planting a hook after the verify, was one until the
+    # command ran in its own PID namespace: it dies with the command — orchestrator/sandbox/pidns.py)
     "R2-gitlater-commit-readme-then-checkout": "content outside the scope staged or committed by a command reaches the "
                                                "disk when the person checks it out (git checkout -- README.md takes "
                                                "the index's blob) — docs/security.md, git's object store and refs",
