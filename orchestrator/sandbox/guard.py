@@ -8,7 +8,8 @@ later (red-team corpus, ``RT-hookspath-*``). Likewise a ``.pth`` file, a module 
 the environment the hook runs from would run, unsandboxed, at the next hook call (redteam2, ``R2-own-python``).
 And another worktree of the repository that lies inside this one (``git worktree add src/wt``): its
 ``.orchestration/`` holds its launcher, spec files and state, which its next wrapped command runs unsandboxed
-(:func:`nested_governance`). :func:`protected_in` extends :func:`orchestrator.governance.protected_by` with those directories for one workspace.
+(:func:`nested_governance`). :func:`protected_in` extends :func:`orchestrator.governance.protected_by` with those
+directories for one workspace.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ def nested_governance(root: str) -> tuple[str, ...]:
     """``<wt>/.orchestration`` of every other worktree of ``root``'s repository that lies inside ``root``, relative to
     it (whether or not it exists yet: a created one would be trusted by that worktree's hooks too). Read from git's
     registry without git (:func:`orchestrator.worktrees.worktrees`)."""
+    import os
+
     from orchestrator.worktrees import worktrees
 
     real = os.path.realpath(root)
