@@ -3,7 +3,8 @@ the stdlib, see :mod:`orchestrator.worktrees` and :mod:`orchestrator.vcs`).
 
 ``git`` runs with an environment that cannot redirect or restyle it: variables a caller's shell may carry
 (``GIT_DIR``, ``GIT_WORK_TREE``: another repository; ``GIT_EXTERNAL_DIFF``, ``GIT_DIFF_OPTS``, ``GIT_PAGER``: other
-output) are dropped, prompts are off, and paths come back unquoted and uncoloured.
+output) are dropped, prompts are off, and paths come back unquoted and uncoloured. :data:`NO_FSMONITOR` (also
+used by the hook's own git runs) keeps git from starting ``core.fsmonitor``.
 """
 
 from __future__ import annotations
@@ -12,6 +13,11 @@ import os
 import subprocess
 from collections.abc import Sequence
 
+#: ``-c`` for every git the engine runs itself, outside the sandbox: git starts ``core.fsmonitor`` whenever it loads
+#: the index (``status``, ``ls-files``), and a git-mode sandboxed command can set it in ``.git/config`` while it runs
+#: (the guardian restores the file only after the command), so a hook running git meanwhile would run the agent's
+#: command unsandboxed (found in review; tests/test_tracked_secrets.py)
+NO_FSMONITOR = ("-c", "core.fsmonitor=false")
 #: variables that would point git at another repository or change what it prints
 _DROPPED = ("GIT_DIR", "GIT_WORK_TREE", "GIT_EXTERNAL_DIFF", "GIT_DIFF_OPTS", "GIT_PAGER")
 
@@ -23,7 +29,7 @@ def git(cwd: str | os.PathLike[str], *args: str, stdin: bytes | None = None, con
     on PATH and :class:`subprocess.TimeoutExpired` after ``timeout`` seconds."""
     env = {k: v for k, v in os.environ.items() if k not in _DROPPED}
     env["GIT_TERMINAL_PROMPT"] = "0"
-    cmd = ["git", "-c", "core.quotepath=off", "-c", "color.ui=never"]
+    cmd = ["git", *NO_FSMONITOR, "-c", "core.quotepath=off", "-c", "color.ui=never"]
     for item in config:
         cmd += ["-c", item]
     return subprocess.run([*cmd, *args], cwd=cwd, input=stdin, capture_output=True, env=env, timeout=timeout)
@@ -54,4 +60,4 @@ def cat_blobs(cwd: str | os.PathLike[str], names: Sequence[str]) -> dict[str, by
     return got
 
 
-__all__ = ["git", "cat_blobs"]
+__all__ = ["NO_FSMONITOR", "git", "cat_blobs"]

@@ -58,15 +58,18 @@ def _key(gitdir: str, common: str, matcher: Any) -> list[Any] | None:
 
 def _git_paths(root: str) -> list[str] | None:
     """Paths in the index and in HEAD's tree (None when git fails: the caller asks rather than guess)."""
+    from orchestrator.gitcli import NO_FSMONITOR
+
     out: set[str] = set()
-    for argv in (["git", "ls-files", "-z", "--cached"], ["git", "ls-tree", "-r", "-z", "--name-only", "HEAD"]):
+    for argv in (["git", *NO_FSMONITOR, "ls-files", "-z", "--cached"],
+                 ["git", *NO_FSMONITOR, "ls-tree", "-r", "-z", "--name-only", "HEAD"]):
         try:
             proc = subprocess.run(argv, cwd=root, capture_output=True, timeout=30,
                                   env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
         except (OSError, subprocess.TimeoutExpired):
             return None
         if proc.returncode != 0:
-            if argv[1] == "ls-tree":
+            if "ls-tree" in argv:
                 continue  # no commit yet (an unborn HEAD): the index is all there is
             return None
         out.update(p for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p)

@@ -22,8 +22,12 @@ in the kernel sandbox with the git dir *writable* for its whole run (``orchestra
 started next to a ``git commit`` could answer another session's pending approval or delete its lease
 (``tests/sandbox/test_broker_state.py``). The main worktree's ``.orchestration/`` is a governance path that no
 sandbox plan ever grants and no tool may write (selfguard), from the main worktree as from a linked one (for which
-it lies outside the workspace); a user state directory is granted by no plan either. State found in the old place
-(``<common dir>/orchestration/approvals``, or a worktree's own ``.orchestration/run/approvals``) is moved over once.
+it lies outside the workspace); a user state directory is granted by no plan either. A worktree's own
+``.orchestration/run/approvals`` (from before worktree-wide approvals) is moved over once. State in the old git-dir
+place (``<common dir>/orchestration/approvals``) is *not* carried over: a git-mode command can write there while it
+runs, so a grant or decision found there may be forged (the guardian removes a planted ``grants.json`` only after
+the command, and a move made meanwhile would launder it into the trusted place). Pending requests and remembered
+grants from before the upgrade are asked again.
 """
 
 from __future__ import annotations
@@ -34,7 +38,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-#: the directory under the common git dir that held the shared runtime state before issue 21 (migrated from)
+#: the directory under the common git dir that held the shared runtime state before issue 21 (never read since:
+#: a git-mode command can write there)
 SHARED_NAME = "orchestration"
 
 
@@ -141,9 +146,10 @@ def shared_run_dir(root: str | os.PathLike[str]) -> Path:
     ``.orchestration/run``, else :func:`state_dir`), or ``<root>/.orchestration/run`` where there is nothing to share
     (not a git worktree top).
 
-    The first call for a repository whose state is still in an older place (``<common>/orchestration/approvals``,
-    or the worktree's own ``.orchestration/run/approvals`` from before worktree-wide approvals) moves that directory
-    over, so pending requests and grants survive. Costs a few ``stat`` calls, no git process.
+    The first call for a worktree whose broker state is still in its own ``.orchestration/run/approvals`` (from
+    before worktree-wide approvals: governance, so trusted) moves that directory over, so pending requests and
+    grants survive; the older git-dir place is never read (see the module doc). Costs a few ``stat`` calls, no git
+    process.
     """
     local = Path(root) / ".orchestration" / "run"
     dirs = git_dirs(root)
@@ -155,10 +161,8 @@ def shared_run_dir(root: str | os.PathLike[str]) -> Path:
         shared = Path(main) / ".orchestration" / "run"
     else:
         shared = state_dir(common)
-    worktree = os.path.realpath(os.fspath(root))
-    _migrate(Path(common) / SHARED_NAME / "approvals", shared / "approvals", worktree)
     if shared != local:
-        _migrate(local / "approvals", shared / "approvals", worktree)
+        _migrate(local / "approvals", shared / "approvals", os.path.realpath(os.fspath(root)))
     return shared
 
 
@@ -175,8 +179,8 @@ def state_dir(common: str) -> Path:
 def _migrate(legacy: Path, target: Path, worktree: str) -> None:
     """Move a pre-worktree broker directory to the shared place, once (the rename is atomic; a second process
     racing us loses it harmlessly). Grants made there are bound to the worktree they were made in."""
-    if target.exists() or not legacy.is_dir():
-        return
+    if target.exists() or legacy.is_symlink() or not legacy.is_dir():
+        return  # (a link would be moved as a link: the trusted place would point wherever it points)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         os.rename(legacy, target)

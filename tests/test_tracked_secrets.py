@@ -121,7 +121,7 @@ def test_the_memo_answers_without_git_until_the_index_or_head_changes(
     _track_env(repo)  # a commit: index, ref and HEAD's tree change
     runs.clear()
     assert tracked_secrets.tracked(str(repo), m) == ["config/.env"]
-    assert [a[1] for a in runs] == ["ls-files", "ls-tree"]
+    assert [a[3] for a in runs] == ["ls-files", "ls-tree"]
 
 
 def test_a_racy_key_is_recomputed(repo: Path) -> None:
@@ -153,3 +153,22 @@ def test_doctor_is_ok_without_committed_secrets(repo: Path) -> None:
 
     (finding,) = list(check_secrets(Workspace(repo)))
     assert finding.status == "ok"
+
+
+def test_the_hooks_own_git_never_starts_core_fsmonitor(repo: Path, tmp_path: Path) -> None:
+    """A git-mode sandboxed command can set ``core.fsmonitor`` in .git/config while it runs (the guardian restores it
+    only afterwards); the hook's git runs (this list, the post-hook's status) are outside the sandbox and must not
+    start it (git starts it whenever it loads the index)."""
+    from orchestrator.post import changes
+
+    _track_env(repo)
+    marker = tmp_path / "fsmonitor-ran"
+    _git(repo, "config", "core.fsmonitor", f"touch {marker}; echo")
+    subprocess.run(["git", "ls-files"], cwd=repo, capture_output=True, check=False)
+    assert marker.exists()  # the plant works on this git: it runs whatever loads the index
+    marker.unlink()
+    tracked_secrets._MEMO.clear()
+    (repo / ".orchestration" / "run" / tracked_secrets.MEMO_NAME).unlink(missing_ok=True)
+    assert tracked_secrets.tracked(str(repo), _matcher()) == ["config/.env"]
+    assert changes._git_dirty(str(repo), frozenset()) is not None
+    assert not marker.exists()

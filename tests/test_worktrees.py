@@ -73,32 +73,51 @@ def test_a_gitdir_file_that_points_nowhere_shares_nothing(tmp_path: Path) -> Non
     assert ws.shared_run_dir == ws.run_dir
 
 
-def test_legacy_approvals_move_to_the_shared_dir_once(tmp_path: Path) -> None:
-    """From a linked worktree's own run/approvals (before worktree-wide approvals) and from the common git dir
-    (before issue 21's last round) to the main worktree's .orchestration/run/approvals."""
-    main, linked = make_worktrees(tmp_path)
-    common = Path(main.root) / ".git"
-    for legacy, rid in ((Path(linked.root) / ".orchestration" / "run", "abc-000001"),
-                        (common / "orchestration", "abc-000003")):
-        old = Broker(legacy)
-        now = time.time()
-        req = ApprovalRequest(id=rid, session_id="s1", tool="Bash", summary="make clean", reasons=["x"],
-                              risk="unknown-command", created=now, expires=now + 60, command="make clean",
-                              signature="exec:make")
-        old.submit(req)
-        old.decide(req.id, "approve", scope="session")
-        ws = Workspace.at(linked.root)  # a fresh process's view after the upgrade
-        moved = Broker(ws.shared_run_dir)  # the first look at the shared dir moves the old one
-        assert not (legacy / "approvals").exists()
-        assert moved.dir == ws.approvals_dir == main.run_dir / "approvals" and moved.dir.is_dir()
-        [grant] = moved.grants()
-        assert grant["worktree"] == str(Path(linked.root).resolve())  # bound to the worktree it was given in
-        look = {"session_id": "s1", "intent_id": None, "risk": "unknown-command", "signature": "exec:make"}
-        assert moved.find_grant(**look, worktree=str(Path(linked.root).resolve())) is not None
-        assert moved.find_grant(**look, worktree="/elsewhere") is None
-        import shutil
+def _approved_before(run_dir: Path, rid: str) -> None:
+    """A broker in ``run_dir`` as an older version left it: a request a person approved for the session."""
+    old = Broker(run_dir)
+    now = time.time()
+    req = ApprovalRequest(id=rid, session_id="s1", tool="Bash", summary="make clean", reasons=["x"],
+                          risk="unknown-command", created=now, expires=now + 60, command="make clean",
+                          signature="exec:make")
+    old.submit(req)
+    old.decide(req.id, "approve", scope="session")
 
-        shutil.rmtree(moved.dir)  # the second round starts from an empty shared dir (a move never merges)
+
+def test_legacy_approvals_move_to_the_shared_dir_once(tmp_path: Path) -> None:
+    """From a linked worktree's own run/approvals (before worktree-wide approvals; governance, so trusted) to the
+    main worktree's .orchestration/run/approvals."""
+    main, linked = make_worktrees(tmp_path)
+    legacy = Path(linked.root) / ".orchestration" / "run"
+    _approved_before(legacy, "abc-000001")
+    ws = Workspace.at(linked.root)  # a fresh process's view after the upgrade
+    moved = Broker(ws.shared_run_dir)  # the first look at the shared dir moves the old one
+    assert not (legacy / "approvals").exists()
+    assert moved.dir == ws.approvals_dir == main.run_dir / "approvals" and moved.dir.is_dir()
+    [grant] = moved.grants()
+    assert grant["worktree"] == str(Path(linked.root).resolve())  # bound to the worktree it was given in
+    look = {"session_id": "s1", "intent_id": None, "risk": "unknown-command", "signature": "exec:make"}
+    assert moved.find_grant(**look, worktree=str(Path(linked.root).resolve())) is not None
+    assert moved.find_grant(**look, worktree="/elsewhere") is None
+
+
+def test_broker_state_in_the_git_dir_is_never_carried_over(tmp_path: Path) -> None:
+    """The git dir is writable for a git-mode command while it runs: a grant found in the old place
+    (<common>/orchestration/approvals, a real dir or a link into the scope) may be forged and is never moved into
+    the trusted one (tests/sandbox/test_broker_state.py runs the whole attack)."""
+    main, linked = make_worktrees(tmp_path)
+    legacy = Path(main.root) / ".git" / "orchestration"
+    _approved_before(legacy, "abc-000003")
+    scope_dir = Path(main.root) / "src" / "approvals"
+    scope_dir.mkdir(parents=True)
+    for ws in (Workspace.at(linked.root), Workspace.at(main.root)):
+        shared = Broker(ws.shared_run_dir)
+        assert shared.grants() == [] and shared.pending() == []
+        assert (legacy / "approvals" / "grants.json").exists()  # left where it was, never read
+    os.rename(legacy / "approvals", legacy / "approvals.old")
+    os.symlink(scope_dir, legacy / "approvals")
+    Broker(Workspace.at(linked.root).shared_run_dir).pending()
+    assert not (main.run_dir / "approvals").is_symlink()
 
 
 def test_a_repository_without_a_governed_main_worktree_shares_in_the_user_state_dir(tmp_path: Path) -> None:

@@ -6,10 +6,10 @@ The package: :mod:`~orchestrator.approvals.request` (the request a person answer
 (the diff a person reads). *Whether* a call needs a person, and the channel that asks, is the approval pre-hook's
 decision (:mod:`orchestrator.pre.approval`).
 
-Files under the workspace's :attr:`~orchestrator.workspace.Workspace.approvals_dir` — ``<git common
-dir>/orchestration/approvals/`` in a git worktree, shared by every worktree of the repository so one
-``orch tui`` / ``orch approvals`` serves them all; ``.orchestration/run/approvals/`` otherwise
-(runtime state, never committed). Each request names the worktree and branch that asked:
+Files under the workspace's :attr:`~orchestrator.workspace.Workspace.approvals_dir` — the main worktree's
+``.orchestration/run/approvals/`` in a git worktree (:mod:`orchestrator.worktrees`; never the git dir, which a
+git-mode sandboxed command may write), shared by every worktree of the repository so one ``orch tui`` /
+``orch approvals`` serves them all; ``.orchestration/run/approvals/`` otherwise (runtime state, never committed). Each request names the worktree and branch that asked:
 
 ``<id>.request.json``   a pending request, written by the waiting hook process
 ``<id>.decision.json``  the person's decision (TUI/CLI), written atomically

@@ -195,10 +195,12 @@ def _git_dirty(root: str, skip: frozenset[str]) -> set[str] | None:
     """Paths ``git status`` reports as not clean (modified, deleted, untracked; not ignored), or None (no git)."""
     import subprocess
 
+    from orchestrator.gitcli import NO_FSMONITOR
+
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env["GIT_OPTIONAL_LOCKS"] = "0"  # a status must not rewrite the index (that would be a change of its own)
     try:
-        done = subprocess.run(["git", "-C", root, "status", "--porcelain", "-z", "-uall", "--no-renames",
+        done = subprocess.run(["git", *NO_FSMONITOR, "-C", root, "status", "--porcelain", "-z", "-uall", "--no-renames",
                                "--ignore-submodules=all"], capture_output=True, timeout=120, env=env)
     except (OSError, subprocess.SubprocessError):
         return None
@@ -323,7 +325,9 @@ def git_before(root: str, paths: list[str], sigs: dict[str, str], trust: frozens
         return {}
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     try:
-        out = subprocess.run(["git", "-C", root, "ls-files", "--debug", "-s", "-z", "--", *wanted],
+        from orchestrator.gitcli import NO_FSMONITOR
+
+        out = subprocess.run(["git", *NO_FSMONITOR, "-C", root, "ls-files", "--debug", "-s", "-z", "--", *wanted],
                              capture_output=True, timeout=10, env=env).stdout
     except (OSError, subprocess.SubprocessError):
         return {}

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 NAME = "selfguard"
 
-__all__ = ["GOVERNANCE", "NAME", "check", "hooks_pattern", "protected_by"]
+__all__ = ["GOVERNANCE", "NAME", "check", "hooks_pattern", "own_python_pattern", "protected_by"]
 
 def hooks_pattern(path: str, dirs: tuple[str, ...]) -> str | None:
     """The ``core.hooksPath`` directory (of ``dirs``, see :mod:`orchestrator.githooks`) that ``path`` falls
@@ -45,11 +45,35 @@ def _may_touch_hooks(call: Any) -> bool:
     return any(p.rpartition("/")[2] in githooks.HOOK_NAMES for p in call.resolved)
 
 
+#: per workspace root: orchestrator's own Python environment inside it (computed once per process)
+_OWN: dict[str, tuple[str, ...]] = {}
+
+
+def own_python_pattern(root: str, path: str) -> str | None:
+    """The pattern naming orchestrator's own Python environment (a project ``.venv`` it is installed in) when
+    ``path`` falls under it, is it, or contains it, or None.
+
+    A ``.pth`` file or a module written into that environment runs inside every later hook call, outside any
+    sandbox (redteam2): with a scope of ``**`` the Write tool could drop one. The orchestrator *package* of an
+    editable install is left out on purpose: it is the project's own source when orchestrator governs its own
+    development (the sandbox never grants it; a file tool may edit it like any source in scope)."""
+    dirs = _OWN.get(root)
+    if dirs is None:
+        from orchestrator.own_python import own_python
+
+        dirs = _OWN[root] = own_python(root, package=False)
+    for d in dirs:
+        if path == d or path.startswith(d + "/") or d.startswith(path + "/") or path == ".":
+            return f"orchestrator's own Python: {d}/**"
+    return None
+
+
 def check(ctx: Context) -> Verdict | None:
     call = ctx.call
     hook_dirs = githooks.hook_dirs(ctx.root) if call.resolved and _may_touch_hooks(call) else ()
     for path in call.resolved:
-        pattern = protected_by(path) or (hooks_pattern(path, hook_dirs) if hook_dirs else None)
+        pattern = (protected_by(path) or (hooks_pattern(path, hook_dirs) if hook_dirs else None)
+                   or own_python_pattern(ctx.root, path))
         if pattern is not None:
             return Verdict.deny(
                 "governance-file", NAME,

@@ -11,25 +11,9 @@ the environment the hook runs from would run, unsandboxed, at the next hook call
 
 from __future__ import annotations
 
-import os
-import sys
 from typing import Any
 
-
-def own_python(root: str) -> tuple[str, ...]:
-    """The directories the hook's own Python runs from that lie inside the workspace ``root``, relative to it: the
-    environment's prefix (``.venv``: its interpreter, ``site-packages`` and ``.pth`` files), every site directory
-    on ``sys.path``, and the ``orchestrator`` package itself (an editable install's source)."""
-    real = os.path.realpath(root)
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # orchestrator/ (this is sandbox/guard.py)
-    dirs = {sys.prefix, sys.exec_prefix, package}
-    dirs.update(p for p in sys.path if p and os.path.basename(p) in ("site-packages", "dist-packages"))
-    out = []
-    for d in dirs:
-        rd = os.path.realpath(d)
-        if rd.startswith(real + os.sep):
-            out.append(os.path.relpath(rd, real).replace(os.sep, "/"))
-    return tuple(sorted(out))
+from orchestrator.own_python import own_python
 
 
 def protected_in(root: str) -> Any:

@@ -36,6 +36,36 @@ def test_selfguard_refuses_governance_files_even_in_scope(ws: Path, path: str) -
     assert v.error["path"] == path
 
 
+@pytest.mark.parametrize("path, refused", [
+    (".venv/lib/python3.11/site-packages/zz.pth", True),  # would run inside every later hook call, unsandboxed
+    (".venv/lib/python3.11/site-packages/json/__init__.py", True),
+    (".venv/bin/python", True),
+    (".venv", True),  # replacing the environment as a whole
+    ("src/app.py", False),
+    (".venvs/other.txt", False),
+])
+def test_selfguard_refuses_orchestrators_own_python_environment_in_the_workspace(
+        ws: Path, monkeypatch: pytest.MonkeyPatch, path: str, refused: bool) -> None:
+    """orchestrator installed in the project's own ``.venv`` (redteam2): with scope ``**`` the Write tool could drop
+    a ``.pth`` into the environment the hook runs from. The sandbox never grants it (sandbox/guard.py); the file
+    tools are refused too."""
+    site = ws / ".venv" / "lib" / "python3.11" / "site-packages"
+    site.mkdir(parents=True)
+    monkeypatch.setattr("sys.prefix", str(ws / ".venv"))
+    monkeypatch.setattr("sys.exec_prefix", str(ws / ".venv"))
+    monkeypatch.setattr("sys.path", [*__import__("sys").path, str(site)])
+    (ws / ".orchestration" / "active_intents.yaml").write_text(
+        "active_intents:\n  - id: ALL\n    name: everything\n    status: IN_PROGRESS\n    owned_scope: ['**']\n")
+    gov = Governor(ws)
+    gov.select_intent("ALL", "s1")
+    v = pre(gov, "Write", file_path=path, content="x")
+    if refused:
+        assert v.decision == "deny" and v.error["type"] == "governance-file" and v.error["hook"] == "selfguard"
+        assert v.error["pattern"] == "orchestrator's own Python: .venv/**"
+    else:
+        assert v.decision == "allow", v.error
+
+
 @pytest.mark.parametrize("path", ["src/.claude/agents/a.md", "src/.github/workflows/ci.yml",
                                   "src/.cursor/rules/r.mdc", "src/notes/opencode.md"])
 def test_selfguard_leaves_nested_names_that_are_not_host_configuration(ws: Path, path: str) -> None:

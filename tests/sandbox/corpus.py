@@ -204,8 +204,9 @@ def check_launcher(wrapped: str) -> None:
     """The corpora run through the compiled launcher wherever a C compiler exists (orchestrator/sandbox/compiled.py):
     the escape, red-team and everyday results hold for the launcher hosts really run."""
     from orchestrator.sandbox import compiled
+    from orchestrator.sandbox.cwd import split
 
-    stub = wrapped.split(" ")[0]
+    stub = split(wrapped)[1].split(" ")[0]  # after the leading `cd` words the host's shell runs (sandbox/cwd.py)
     if shutil.which("cc") and os.path.basename(stub) == compiled.STUB:
         assert compiled.state(os.path.dirname(stub))[0] == "compiled", compiled.state(os.path.dirname(stub))
 
