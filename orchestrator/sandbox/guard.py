@@ -6,7 +6,10 @@ Selfguard refuses a named write there (:mod:`orchestrator.githooks`), but with a
 (``**``) Landlock granted it, and a script could plant a hook that the person's own, unsandboxed ``git commit`` runs
 later (red-team corpus, ``RT-hookspath-*``). Likewise a ``.pth`` file, a module or the interpreter itself planted in
 the environment the hook runs from would run, unsandboxed, at the next hook call (redteam2, ``R2-own-python``).
-:func:`protected_in` extends :func:`orchestrator.governance.protected_by` with those directories for one workspace.
+And another worktree of the repository that lies inside this one (``git worktree add src/wt``): its
+``.orchestration/`` holds its launcher, spec files and state, which its next wrapped command runs unsandboxed
+(:func:`nested_governance`). :func:`protected_in` extends :func:`orchestrator.governance.protected_by` with those
+directories for one workspace.
 """
 
 from __future__ import annotations
@@ -14,6 +17,19 @@ from __future__ import annotations
 from typing import Any
 
 from orchestrator.own_python import own_python
+
+
+def nested_governance(root: str) -> tuple[str, ...]:
+    """``<wt>/.orchestration`` of every other worktree of ``root``'s repository that lies inside ``root``, relative to
+    it (whether or not it exists yet: a created one would be trusted by that worktree's hooks too). Read from git's
+    registry without git (:func:`orchestrator.worktrees.worktrees`)."""
+    import os
+
+    from orchestrator.worktrees import worktrees
+
+    real = os.path.realpath(root)
+    return tuple(sorted(os.path.relpath(os.path.join(wt.path, ".orchestration"), real).replace(os.sep, "/")
+                        for wt in worktrees(real) if wt.path.startswith(real + os.sep)))
 
 
 def protected_in(root: str) -> Any:
@@ -29,7 +45,8 @@ def protected_in(root: str) -> Any:
     except Exception:  # noqa: BLE001 - an unreadable git config: the governance paths alone, as before
         hooks = ()
     python = own_python(root)
-    kept = hooks + python
+    # (a nested worktree's .orchestration is a governance path already: only its parents must be split)
+    kept = hooks + python + nested_governance(root)
 
     def check(rel: str) -> str | None:
         hit = protected_by(rel)
@@ -43,4 +60,4 @@ def protected_in(root: str) -> Any:
     return check
 
 
-__all__ = ["own_python", "protected_in"]
+__all__ = ["nested_governance", "own_python", "protected_in"]

@@ -119,3 +119,40 @@ def test_the_hooks_own_python_inside_the_workspace_is_not_granted(repo: tuple[Pa
     proc = subprocess.run(["/bin/bash", "-c", out["command"]], cwd=ws, env=env, capture_output=True, text=True)
     assert "Permission denied" in proc.stderr
     assert not (site / "zz.pth").exists() and (ws / "src" / "fine.txt").read_text() == "ok\n"
+
+
+@needs_landlock
+def test_a_worktree_inside_the_scope_keeps_its_launcher(repo: tuple[Path, Path]) -> None:
+    """``git worktree add build/wt``: a command of the outer worktree (scope ``build/**``…) cannot rewrite the inner
+    one's compiled launcher or specs in place — the inner worktree's next wrapped command would run the planted file
+    outside any sandbox (found in review: the launcher is trusted by inode, the spec by name)."""
+    from orchestrator import sandbox
+    from orchestrator.pipeline import Governor
+
+    base, ws = repo
+    env = corpus.env_for(base)
+    subprocess.run(["git", "worktree", "add", "-q", "build/wt", "-b", "feat"], cwd=ws, env=env, check=True)
+    inner = ws / "build" / "wt"
+
+    def wrapped(root: Path, command: str) -> str:
+        gov = Governor(root, approval_channel="deny")
+        plan = sandbox.plan_for(str(root), gov.policy, "s", gov.workspace.run_dir, corpus.SCOPE)
+        plan.prepare()
+        return plan.wrap(command)
+
+    wrapped(inner, "true")  # the inner worktree's launcher and a spec exist now
+    run = inner / ".orchestration" / "run" / "sandbox"
+    before = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()}
+    assert any(n.startswith("launcher-") for n in before) and any(n.endswith(".spec") for n in before)
+    real = os.path.realpath(ws)
+    grants = scope_grants(real, corpus.SCOPE)[0]
+    assert f"{real}/build/wt" not in grants
+    assert not any(g.startswith(f"{real}/build/wt/.orchestration") for g in grants)
+    attack = ("for f in build/wt/.orchestration/run/sandbox/*; do printf 'planted' > \"$f\"; done; "
+              "mkdir -p build/wt/.orchestration/run/x; echo ok > build/wt/README.md; echo ok > src/new.py")
+    proc = subprocess.run(["/bin/bash", "-c", wrapped(ws, attack)], cwd=ws, env=env, capture_output=True, text=True)
+    assert "Permission denied" in proc.stderr, proc.stderr
+    assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()} == before
+    assert not (inner / ".orchestration" / "run" / "x").exists()
+    # the rest of the scope stays writable (only the worktree's parents are granted child by child)
+    assert (ws / "src" / "new.py").read_text() == "ok\n" and (inner / "README.md").read_text() == "ok\n"
