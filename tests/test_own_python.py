@@ -38,3 +38,16 @@ def test_the_hook_client_drops_workspace_entries_from_its_path(tmp_path: Path) -
     entries = [str(ws / "src"), elsewhere, str(ws), hookclient._package_parent(), sys.prefix]
     assert hookclient.outside(str(ws), entries) == [elsewhere, hookclient._package_parent(), sys.prefix]
     assert hookclient.outside(None, entries) == entries
+
+
+def test_python_m_orchestrator_ignores_a_pythonpath_inside_its_working_directory(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    marker = tmp_path / "PWNED"
+    (ws / "src").mkdir(parents=True)
+    for name in ("json", "typing", "argparse"):  # what the CLI imports on its way to --version
+        (ws / "src" / f"{name}.py").write_text(f"open({str(marker)!r}, 'w').write({name!r})\n")
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONSAFEPATH"}, "PYTHONPATH": "src"}
+    proc = subprocess.run([sys.executable, "-m", "orchestrator", "--version"], cwd=ws, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert not marker.exists(), marker.read_text()

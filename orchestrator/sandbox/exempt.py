@@ -55,8 +55,11 @@ def cwd_only(sh: Any) -> bool:
 
 def exempt(sh: Any, command: str = "") -> str | None:
     """Why a shell command runs unwrapped on a host that wraps commands (``"cwd"``: a bare ``cd``), or None: wrapped.
-    ``command`` (the text) is accepted for exemptions that need it; none does since git runs in the sandbox."""
-    if cwd_only(sh):
+
+    ``command`` (the text the host's shell will run) must also be one line of printable characters: the exemption
+    rests on the parser and bash reading it alike, and a control character is where they part (``cd
+    src\\<CR><LF>CMD`` ran CMD bare; redteam2 R2-cr-*; the analyzer now parses as bash does too)."""
+    if cwd_only(sh) and not any(ch < " " or ch == "\x7f" for ch in command):
         return "cwd"
     return None
 

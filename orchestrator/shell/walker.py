@@ -30,10 +30,13 @@ def _analyze_into(source: str, acc: _Acc, ctx: _Ctx, depth: int) -> None:
     raw = source.encode("utf-8", "surrogatepass")
     # tree-sitter-bash 0.25 segfaults on some astral code points (e.g. "{" + U+DC8A0). Bash treats every
     # non-ASCII character as an ordinary word character, so we parse an ASCII shadow with the same byte
-    # length ("a" per byte) and read all node text from the original bytes by offset (_t).
-    shadow = raw if source.isascii() else b"".join(
-        c.encode("utf-8", "surrogatepass") if c < "\x80" else b"a" * len(c.encode("utf-8", "surrogatepass"))
-        for c in source)
+    # length ("a" per byte) and read all node text from the original bytes by offset (_t). The same for the
+    # control characters other than tab and newline: to bash a carriage return is a word character, while
+    # tree-sitter takes `\<CR><LF>` for a line continuation -- `cd src\<CR><LF>touch x` was one `cd` to the
+    # analyzer (exempt from the sandbox) and two commands to bash (redteam2 R2-cr-*).
+    shadow = raw if source.isascii() and not _CONTROL.search(source) else b"".join(
+        c.encode("utf-8", "surrogatepass") if c < "\x80" and not _CONTROL.match(c)
+        else b"a" * len(c.encode("utf-8", "surrogatepass")) for c in source)
     with _parse._LOCK:
         tree = parser.parse(shadow)
     root = tree.root_node
@@ -53,6 +56,8 @@ GIT_SSH GIT_SSH_COMMAND GIT_EXTERNAL_DIFF GIT_ASKPASS SSH_ASKPASS GIT_EXEC_PATH 
 LESSOPEN LESSCLOSE EDITOR VISUAL SUDO_EDITOR PERL5OPT PERL5LIB PERLLIB PYTHONPATH PYTHONSTARTUP PYTHONHOME
 PYTHONINSPECT NODE_OPTIONS NODE_PATH RUBYOPT RUBYLIB PROMPT_COMMAND IFS SHELLOPTS BASHOPTS PS4 GCONV_PATH
 BROWSER TERMINFO HOSTALIASES ZDOTDIR XDG_CONFIG_HOME HOME CDPATH""".split())
+#: ASCII control characters bash reads as word characters (all but tab and newline; NUL is refused above)
+_CONTROL = _LazyRe(r"[\x01-\x08\x0b-\x1f\x7f]")
 #: a whole word that is one positional parameter: "$@", $*, ${1}, "$2" (a function's arguments: _Walker.call)
 _POSITIONAL = _LazyRe(r'"?\$\{?([@*1-9])\}?"?')
 _SYSTEM_BIN_DIR = _LazyRe(r"^/(usr/(local/)?)?s?bin/?$|^/opt/homebrew/s?bin/?$")

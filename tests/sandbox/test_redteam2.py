@@ -75,7 +75,7 @@ KNOWN: dict[str, str] = {
                                                "the index's blob) — docs/security.md, git's object store and refs",
 }
 CLASSES = {"upload", "secret-read", "git-later", "bash-evaluation", "program-option", "governance", "hijack",
-           "control-flow", "links", "home", "outside-workspace", "outside-process"}
+           "control-flow", "links", "home", "outside-workspace", "outside-process", "parser-differential"}
 
 
 def make_template(base: Path) -> Path:

@@ -96,3 +96,16 @@ def test_destructive_semantics(cmd: str) -> None:
 ])
 def test_read_only_semantics(cmd: str) -> None:
     assert analyze(cmd).kind == "read_only", analyze(cmd)
+
+
+def test_a_carriage_return_is_a_word_character_as_in_bash() -> None:
+    """redteam2 R2-cr-*: tree-sitter took `\\<CR><LF>` for a line continuation, bash for an escaped CR and a newline:
+    `cd src\\<CR><LF>cp x README.md` was one bare `cd` (exempt from the sandbox) to the analyzer."""
+    from orchestrator.sandbox.exempt import exempt
+    from orchestrator.shell import analyze
+
+    hidden = analyze("echo hi\\\r\ngit push -f origin main")
+    assert "force-push" in hidden.risks, hidden
+    cmd = "cd src\\\r\ncp docs/plan.md README.md"
+    assert exempt(analyze(cmd), cmd) is None
+    assert exempt(analyze("cd src"), "cd src") == "cwd"

@@ -31,7 +31,8 @@ _PROGRAMS: dict[str, str] = {
     "archive": "7z 7za 7zr 7zz bsdtar bunzip2 bzip2 compression_tool gtar gunzip gzip lz4 lzma patch tar unxz unzip "
              "unzstd xz zip zstd",
     "net": "curl ftp gpg gpg2 ip iptables lftp nc ncat netcat openssl rsync scp sftp socat ssh telnet wget "
-           "dig nslookup host drill getent ping ping6 traceroute tracepath whois http https xh xhs",
+           "dig nslookup host drill getent ping ping6 traceroute tracepath whois http https xh xhs "
+           "mail mailx s-nail sendmail swaks mutt msmtp ngrok cloudflared lt localtunnel bore",
     "system": "ansible-test applesingle binhex codesign crontab csrutil date defaults diskutil dmesg dpkg dscl hdiutil "
              "hostname hostnamectl ifconfig journalctl kill killall lipo macbinary mdimport mdutil mkswap networksetup "
              "nvram open pkgutil pkill plutil pmset pre-commit prometheus qlmanage rpm sample say scutil "

@@ -119,6 +119,9 @@ def _git(run: _Run) -> None:
         return
     if sub in _GIT_NETWORK:
         _git_network(run, sub, rest)
+    if sub == "send-email" and not _has(opts, "--dry-run"):
+        run.flag("mutating", "git send-email mails patches to another host", "upload")
+        return
     from orchestrator.shell.rules.git_objects import reads_objects
 
     if reads_objects(sub, r):

