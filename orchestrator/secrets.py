@@ -44,6 +44,10 @@ DEFAULT_PATTERNS: tuple[str, ...] = (
     # other tools that keep a token in a file of their own
     "~/.cargo/credentials", "~/.cargo/credentials.toml", "~/.vault-token", "~/.pgpass", "~/.my.cnf",
     "~/.s3cfg", "~/.config/rclone/rclone.conf", "~/.config/hub", "~/.config/doctl/config.yaml",
+    "~/.claude.json", "~/.composer/auth.json", "~/.gem/credentials", "~/.boto", "~/.local/share/keyrings/**",
+    # shell and client histories: commands typed with a password or token in them
+    "~/.bash_history", "~/.zsh_history", "~/.psql_history", "~/.mysql_history", "~/.python_history",
+    "~/.node_repl_history", "~/.sqlite_history", "~/.rediscli_history",
     # token-bearing files wherever they are (a project's own .npmrc usually holds no token: not listed)
     ".netrc", "_netrc", ".git-credentials", "credentials.json", "service-account*.json",
     "*.tfstate", "*.tfstate.backup", "secrets.yml", "secrets.yaml", "master.key", "*.secret", "*.secrets",

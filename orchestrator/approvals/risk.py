@@ -22,7 +22,11 @@ RISK_CLASSES = (
 # (including writing a decision file), so their grants bind to the exact command
 _INTERPRETERS = frozenset({"python", "python3", "node", "bash", "sh", "zsh", "dash", "fish", "perl", "ruby", "php",
                            "deno", "bun", "npx", "uvx", "pipx", "eval", "exec", "xargs", "ssh", "docker", "kubectl",
-                           "osascript", "powershell", "pwsh", "lua", "Rscript", "java", "env"})
+                           "osascript", "powershell", "pwsh", "lua", "Rscript", "java", "env",
+                           # servers outside the sandbox that act on request (shell/rules/servers.py) and tunnels:
+                           # a "for this session" yes to `tmux new` must not cover a later `tmux send-keys`
+                           "tmux", "screen", "busctl", "dbus-send", "gdbus", "emacsclient", "nvim", "vim", "code",
+                           "podman", "ngrok", "cloudflared"})
 _COMPOUND = re.compile(r"[;&|`$<>()\n]")
 # programs whose first non-option argument is a subcommand worth keeping in a signature
 _MULTI = frozenset({"git", "npm", "pnpm", "yarn", "cargo", "go", "docker", "kubectl", "pip", "pip3", "uv",

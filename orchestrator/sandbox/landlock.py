@@ -72,7 +72,8 @@ READ_RIGHTS = READ_FILE | READ_DIR
 SECRET_ENV = ("*_TOKEN", "*_TOKEN_*", "TOKEN", "*_KEY", "*_KEY_*", "*_KEYS", "*APIKEY*", "*API_KEY*", "*SECRET*",
               "*PASSWORD*", "*PASSWD*", "*_PASS", "*_PWD", "*CREDENTIAL*", "*_AUTH", "*_AUTH_*", "*_PAT", "*COOKIE*",
               "*_SESSION", "*_SESSION_ID", "AWS_ACCESS_KEY_ID", "*_ACCESS_KEY*", "*_PRIVATE_*", "*_DSN",
-              "DATABASE_URL", "*_CONNECTION_STRING", "NETRC", "VAULT_*", "OP_SERVICE_ACCOUNT*")
+              "DATABASE_URL", "*_CONNECTION_STRING", "NETRC", "VAULT_*", "OP_SERVICE_ACCOUNT*", "*WEBHOOK*",
+              "*PASSPHRASE*", "*_JWT", "*_JWT_*")
 #: never scrubbed whatever the patterns say (not secrets; programs misbehave without them)
 ALWAYS_KEEP = ("PATH", "HOME", "PWD", "OLDPWD", "SHELL", "USER", "LOGNAME", "TERM", "LANG", "TMPDIR", "SSH_AUTH_SOCK")
 
@@ -321,7 +322,25 @@ def scrubbed(env: Mapping[str, str], patterns: Iterable[str] = SECRET_ENV,
     """The names in ``env`` a sandboxed command does not inherit: those matching ``patterns`` minus ``keep``."""
     keep_set = {k.upper() for k in (*ALWAYS_KEEP, *keep)}
     pats = tuple(patterns)
-    return sorted(n for n in env if n.upper() not in keep_set and any(_glob_match(p, n) for p in pats))
+    return sorted(n for n in env if n.upper() not in keep_set and pats
+                  and (any(_glob_match(p, n) for p in pats) or url_password(env[n])))
+
+
+def url_password(value: str) -> bool:
+    """Whether ``value`` carries a password in a URL's user info (``redis://:pw@host``, ``https://u:pw@h/``): a
+    credential whatever the variable is called (redteam2: ``REDIS_URL``, ``HTTP_PROXY``). An empty scrub list
+    (``sandbox.env_scrub: []``) turns this off too. The C launcher's ``url_password`` is the same test."""
+    start = value.find("://")
+    while start >= 0:
+        q = start + 3
+        colon = False
+        while q < len(value) and value[q] not in "/@?# ":
+            colon = colon or value[q] == ":"
+            q += 1
+        if colon and q < len(value) and value[q] == "@":
+            return True
+        start = value.find("://", start + 3)
+    return False
 
 
 class Options:

@@ -71,7 +71,8 @@ static const char *const SECRET_ENV[] = {
     "*_TOKEN", "*_TOKEN_*", "TOKEN", "*_KEY", "*_KEY_*", "*_KEYS", "*APIKEY*", "*API_KEY*", "*SECRET*",
     "*PASSWORD*", "*PASSWD*", "*_PASS", "*_PWD", "*CREDENTIAL*", "*_AUTH", "*_AUTH_*", "*_PAT", "*COOKIE*",
     "*_SESSION", "*_SESSION_ID", "AWS_ACCESS_KEY_ID", "*_ACCESS_KEY*", "*_PRIVATE_*", "*_DSN",
-    "DATABASE_URL", "*_CONNECTION_STRING", "NETRC", "VAULT_*", "OP_SERVICE_ACCOUNT*", NULL};
+    "DATABASE_URL", "*_CONNECTION_STRING", "NETRC", "VAULT_*", "OP_SERVICE_ACCOUNT*", "*WEBHOOK*",
+    "*PASSPHRASE*", "*_JWT", "*_JWT_*", NULL};
 /* END SECRET_ENV */
 /* BEGIN ALWAYS_KEEP (must equal landlock.ALWAYS_KEEP) */
 static const char *const ALWAYS_KEEP[] = {
@@ -246,6 +247,20 @@ static size_t count(const char *const *names) {
     return n;
 }
 
+/* A value carrying a password in a URL's user info (redis://:pw@host, https://u:pw@h/): a credential whatever the
+ * variable is called (landlock.url_password is the same test). */
+static int url_password(const char *v) {
+    for (const char *p = strstr(v, "://"); p; p = strstr(p + 3, "://")) {
+        const char *q = p + 3;
+        int colon = 0;
+        for (; *q && !strchr("/@?# ", *q); q++)
+            colon = colon || *q == ':';
+        if (colon && *q == '@')
+            return 1;
+    }
+    return 0;
+}
+
 /* The environment the command gets: secrets removed, TMPDIR and ORCH_SANDBOXED set. */
 static char **scrubbed_env(const opts_t *o, const char *tmp) {
     size_t n = 0;
@@ -266,7 +281,7 @@ static char **scrubbed_env(const opts_t *o, const char *tmp) {
         if (!in_names(e, nlen, ALWAYS_KEEP, count(ALWAYS_KEEP)) &&
             !in_names(e, nlen, (const char *const *)o->keep.items, o->keep.n))
             for (size_t p = 0; p < npats && !drop; p++)
-                drop = glob_match(pats[p], e, nlen);
+                drop = glob_match(pats[p], e, nlen) || (eq && url_password(eq + 1));
         if (!drop && !(env[k++] = strdup(e))) /* a copy: the original block may be wiped (wipe_environ_block) */
             return NULL;
     }

@@ -104,7 +104,12 @@ PROBES: list[tuple[str, list[str], str]] = [
     ("tmp-under-a-file", ["--tmp", "{root}/file/t"], "echo ran"),
 ]
 ENV = {"MY_API_KEY": "k1", "GITHUB_TOKEN": "t1", "PLAIN": "p", "PLAINER": "p2", "x_token": "t2", "gh_tok_x": "t3",
-       "HOME": "/h"}
+       "HOME": "/h", "MY_REDIS": "redis://:pw@cache:6379/0", "MY_PROXY": "http://u:pw@proxy:3128",
+       "MY_SITE": "https://example.com:8443/a@b", "MY_GIT": "git@github.com:o/r.git", "MY_USER_URL": "ftp://anon@h/",
+       "MY_HOOK_WEBHOOK_URL": "https://hooks.example/x", "MY_GPG_PASSPHRASE": "pp", "MY_JWT": "j"}
+#: what the URL test keeps (a port, an @ in the path, ssh-style, a user with no password) and drops
+KEPT = "MY_GIT=git@github.com:o/r.git\n"
+URL_CREDENTIALS = "MY_PROXY=http://u:pw@proxy:3128\nMY_REDIS=redis://:pw@cache:6379/0\n"
 
 
 def run_probe(root: Path, stub: Path, opts: list[str], command: str, port: int,
@@ -151,9 +156,17 @@ def test_both_launchers_give_the_same_outcome(tmp_path: Path, binary: str, liste
     code, out, disk = outcomes["compiled"]
     expected = {"scope": (0, "rc=1\ndone\n"), "exit-code": (7, "out\n"), "net-deny": (0, "13\n"),
                 "net-port": (0, "0\n"), "net-other-port": (0, "13\n"), "net-allow": (0, "0\n"),
-                "env-none": (0, "GITHUB_TOKEN=t1\nMY_API_KEY=k1\nPLAIN=p\nPLAINER=p2\ngh_tok_x=t3\nx_token=t2\n"),
-                "env-policy": (0, "GITHUB_TOKEN=t1\nMY_API_KEY=k1\n"),
-                "env-default": (0, "HOME=/h\nORCH_SANDBOXED=1\nPLAIN=p\nPLAINER=p2\ngh_tok_x=t3\n")}
+                # an empty scrub list keeps everything, URL credentials included
+                "env-none": (0, "GITHUB_TOKEN=t1\nMY_API_KEY=k1\n" + KEPT + "MY_GPG_PASSPHRASE=pp\n"
+                             "MY_HOOK_WEBHOOK_URL=https://hooks.example/x\nMY_JWT=j\n" + URL_CREDENTIALS +
+                             "MY_SITE=https://example.com:8443/a@b\nMY_USER_URL=ftp://anon@h/\n"
+                             "PLAIN=p\nPLAINER=p2\ngh_tok_x=t3\nx_token=t2\n"),
+                # the policy's own patterns: a password in a URL is still dropped
+                "env-policy": (0, "GITHUB_TOKEN=t1\nMY_API_KEY=k1\n" + KEPT + "MY_GPG_PASSPHRASE=pp\n"
+                               "MY_HOOK_WEBHOOK_URL=https://hooks.example/x\nMY_JWT=j\n"
+                               "MY_SITE=https://example.com:8443/a@b\nMY_USER_URL=ftp://anon@h/\n"),
+                "env-default": (0, "HOME=/h\n" + KEPT + "MY_SITE=https://example.com:8443/a@b\n"
+                                "MY_USER_URL=ftp://anon@h/\nORCH_SANDBOXED=1\nPLAIN=p\nPLAINER=p2\ngh_tok_x=t3\n")}
     if name in expected:
         assert (code, out) == expected[name]
     if name in ("bad-option", "no-value", "bad-net", "net-out-of-range", "tmp-under-a-file"):

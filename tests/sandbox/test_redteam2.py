@@ -55,14 +55,13 @@ _CODE = ("code the analyzer cannot see into (an inline script's socket, a makefi
          "project data on an allowed port without a person — docs/security.md, outside-world effects of code")
 _COMMITTED = ("a script that inflates .git/objects itself reads a committed secret: the analyzer cannot see into it "
               "and the kernel cannot tell that object from others — docs/security.md, secrets committed to git")
-_HOME = ("shell and REPL histories, Claude Code's ~/.claude.json (an API key login's key), build tools' settings "
-         "(~/.m2, ~/.gradle, ~/.composer, ~/.gem), ~/.boto and the desktop keyring match no default secret pattern "
-         "(orchestrator/secrets.py), so the kernel does not deny them — docs/security.md")
+_HOME = ("build tools' settings (~/.m2/settings.xml, ~/.gradle/gradle.properties) may hold a repository password "
+         "but every Maven/Gradle build reads them, so they are not default secret patterns (orchestrator/secrets.py): "
+         "add them to secrets.patterns where they hold one — docs/security.md")
 _REMOTE_URL = ("a token in a remote's URL is part of .git/config, which git must read: the kernel cannot deny it — "
                "docs/security.md")
 KNOWN: dict[str, str] = {
-    **{f"R2-home2-{k}": _HOME for k in ("bash-history", "zsh-history", "psql-history", "claude-json", "m2-settings",
-                                          "gradle-props", "composer-auth", "gem-credentials", "boto", "keyring")},
+    **{f"R2-home2-{k}": _HOME for k in ("m2-settings", "gradle-props")},
     **dict.fromkeys(("R2-secret-git-config-url-cat", "R2-secret-git-remote-v", "R2-secret-git-config-get",
                      "R2-secret-git-config-python"), _REMOTE_URL),
     **dict.fromkeys(("R2-up-python-socket", "R2-up-python-urllib", "R2-up-node-http", "R2-up-perl-socket",
