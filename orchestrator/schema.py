@@ -153,6 +153,10 @@ class SandboxPolicy(BaseModel):
     # TCP (Landlock ABI >= 4): "allow", "deny", or the ports a command may connect to (orchestrator/sandbox/network.py
     # says why these: package registries and git remotes, and no unprivileged local listener)
     network: Literal["allow", "deny"] | list[int] = Field(default_factory=lambda: [22, 53, 80, 443])
+    # each command in its own PID namespace with a fresh /proc (other processes' environment out of reach; what a
+    # command leaves running ends with it). false: background servers outlive the command, /proc/PID/environ of
+    # the agent's processes is readable again (docs/security.md)
+    pid_namespace: bool = True
 
     @field_validator("network")
     @classmethod

@@ -342,8 +342,8 @@ def plan_for(root: str, policy: Any, session_id: str, run_dir: Any, owned_scope:
 
 
 def env_options(policy: Any) -> list[str]:
-    """The launcher's options for policy ``sandbox.env_scrub`` / ``env_keep``: none while they are the built-in
-    lists (the launcher knows them: the command line stays short)."""
+    """The launcher's options for policy ``sandbox.env_scrub`` / ``env_keep`` / ``pid_namespace``: none while they
+    are the defaults (the launcher knows them: the command line stays short)."""
     from orchestrator.sandbox.landlock import SECRET_ENV
 
     sb = getattr(policy, "sandbox", None)
@@ -354,6 +354,8 @@ def env_options(policy: Any) -> list[str]:
         opts += [o for pat in scrub for o in ("--env-scrub", pat)] or ["--env-scrub", ""]
     for name in keep:
         opts += ["--env-keep", name]
+    if not getattr(sb, "pid_namespace", True):
+        opts += ["--pidns", "off"]  # processes a command leaves running outlive it (docs/security.md)
     return opts
 
 

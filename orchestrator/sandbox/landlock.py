@@ -414,7 +414,7 @@ def _parse(argv: list[str], spec_dir: str | None = None) -> Options:
                 opts.scrub = []
             if value:
                 opts.scrub.append(value)
-        elif a in ("--net", "--git"):
+        elif a in ("--net", "--git", "--pidns"):
             opts.extra.setdefault(a, []).append(value)
         else:
             raise ValueError(f"unknown option {a!r}")
@@ -457,8 +457,13 @@ def main(argv: list[str] | None = None, spec_dir: str | None = None) -> int:
             sys.stderr.write(f"orchestrator sandbox: cannot snapshot the git dir ({exc}); the command was NOT run\n")
             return EXIT_SETUP
         writable.extend(guard.roots)
+    off = opts.extra.get("--pidns", ["on"])[-1]
+    if off not in ("on", "off"):
+        sys.stderr.write(f"orchestrator sandbox: malformed --pidns value {off!r} (on or off)\n")
+        return EXIT_SETUP
     pidns = _sibling("pidns")
-    isolated = pidns.enter()  # other processes out of sight (pidns.py); False: the kernel refused, run as before
+    # other processes out of sight (pidns.py); False: the kernel refused, or policy sandbox.pid_namespace: false
+    isolated = off == "on" and pidns.enter()
     if isolated:
         code = pidns.split()
         if code is not None:

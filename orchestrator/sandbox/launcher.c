@@ -117,9 +117,10 @@ typedef struct {
     int scrub_given; /* --env-scrub seen: the policy's list replaces SECRET_ENV ('' entries: none) */
     const char *tmp, *net, *command;
     int git;
+    int no_pidns; /* --pidns off: policy sandbox.pid_namespace: false */
 } opts_t;
 
-static const char *KNOWN_OPTS = "-w -r -W --env-keep --tmp --env-scrub --net --git";
+static const char *KNOWN_OPTS = "-w -r -W --env-keep --tmp --env-scrub --net --git --pidns";
 
 /* Parses the options (the spec's, then the command line's after ID). 0 on success, else a message was printed. */
 static int parse(char **args, size_t n, opts_t *o) {
@@ -152,7 +153,11 @@ static int parse(char **args, size_t n, opts_t *o) {
             o->net = v;
         else if (strcmp(a, "--git") == 0)
             o->git = 1;
-        else
+        else if (strcmp(a, "--pidns") == 0) {
+            if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
+                return fail("malformed --pidns value '%s' (on or off)", v), -1;
+            o->no_pidns = strcmp(v, "off") == 0;
+        } else
             return fail("unknown option '%s' (known: %s)", a, KNOWN_OPTS), -1;
     }
     return fail("missing -- COMMAND"), -1;
@@ -667,7 +672,7 @@ int main(int argc, char **argv) {
     char **env = scrubbed_env(&o, o.tmp);
     if (!env)
         return fail("out of memory");
-    int pidns = enter_pidns();
+    int pidns = o.no_pidns ? 0 : enter_pidns();
     if (pidns) {
         forward_signals();
         block_forwarded(); /* until each process knows whom to pass them to (the init: run_init) */

@@ -23,6 +23,7 @@ import pytest
 from orchestrator import sandbox
 from orchestrator.sandbox import compiled, landlock
 from tests.sandbox.conftest import Host, needs_landlock
+from tests.sandbox.test_pidns import _can_isolate as pidns_available
 
 pytestmark = [needs_landlock, pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")]
 GIT_ENV = {"GIT_AUTHOR_NAME": "a", "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAME": "a", "GIT_COMMITTER_EMAIL": "a@x",
@@ -98,6 +99,10 @@ PROBES: list[tuple[str, list[str], str]] = [
     ("net-other-port", ["--net", "1,2"], "CONNECT"),
     ("net-allow", ["--net", "allow"], "CONNECT"),
     ("bad-option", ["--bogus", "x"], "echo ran"),
+    # policy sandbox.pid_namespace: false (the command sees the host's pids; what it leaves running outlives it)
+    ("pidns-default", ["-w", "/dev/null"], "[ $$ -gt 2 ] && echo host || echo ns"),
+    ("pidns-off", ["--pidns", "off", "-w", "/dev/null"], "[ $$ -gt 2 ] && echo host || echo ns"),
+    ("pidns-bad", ["--pidns", "maybe"], "echo ran"),
     ("no-value", ["-w"], "echo ran"),
     ("bad-net", ["--net", "22x"], "echo ran"),
     ("net-out-of-range", ["--net", "70000"], "echo ran"),
@@ -169,7 +174,9 @@ def test_both_launchers_give_the_same_outcome(tmp_path: Path, binary: str, liste
                                 "MY_USER_URL=ftp://anon@h/\nORCH_SANDBOXED=1\nPLAIN=p\nPLAINER=p2\ngh_tok_x=t3\n")}
     if name in expected:
         assert (code, out) == expected[name]
-    if name in ("bad-option", "no-value", "bad-net", "net-out-of-range", "tmp-under-a-file"):
+    if name in ("pidns-default", "pidns-off") and pidns_available():
+        assert out == ("ns\n" if name == "pidns-default" else "host\n")
+    if name in ("bad-option", "no-value", "bad-net", "net-out-of-range", "tmp-under-a-file", "pidns-bad"):
         assert code == landlock.EXIT_SETUP
     if name == "scope":
         assert disk["out/f"] == "old\n" and "out/x" not in disk and disk["in/x"] == "a\n"

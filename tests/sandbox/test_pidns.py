@@ -159,3 +159,23 @@ def test_a_refused_namespace_leaves_the_command_running_as_before(launcher: str)
         assert pid != "pid=2" and rc == "rc=1", proc.stdout  # no namespace; the write still refused by Landlock
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_policy_off_lets_a_background_server_outlive_the_command(sws: Path, kind: str,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """``sandbox.pid_namespace: false`` (review: `nohup npm run dev &` in one call, `curl` in the next): the launcher
+    gets ``--pidns off``, the command sees the host's pids, and what it leaves running is still there after it."""
+    policy = sws / ".orchestration" / "policy.yaml"
+    policy.write_text(policy.read_text() + "  pid_namespace: false\n")
+    marker = f"{os.getpid()}.{len(kind)}29"
+    command = wrapped(sws, kind, f"nohup sleep {marker} >/dev/null 2>&1 & echo pid=$$", monkeypatch)
+    from orchestrator import sandbox
+
+    assert (sandbox.options_of(command) or [])[-2:] == ["--pidns", "off"]
+    proc = host_run(sws, command)
+    try:
+        assert proc.returncode == 0 and proc.stdout.startswith("pid=") and proc.stdout != "pid=2\n", proc.stderr
+        assert _running(f"sleep\0{marker}")
+    finally:
+        subprocess.run(["pkill", "-f", f"^sleep {marker}$"], check=False)
