@@ -42,6 +42,19 @@ def _orch(root: Path, *args: str) -> None:
     assert proc.returncode == 0, proc.stderr
 
 
+def _app_repo(tmp_path: Path) -> Path:
+    """A git repository with ``src/app.py``, orchestrator initialised with INTENTS and installed for Claude Code."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "src").mkdir()
+    (root / "src" / "app.py").write_text("x = 1\n")
+    _orch(root, "init")
+    (root / ".orchestration" / "active_intents.yaml").write_text(INTENTS)
+    _orch(root, "install", "claude-code")
+    return root
+
+
 def test_script_cannot_write_outside_the_scope_and_pytest_runs_unasked(claude_bin: Path, tmp_path: Path) -> None:
     root = tmp_path / "repo"
     root.mkdir()
@@ -128,14 +141,7 @@ def test_an_upload_asks_a_person_and_sends_nothing(claude_bin: Path, tmp_path: P
     nothing."""
     import socket
 
-    root = tmp_path / "repo"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    (root / "src").mkdir()
-    (root / "src" / "app.py").write_text("x = 1\n")
-    _orch(root, "init")
-    (root / ".orchestration" / "active_intents.yaml").write_text(INTENTS)
-    _orch(root, "install", "claude-code")
+    root = _app_repo(tmp_path)
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(4)
@@ -178,14 +184,7 @@ def test_a_leading_cd_persists_to_the_next_bash_call(claude_bin: Path, tmp_path:
     """Claude Code keeps one working directory across Bash calls. The wrapped ``cd src && pwd`` keeps its leading
     ``cd`` in Claude Code's shell (orchestrator/sandbox/cwd.py), so the next call runs in ``src`` as it would
     ungoverned, while ``pwd`` itself ran in the kernel."""
-    root = tmp_path / "repo"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    (root / "src").mkdir()
-    (root / "src" / "app.py").write_text("x = 1\n")
-    _orch(root, "init")
-    (root / ".orchestration" / "active_intents.yaml").write_text(INTENTS)
-    _orch(root, "install", "claude-code")
+    root = _app_repo(tmp_path)
     api = FakeAnthropic([
         [ToolUse("mcp__orchestrator__select_active_intent", {"intent_id": "INT-1"}, id="select")],
         [ToolUse("Bash", {"command": "cd src && echo sandboxed=$ORCH_SANDBOXED", "description": "cd"}, id="cd")],

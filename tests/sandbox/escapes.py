@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import socket
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,18 @@ KNOWN: dict[str, str] = {}
 
 def load() -> list[dict[str, str]]:
     return corpus.load("sandbox_escapes")
+
+
+def project_for(make: Callable[[Path], Path]) -> Iterator[tuple[Path, Path, Listener]]:
+    """The body of a corpus module's ``project`` fixture: a base directory, the template ``make`` builds in it, and
+    a listener standing in for an attacker; all removed afterwards."""
+    base = corpus.new_base()
+    listener = Listener()
+    try:
+        yield base, make(base), listener
+    finally:
+        listener.close()
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def make_template(base: Path) -> Path:

@@ -8,13 +8,12 @@ was stopped): ``python bench/bench_escapes.py``.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.sandbox import corpus, escapes
+from tests.sandbox import escapes
 from tests.sandbox.conftest import needs_landlock
 
 pytestmark = needs_landlock
@@ -26,13 +25,7 @@ CLASSES = {"named", "shell-string", "runs-code", "embedded-language", "program-o
 
 @pytest.fixture(scope="module")
 def project() -> Iterator[tuple[Path, Path, escapes.Listener]]:
-    base = corpus.new_base()
-    listener = escapes.Listener()
-    try:
-        yield base, escapes.make_template(base), listener
-    finally:
-        listener.close()
-        shutil.rmtree(base, ignore_errors=True)
+    yield from escapes.project_for(escapes.make_template)
 
 
 def test_the_corpus_covers_every_class_of_the_issue() -> None:

@@ -10,7 +10,6 @@ counts as a bypass. Known gaps are strict xfails, each listed in docs/security.m
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -52,13 +51,7 @@ def make_template(base: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def project() -> Iterator[tuple[Path, Path, escapes.Listener]]:
-    base = corpus.new_base()
-    listener = escapes.Listener()
-    try:
-        yield base, make_template(base), listener
-    finally:
-        listener.close()
-        shutil.rmtree(base, ignore_errors=True)
+    yield from escapes.project_for(make_template)
 
 
 def _param(entry: dict[str, str]) -> object:

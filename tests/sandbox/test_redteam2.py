@@ -16,7 +16,6 @@ Known gaps are strict xfails with the reason; each is in docs/security.md "What 
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -96,13 +95,7 @@ def make_template(base: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def project() -> Iterator[tuple[Path, Path, escapes.Listener]]:
-    base = corpus.new_base()
-    listener = escapes.Listener()
-    try:
-        yield base, make_template(base), listener
-    finally:
-        listener.close()
-        shutil.rmtree(base, ignore_errors=True)
+    yield from escapes.project_for(make_template)
 
 
 def test_the_corpus_is_well_formed() -> None:
