@@ -46,6 +46,14 @@ def load() -> list[dict[str, str]]:
     return corpus.load("sandbox_escapes")
 
 
+def write_files(under: Path, files: dict[str, str]) -> None:
+    """Write ``files`` (relative path -> text) beneath ``under``, making their directories (a fake home's secrets)."""
+    for rel, text in files.items():
+        p = under / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+
+
 def project_for(make: Callable[[Path], Path]) -> Iterator[tuple[Path, Path, Listener]]:
     """The body of a corpus module's ``project`` fixture: a base directory, the template ``make`` builds in it, and
     a listener standing in for an attacker; all removed afterwards."""

@@ -37,10 +37,7 @@ KNOWN: dict[str, str] = {  # none left: issue 21's last round closed them (docs/
 
 def make_template(base: Path) -> Path:
     root = escapes.make_template(base)
-    for rel, text in HOME_SECRETS.items():
-        p = base / "home" / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
+    escapes.write_files(base / "home", HOME_SECRETS)
     (root / "config").mkdir()
     (root / "config" / "deploy.pem").write_text("-----BEGIN KEY-----\nCORPUS-SECRET-SSH-7f3a\n-----END KEY-----\n")
     env = corpus.env_for(base)

@@ -78,10 +78,7 @@ CLASSES = {"upload", "secret-read", "git-later", "bash-evaluation", "program-opt
 
 def make_template(base: Path) -> Path:
     root = test_redteam.make_template(base)
-    for rel, text in AGENT_SECRETS.items():
-        p = base / "home" / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
+    escapes.write_files(base / "home", AGENT_SECRETS)
     (root / "docs" / "plan.md").write_text(f"{PLAIN} the roadmap\n")
     env = corpus.env_for(base)
     # a token in a remote's URL, as `git clone https://user:TOKEN@host/...` leaves it in .git/config
