@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -294,10 +295,13 @@ def record(gov: Any, call: Any, result: ToolResult | None = None) -> dict | None
         _release_too(call, [p for p in swaps.values() if p])
     single = len(targets) == 1
     changes: list[dict] = []
-    written_before: dict[str, dict | None] = {}
     for path in targets:
         before = (snap or {}).get("files", {}).get(path) if path not in found else found[path]
-        if single and result is not None and result.pre_image_known:
+        if path in swaps:
+            # where a swapped-in link led: what the file held before is not known to the engine (the tool's own
+            # pre-image names the content the agent may have put there: never trusted for it)
+            before = None
+        elif single and result is not None and result.pre_image_known:
             # the tool told us the pre-image: trust it over a (possibly missing) capture
             orig = result.original
             if result.created or orig is None:
@@ -307,12 +311,10 @@ def record(gov: Any, call: Any, result: ToolResult | None = None) -> dict | None
                           "sha256": hashlib.sha256(orig.encode("utf-8", "surrogateescape")).hexdigest()}
         after = preimage.snap_file(root / path)
         ch = _file_change(path, before, after, result.hunks if single and result is not None else None)
-        if path in swaps:
-            written_before[path] = before
         if ch is not None:
             changes.append(ch)
     changes = _detect_renames(changes)
-    restored = swap.restore(str(root), swaps, written_before, (snap or {}).get("files", {})) if swaps else []
+    put_back = swap.restore(str(root), swaps, (snap or {}).get("files", {}), _may_write(gov, call)) if swaps else {}
     try:
         if not changes:
             return None
@@ -335,8 +337,7 @@ def record(gov: Any, call: Any, result: ToolResult | None = None) -> dict | None
                 ns["removed"] = removed
         if swaps:
             # ...except a write through a swapped link: undone where its pre-image is known (post/swap.py)
-            ns["swapped"] = [{"written": w, "allowed": a, "restored": w in restored,
-                              "allowed_restored": a is not None and a in restored} for w, a in swaps.items()]
+            ns["swapped"] = [_swapped(w, a, put_back) for w, a in swaps.items()]
         tuid = _get(call, "tool_use_id")
         dedupe = f'"tool_use_id":{json.dumps(str(tuid))}' if tuid else (f'"call_id":{json.dumps(key)}' if key
                                                                         else None)
@@ -345,6 +346,35 @@ def record(gov: Any, call: Any, result: ToolResult | None = None) -> dict | None
                              signer=signer, anchor=anchor)
     finally:
         preimage.cleanup(gov, call, key)
+
+
+def _swapped(written: str, allowed: str | None, put_back: dict[str, str]) -> dict[str, Any]:
+    """One swap as the record tells it: the written path is never restored (post/swap.py)."""
+    entry: dict[str, Any] = {"written": written, "allowed": allowed, "restored": False,
+                             "allowed_restored": allowed is not None and put_back.get(allowed) == "restored"}
+    outcome = put_back.get(allowed) if allowed is not None else None
+    if outcome not in (None, "restored", swap.UNCHANGED):
+        entry["allowed_refused"] = outcome
+    return entry
+
+
+def _may_write(gov: Any, call: Any) -> Callable[[str], bool]:
+    """Whether the post-hook may put a file back at ``rel``: not a governance path, and inside the call's intent's
+    scope (the pre-hook allowed the write there; checked again, lexically, since the restore must not trust it)."""
+    from ..governance import protected_by
+
+    intent = None
+    iid = _get(call, "intent_id")
+    if iid:
+        try:
+            intent = gov.intents().get(str(iid))
+        except Exception:  # noqa: BLE001 — a broken intents file: nothing is owned, nothing is written
+            intent = None
+
+    def may(rel: str) -> bool:
+        return protected_by(rel) is None and intent is not None and bool(intent.owns(rel))
+
+    return may
 
 
 def _release_too(call: Any, paths: list[str]) -> None:
