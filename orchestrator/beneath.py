@@ -101,7 +101,7 @@ def read(root: str | os.PathLike[str], rel: str) -> bytes | None:
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise Refused(rel, "not-a-file")
-            chunks = []
+            chunks: list[bytes] = []
             while True:
                 chunk = os.read(fd, 1 << 20)
                 if not chunk:
