@@ -237,7 +237,7 @@ def test_a_sandboxed_script_cannot_restore_its_own_original_file_through_links(w
     assert (ws / "README.md").read_text() == README, done.stdout + done.stderr
     assert not (ws / ".mcp.json").exists()
     assert (ws / ".gitattributes").read_text() == GITATTRIBUTES
-    assert len(refusals(ws)) == 6  # three Pre and three Post frames, each refused
+    assert len(refusals(ws)) == 6, done.stdout + done.stderr  # three Pre and three Post frames, each refused
 
 
 @needs_landlock
