@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import diffing
+from ..errors import OrchestratorError
 from ..models import ToolResult
 from . import preimage, revert, swap
 from .preimage import MAX_DIR_FILES, MAX_TEXT_BYTES, capture
@@ -53,7 +54,8 @@ class _LazyClassify:
 
 _cls = _LazyClassify()
 
-__all__ = ["capture", "record", "build_record", "warning", "TOOL_NAME", "MAX_TEXT_BYTES", "MAX_DIR_FILES"]
+__all__ = ["capture", "record", "build_record", "warning", "Unpaired", "TOOL_NAME", "MAX_TEXT_BYTES",
+           "MAX_DIR_FILES"]
 
 TOOL_NAME = "orchestrator"
 #: Hunks are stored (for blame's line tracking) up to this many per file.
@@ -279,6 +281,7 @@ def record(gov: Any, call: Any, result: ToolResult | None = None) -> dict | None
         raise TypeError(f"trace.record takes an orchestrator.models.ToolResult, not {type(result).__name__}")
     key = preimage.key_of(call)
     snap = preimage.load_capture(gov, key)
+    unpaired = _check_pairing(snap, call, key)
     root = Path(gov.workspace.root)
     targets = list((snap or {}).get("files", {}).keys())
     for t in preimage.targets(gov, call):
@@ -325,6 +328,8 @@ def record(gov: Any, call: Any, result: ToolResult | None = None) -> dict | None
                 outside = sorted({*outside, c["path"]})
         rec = build_record(gov, call, changes)
         ns = rec["metadata"][_ns_key()]
+        if unpaired:
+            ns["unpaired"] = True  # no pre-hook could be matched with this call (the agent's post names no id)
         if scanned is not None:
             ns["scan"] = scanned
         if outside:
@@ -346,6 +351,35 @@ def record(gov: Any, call: Any, result: ToolResult | None = None) -> dict | None
                              signer=signer, anchor=anchor)
     finally:
         preimage.cleanup(gov, call, key)
+
+
+class Unpaired(OrchestratorError):
+    """A mutating post-hook event that no pre-hook of the same session allowed: nothing is recorded, restored or
+    stamped for it (issue 28: a forged PostToolUse must not become a record signed with the machine's key)."""
+
+    type = "post-unpaired"
+
+
+def _check_pairing(snap: dict | None, call: Any, key: str | None) -> bool:
+    """Whether the post-hook may act on ``call``: its pre-hook's capture names the same session and tool. Raises
+    :class:`Unpaired` when not (a capture of another session is left in place for that session's own post). Returns
+    True for a post that cannot be paired by design (``call.pairless``: the agent's event carries no id, Cursor's
+    ``afterFileEdit``) and found no capture: it is recorded, flagged ``unpaired``."""
+    if snap is None:
+        if _get(call, "pairless"):
+            return True
+        raise Unpaired("no pre-hook allowed this call: the post-hook event is not acted on",
+                       hint="every mutating call passes the pre-hook first; a post-hook event with an id no pre-hook "
+                            "saw (or none at all) is refused", session=_get(call, "session_id"),
+                       tool=_get(call, "tool"), tool_use_id=key)
+    if snap.get("session", _get(call, "session_id")) != _get(call, "session_id") or \
+            snap.get("tool", _get(call, "tool")) != _get(call, "tool"):
+        if key is not None:
+            preimage.keep(key, snap)
+        raise Unpaired(f"the pre-hook of this call id allowed another session's {snap.get('tool')} call",
+                       hint="a session's events change that session only", session=_get(call, "session_id"),
+                       tool=_get(call, "tool"), tool_use_id=key)
+    return False
 
 
 def _swapped(written: str, allowed: str | None, put_back: dict[str, str]) -> dict[str, Any]:
