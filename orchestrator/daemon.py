@@ -395,6 +395,10 @@ def serve(root: str | os.PathLike[str], *, idle_timeout: float | None = None, wa
     # The approval channel comes with each request (the hook client forwards its ORCH_* variables); the daemon's own
     # environment, inherited from whichever hook started it, must not override later callers' choice.
     os.environ.pop("ORCH_APPROVAL_CHANNEL", None)
+    if os.environ.get("ORCH_SANDBOXED"):
+        # a hook client inside a sandboxed command found no daemon: one started from there would share the
+        # command's namespaces and no_new_privs, and so serve sandboxed peers; the host's own hooks start the daemon
+        return 0
     daemon = Daemon(root, idle_timeout=idle_timeout)
     if not daemon.acquire():
         return 0

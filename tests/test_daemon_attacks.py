@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -296,3 +297,27 @@ def test_the_hook_client_is_still_served_by_the_daemon(ws: Path) -> None:
                           text=True, cwd=ws, env={**ENV, "ORCH_NO_DAEMON": "1"}, timeout=60)
     assert (done.returncode, done.stdout) == (0, ""), done.stderr
     assert refusals(ws) == []
+
+
+@pytest.mark.skipif(not shutil.which("setpriv"), reason="needs setpriv(1)")
+def test_a_refused_hook_client_evaluates_in_process_and_starts_no_daemon(ws: Path) -> None:
+    """A hook client the daemon will not serve (here: no_new_privs set, as under the launcher) still gets its
+    answer, in-process with its own rights, and does not try to start another daemon."""
+    select(ws, SESSION)
+    start_daemon(ws)
+    event = {"session_id": SESSION, "cwd": str(ws), "hook_event_name": "PreToolUse", "tool_name": "Write",
+             "tool_input": {"file_path": str(ws / "README.md"), "content": "x"}, "tool_use_id": "toolu_nnp"}
+    done = subprocess.run(["setpriv", "--no-new-privs", sys.executable, "-S", str(CLIENT), "claude-code"],
+                          input=json.dumps(event), capture_output=True, text=True, cwd=ws, env=ENV, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["hookSpecificOutput"]["permissionDecision"] == "deny"  # out of scope
+    assert [e["type"] for e in refusals(ws)] == ["peer-refused"]
+    assert not (ws / ".orchestration" / "run" / "orch.spawn").exists()
+
+
+def test_no_daemon_is_started_from_inside_a_sandboxed_command(ws: Path) -> None:
+    """Its peers would share its namespaces and no_new_privs: a daemon started there would serve the sandbox."""
+    done = subprocess.run([sys.executable, "-m", "orchestrator", "serve", "--root", str(ws)],
+                          env={**ENV, "ORCH_SANDBOXED": "1"}, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert not daemon.socket_path(ws).exists() and not (ws / ".orchestration" / "run" / "orch.lock").exists()
