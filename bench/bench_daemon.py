@@ -7,7 +7,7 @@ post-hook process, an allowed ``Read``):
 - one request/answer on the Unix socket of a real ``orch serve`` (what the stdlib hook client waits for), which
   includes the daemon's check of its peer (issue 28), also timed alone.
 
-The governance and session files are aged past the racy-key window first (orchestrator.fsutil.RACY_NS), as they
+The governance and session files are aged past the racy-key window first (orchestrator.core.fsutil.RACY_NS), as they
 are in real use. The whole hook process (interpreter start, client imports, this) is bench/bench_hook.py.
 
 Usage: PYTHONPATH=. python bench/bench_daemon.py [-n 2000]
@@ -31,9 +31,10 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from _util import governed, report  # noqa: E402
 
-from orchestrator import daemon, hookclient  # noqa: E402
-from orchestrator.fsutil import RACY_NS  # noqa: E402
-from orchestrator.pipeline import Governor  # noqa: E402
+from orchestrator import hookclient
+from orchestrator.daemon import server as daemon  # noqa: E402
+from orchestrator.core.fsutil import RACY_NS  # noqa: E402
+from orchestrator.engine.pipeline import Governor  # noqa: E402
 
 
 def main() -> int:
@@ -100,10 +101,10 @@ def main() -> int:
 
 
 def peer_check(n: int) -> None:
-    """What authenticating one connection costs the daemon (orchestrator/peer.py): ``SO_PEERCRED`` and the pidfd,
+    """What authenticating one connection costs the daemon (orchestrator/daemon/peer.py): ``SO_PEERCRED`` and the pidfd,
     the namespaces, ``no_new_privs``, the walk up this process's real ancestry, the liveness check."""
     try:
-        from orchestrator import peer
+        from orchestrator.daemon import peer
     except ImportError:  # a checkout from before the peer checks (a paired run against main)
         return
     import socket

@@ -14,7 +14,7 @@ write then follows the link. The post-hook resolves the same paths again: a targ
   would have meant deleting the link's target). A person restores it (``git checkout``, the record says which);
 - the allowed path gets its pre-image back from the engine's *own* capture (taken by the pre-hook), in place of
   the swapped-in link (or the link is removed, if the capture says there was no file), through
-  :mod:`orchestrator.beneath`: no link is followed at any component, and nothing is written when a directory above
+  :mod:`orchestrator.core.beneath`: no link is followed at any component, and nothing is written when a directory above
   is a link now, or when the path is a governance path or outside the call's scope (``may_write``). The agent is
   told to redo its write.
 
@@ -29,7 +29,7 @@ import stat
 from collections.abc import Callable
 from typing import Any
 
-from .. import beneath
+from orchestrator.core import beneath
 
 __all__ = ["detect", "restore", "warning"]
 

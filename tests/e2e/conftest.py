@@ -123,7 +123,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 @pytest.fixture(autouse=True)
 def _the_daemon_served_every_hook_client(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """Issue 28: ``orch serve`` refuses processes it may not serve (orchestrator/peer.py), and a refused hook
+    """Issue 28: ``orch serve`` refuses processes it may not serve (orchestrator/daemon/peer.py), and a refused hook
     client still answers, in-process (only slower) — so a real CLI's hook client wrongly refused would pass every
     other check. After each end-to-end test: no refused peer was logged during it (in any workspace of this run;
     other tests' deliberate refusals, logged before, are not counted)."""

@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from orchestrator import sessions
+from orchestrator.state import sessions
 from orchestrator.adapters.base import run_hook
-from orchestrator.pipeline import Governor
+from orchestrator.engine.pipeline import Governor
 
 A = "aaaaaaaa-1111-4111-8111-aaaaaaaaaaaa"
 B = "bbbbbbbb-2222-4222-8222-bbbbbbbbbbbb"

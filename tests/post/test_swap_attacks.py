@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from orchestrator import workspace
+from orchestrator.config import workspace
 from orchestrator.adapters.base import run_hook
 from orchestrator.sandbox import landlock, unwrap
 
