@@ -28,7 +28,7 @@ from orchestrator.adapters.base import run_hook
 from orchestrator.sandbox import landlock, unwrap
 from tests.waiting import wait_until
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 CLIENT = REPO_ROOT / "orchestrator" / "hookclient.py"
 ENV = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "ORCH_DAEMON_IDLE": "60"}
 SESSION = "0f1e2d3c-4b5a-4978-8a6b-5c4d3e2f1a0b"
