@@ -16,8 +16,9 @@ cannot stand in for it), and ``/proc`` describes it. A peer is refused when
   there is no namespace to compare (``sandbox.pid_namespace: false``, or a kernel that refused the namespaces): the
   compiled launcher ``exec``s the command, so no launcher process is left among its ancestors;
 - it, or any of its ancestors, is the sandbox launcher (``comm`` ``orch-sandbox``…, the compiled binary under a
-  ``.orchestration/run/sandbox/`` directory) or was started with the launcher's environment (``ORCH_SANDBOXED=1``):
-  the Python launcher and the PID namespace's init stay parents of the command;
+  ``.orchestration/run/sandbox/`` directory) — the Python launcher and the PID namespace's init stay parents of the
+  command — or, where the daemon itself runs with ``no_new_privs`` (so that rule tells nothing), was started with
+  the launcher's environment (``ORCH_SANDBOXED=1``);
 - it cannot be inspected (its ``/proc`` entries unreadable), or it exited before the checks were done.
 
 Not checked, on purpose: the peer's cwd or the root it names. A sandboxed command works inside the same workspace
@@ -131,7 +132,7 @@ def refusal(peer: Peer, me: Self) -> str | None:
         return "its status cannot be read"
     if nnp and not me.no_new_privs:
         return "it runs with no_new_privs set, which the sandbox launcher sets and the daemon does not have"
-    why = _launched(peer.pid)
+    why = _launched(peer.pid, environ=me.no_new_privs)
     if why is not None:
         return why
     if not alive(peer):
@@ -151,8 +152,11 @@ def alive(peer: Peer) -> bool:
     return stat is not None and stat[2] == peer.start and stat[3] != b"Z"
 
 
-def _launched(pid: int) -> str | None:
-    """Whether ``pid`` or one of its ancestors is the sandbox launcher, or carries its environment mark."""
+def _launched(pid: int, *, environ: bool) -> str | None:
+    """Whether ``pid`` or one of its ancestors is the sandbox launcher, or (``environ``) carries its environment
+    mark. The environments are read only when the daemon itself has ``no_new_privs`` (the one rule that then tells
+    nothing): otherwise every descendant of the launcher was refused by that rule already, and reading an
+    environment per ancestor would be most of the check's cost (bench/bench_daemon.py)."""
     for _ in range(MAX_ANCESTORS):
         stat = _stat(pid)
         if stat is None:
@@ -166,7 +170,7 @@ def _launched(pid: int) -> str | None:
             exe = ""
         if LAUNCHER_DIR in exe:
             return f"it descends from the sandbox launcher (process {pid}, {exe})"
-        env = _read(f"/proc/{pid}/environ")
+        env = _read(f"/proc/{pid}/environ") if environ else None
         if env is not None and SANDBOXED_ENV in env.split(b"\0"):
             return f"process {pid} of its ancestry was started by the sandbox launcher (ORCH_SANDBOXED=1)"
         if ppid <= 0:

@@ -43,15 +43,17 @@ def server() -> Iterator[tuple[socket.socket, str]]:
     shutil.rmtree(where)
 
 
-def judge(server: tuple[socket.socket, str], argv: list[str], **popen) -> tuple[str | None, peer.Peer]:
-    """Run ``argv`` (which connects), and say what the rules make of it while it holds the connection."""
+def judge(server: tuple[socket.socket, str], argv: list[str], me: peer.Self | None = None,
+          **popen) -> tuple[str | None, peer.Peer]:
+    """Run ``argv`` (which connects), and say what the rules make of it (as a daemon ``me``, by default this
+    process) while it holds the connection."""
     srv, _ = server
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, **popen)
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "connected"
         conn, _ = srv.accept()
         who = peer.of(conn)
-        why = peer.refusal(who, peer.Self())
+        why = peer.refusal(who, me or peer.Self())
         assert who.pid > 0
         return why, who
     finally:
@@ -74,9 +76,16 @@ def test_no_new_privs_is_refused(server) -> None:
     assert why is not None and "no_new_privs" in why
 
 
-def test_the_launchers_environment_mark_is_refused(server) -> None:
-    why, _ = judge(server, script(CONNECT, server[1]), env={**os.environ, "ORCH_SANDBOXED": "1"})
+def test_the_launchers_environment_mark_is_refused_where_no_new_privs_tells_nothing(server) -> None:
+    """A daemon that runs with no_new_privs itself (some container runtimes set it for everything) cannot tell a
+    sandboxed peer by that flag: the launcher's mark in an ancestor's environment still does."""
+    marked = {**os.environ, "ORCH_SANDBOXED": "1"}
+    contained = peer.Self()
+    contained.no_new_privs = True
+    why, _ = judge(server, script(CONNECT, server[1]), contained, env=marked)
     assert why is not None and "ORCH_SANDBOXED" in why
+    why, _ = judge(server, script(NO_NEW_PRIVS, server[1]), contained)
+    assert why is None  # the flag alone, shared with the daemon, refuses nothing
 
 
 def test_a_descendant_of_a_process_named_like_the_launcher_is_refused(server, tmp_path: Path) -> None:
