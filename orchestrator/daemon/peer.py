@@ -132,7 +132,7 @@ def refusal(peer: Peer, me: Self) -> str | None:
         return "its status cannot be read"
     if nnp and not me.no_new_privs:
         return "it runs with no_new_privs set, which the sandbox launcher sets and the daemon does not have"
-    why = _launched(peer.pid, environ=me.no_new_privs)
+    why = _launched(peer.pid, environ=me.no_new_privs is not False)
     if why is not None:
         return why
     if not alive(peer):
