@@ -21,12 +21,14 @@ def register(parser: argparse.ArgumentParser) -> None:
 def validate(ws: object) -> list[dict[str, object]]:
     """One result per governance file: ``{file, ok, line, message, hint}``."""
     from orchestrator import confcache, intents, policy
+    from orchestrator.config.intentstore import ARCHIVE_NAME, check_archive
     from orchestrator.errors import OrchestratorError
     from orchestrator.pre import intentignore
 
     results: list[dict[str, object]] = []
     for load, path in ((intents.load, ws.intents_file), (policy.load, ws.policy_file),  # type: ignore[attr-defined]
-                       (intentignore.load, ws.intentignore_file)):  # type: ignore[attr-defined]
+                       (intentignore.load, ws.intentignore_file),  # type: ignore[attr-defined]
+                       (lambda _path: check_archive(ws), ws.orch_dir / ARCHIVE_NAME)):  # type: ignore[attr-defined]
         rel = os.path.relpath(path, ws.root)  # type: ignore[attr-defined]
         confcache.forget([str(path)])
         try:
