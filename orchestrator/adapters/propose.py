@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from orchestrator.errors import OrchestratorError
-from orchestrator.models import Verdict
-from orchestrator.sessions import usable
+from orchestrator.core.errors import OrchestratorError
+from orchestrator.core.models import Verdict
+from orchestrator.state.sessions import usable
 
 HOOK = "propose"
 #: the tool's argument the hook fills in with the decided proposal's id (the agent leaves it empty)

@@ -34,7 +34,7 @@ from typing import Any
 
 from orchestrator.approvals.broker import Broker, branch_of
 from orchestrator.approvals.request import ApprovalError, ApprovalRequest, new_id
-from orchestrator.errors import ConfigError, OrchestratorError
+from orchestrator.core.errors import ConfigError, OrchestratorError
 
 RISK = "intent-proposal"
 TOOL = "propose_intent"

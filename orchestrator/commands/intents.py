@@ -21,10 +21,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from orchestrator import intents as _intents
+from orchestrator.config import intents as _intents
 from orchestrator.commands import add_workspace_arg, workspace_of
-from orchestrator.errors import UsageError
-from orchestrator.output import json_out, out
+from orchestrator.core.errors import UsageError
+from orchestrator.core.output import json_out, out
 
 _LISTS = (("scope", "owned_scope", "GLOB", "a glob of the files the intent may change (repeat; replaces the list)"),
           ("constraint", "constraints", "TEXT", "a constraint (repeat; replaces the list; \"\" clears it)"),

@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from orchestrator.config.intentdoc import EditError, IntentsDoc
-from orchestrator.errors import ConfigError, UsageError
-from orchestrator.fsutil import atomic_write, locked
+from orchestrator.core.errors import ConfigError, UsageError
+from orchestrator.core.fsutil import atomic_write, locked
 
 ACTIVE_KEY = "active_intents"
 ARCHIVE_KEY = "archived_intents"
@@ -72,7 +72,7 @@ class Docs:
 
 
 class IntentStore:
-    """The intents files of one workspace (``ws``: a :class:`~orchestrator.workspace.Workspace`)."""
+    """The intents files of one workspace (``ws``: a :class:`~orchestrator.config.workspace.Workspace`)."""
 
     def __init__(self, ws: Any, *, clock: Callable[[], str] = now_iso) -> None:
         self.ws = ws
@@ -252,7 +252,7 @@ def check_fields(intent: dict[str, Any], path: Path) -> None:
     """Validate one intent's fields with the schema; errors name the field (:class:`ConfigError`)."""
     from pydantic import ValidationError
 
-    from orchestrator.schema import Intent
+    from orchestrator.config.schema import Intent
 
     for key in ("owned_scope", "constraints", "acceptance_criteria"):
         value = intent.get(key)
@@ -292,7 +292,7 @@ def check_archive(ws: Any) -> None:
 
 
 def _validated(path: Path, text: str, key: str) -> list[dict[str, Any]]:
-    from orchestrator.intents import _validate
+    from orchestrator.config.intents import _validate
 
     return _validate(path, text, key)
 

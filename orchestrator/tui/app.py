@@ -21,6 +21,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
@@ -29,10 +30,10 @@ from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
 from orchestrator.approvals import ApprovalRequest, BrokenRequest, Broker
-from orchestrator.errors import OrchestratorError
+from orchestrator.core.errors import OrchestratorError
 from orchestrator.tui.data import Snapshot, ago, load_snapshot
 from orchestrator.tui.intents import CSS as INTENTS_CSS
-from orchestrator.workspace import Workspace
+from orchestrator.config.workspace import Workspace
 
 CSS = """
 #main { height: 1fr; }
@@ -320,7 +321,10 @@ class ApprovalApp(App[None]):
         screen = self._main()
         if screen is None:  # not mounted yet, or shutting down
             return
-        queue = screen.query_one("#queue", OptionList)
+        try:
+            queue = screen.query_one("#queue", OptionList)
+        except NoMatches:  # the screen is being torn down while a reload finished
+            return
         current = queue.highlighted_option.id if queue.highlighted_option else None
         self.items = {item.id: item for item in snap.pending}
         options = [Option(self._prompt(item), id=item.id) for item in snap.pending]

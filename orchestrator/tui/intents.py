@@ -19,8 +19,8 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Header, Input, Label, Static, TextArea
 from textual.worker import Worker, WorkerState
 
-from orchestrator.errors import OrchestratorError
-from orchestrator.workspace import Workspace
+from orchestrator.core.errors import OrchestratorError
+from orchestrator.config.workspace import Workspace
 
 CSS = """
 IntentForm { align: center middle; }

@@ -14,7 +14,7 @@ Computed on demand from what orchestrator already keeps, all read-only:
 * **refusals**: the refusal log's entries naming the intent, by type;
 * **lessons**: AGENTS.md's lessons tagged with the intent.
 
-Nothing here is on a hook's path; git runs only through :mod:`orchestrator.gitcli`.
+Nothing here is on a hook's path; git runs only through :mod:`orchestrator.vcs.cli`.
 """
 
 from __future__ import annotations
@@ -67,8 +67,8 @@ def find_intent(ws: Any, intent_id: str) -> tuple[dict[str, Any], bool] | None:
 
 
 def summarize(ws: Any, intent_id: str, *, git: bool = True) -> Summary:
-    """The summary of ``intent_id`` (raises :class:`~orchestrator.errors.UsageError` when there is no such intent)."""
-    from orchestrator.errors import UsageError
+    """The summary of ``intent_id`` (raises :class:`~orchestrator.core.errors.UsageError` when there is no such intent)."""
+    from orchestrator.core.errors import UsageError
 
     found = find_intent(ws, intent_id)
     if found is None:
@@ -114,7 +114,7 @@ def _ledger(ws: Any, intent_id: str, summary: Summary) -> None:
 
 
 def _commits(ws: Any, intent_id: str, summary: Summary) -> None:
-    from orchestrator.gitcli import git
+    from orchestrator.vcs.cli import git
 
     ledger = os.path.relpath(ws.ledger_file, ws.root)
     needle = '"intent_id":' + json.dumps(intent_id)
@@ -165,7 +165,7 @@ def _approvals(ws: Any, intent_id: str, summary: Summary) -> None:
 
 
 def _refusals(ws: Any, intent_id: str, summary: Summary) -> None:
-    from orchestrator import refusals
+    from orchestrator.state import refusals
 
     counts: Counter[str] = Counter()
     for entry in refusals.read(ws.run_dir):

@@ -11,7 +11,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from orchestrator.adapters.mcp import McpBackend, build_server
-from orchestrator.pipeline import Governor
+from orchestrator.engine.pipeline import Governor
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -81,7 +81,7 @@ def test_orch_mcp_over_stdio(ws: Path) -> None:
 def _propose_over_stdio(ws: Path, decide, **env: str):
     """`orch mcp` (unhooked: a plain MCP client) proposes; ``decide(request)`` is the person, in this process."""
     from orchestrator.approvals import Broker
-    from orchestrator.workspace import Workspace
+    from orchestrator.config.workspace import Workspace
     from tests.waiting import wait_until
 
     params = StdioServerParameters(command=sys.executable, args=["-m", "orchestrator", "mcp"], cwd=str(ws),

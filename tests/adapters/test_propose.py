@@ -14,8 +14,8 @@ import yaml
 
 from orchestrator.adapters.base import run_hook
 from orchestrator.approvals import Broker, proposal
-from orchestrator.pipeline import Governor
-from orchestrator.workspace import Workspace
+from orchestrator.engine.pipeline import Governor
+from orchestrator.config.workspace import Workspace
 from tests.waiting import TIMEOUT, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from orchestrator.config.intentstore import ARCHIVE_NAME, Docs, IntentStore, allocate_id, check_archive, prefix_of
-from orchestrator.errors import ConfigError, UsageError
-from orchestrator.workspace import Workspace
+from orchestrator.core.errors import ConfigError, UsageError
+from orchestrator.config.workspace import Workspace
 from tests.conftest import make_workspace
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -106,7 +106,7 @@ def test_a_concurrent_edit_by_an_editor_without_the_lock_is_kept(store: IntentSt
 
 def test_parallel_processes_never_share_an_id_nor_lose_an_intent(store: IntentStore) -> None:
     script = ("import sys; from orchestrator.config.intentstore import IntentStore; "
-              "from orchestrator.workspace import Workspace; "
+              "from orchestrator.config.workspace import Workspace; "
               "print(IntentStore(Workspace.at(sys.argv[1])).create({'name': sys.argv[2], "
               "'owned_scope': ['x/**']})['id'])")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}

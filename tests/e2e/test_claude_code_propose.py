@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from orchestrator.approvals import Broker
-from orchestrator.workspace import Workspace
+from orchestrator.config.workspace import Workspace
 from tests.e2e.claude_cli import CliRun, make_runner
 from tests.e2e.fake_anthropic import FakeAnthropic, ToolUse
 from tests.e2e.orch_support import INTENTS, REPO_ROOT, orch

@@ -16,9 +16,9 @@ import pytest
 import yaml
 
 from orchestrator.approvals import Broker, proposal
-from orchestrator.pipeline import Governor
-from orchestrator.tools import to_call
-from orchestrator.workspace import Workspace
+from orchestrator.engine.pipeline import Governor
+from orchestrator.engine.tools import to_call
+from orchestrator.config.workspace import Workspace
 from tests.adapters.conftest import INTENTS
 from tests.adapters.test_propose import SESSION, answer, pending, propose_event, reason_of, spawn_hook
 from tests.conftest import make_workspace

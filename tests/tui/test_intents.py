@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Input, Label, OptionList, Static, TextAre
 
 from orchestrator.tui.app import ApprovalApp
 from orchestrator.tui.intents import IntentForm, IntentsScreen
-from orchestrator.workspace import Workspace
+from orchestrator.config.workspace import Workspace
 from tests.adapters.conftest import INTENTS
 from tests.adapters.test_propose import PROPOSAL, propose_event, reason_of, spawn_hook
 from tests.conftest import make_workspace
