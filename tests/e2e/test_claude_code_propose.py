@@ -23,7 +23,7 @@ from orchestrator.approvals import Broker
 from orchestrator.config.workspace import Workspace
 from tests.e2e.claude_cli import CliRun, make_runner
 from tests.e2e.fake_anthropic import FakeAnthropic, ToolUse
-from tests.e2e.orch_support import INTENTS, REPO_ROOT, orch
+from tests.e2e.orch_support import REPO_ROOT, app_repo, orch
 from tests.waiting import wait_until
 
 TOOLS = "Bash Write Edit Read Glob Grep mcp__orchestrator"
@@ -56,14 +56,7 @@ def _person(root: Path, verb: list[str], decided: dict[str, Any]) -> threading.T
 @pytest.fixture(scope="module")
 def scenario(claude_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     base = tmp_path_factory.mktemp("e2e-propose")
-    root = base / "repo"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    (root / "src").mkdir()
-    (root / "src" / "app.py").write_text("x = 1\n")
-    orch(root, "init")
-    (root / ".orchestration" / "active_intents.yaml").write_text(INTENTS)
-    orch(root, "install", "claude-code")
+    root = app_repo(base)
     run = make_runner(claude_bin, base / "home")
     env = {"PYTHONPATH": str(REPO_ROOT), "ORCH_APPROVAL_TIMEOUT": "150", "ORCH_DAEMON_IDLE": "60"}
     extra = ("--mcp-config", ".mcp.json")

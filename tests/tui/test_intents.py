@@ -4,7 +4,10 @@ Intents screen, with their summary."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 import yaml
@@ -40,6 +43,20 @@ def intents_of(ws) -> dict:  # type: ignore[no-untyped-def]
     return {i["id"]: i for i in data["active_intents"]}
 
 
+@contextlib.asynccontextmanager
+async def queued_proposal(ws) -> AsyncIterator[tuple[ApprovalApp, Any, Any]]:  # type: ignore[no-untyped-def]
+    """The console with an agent's proposal in its queue, from a real hook process waiting for the decision."""
+    hook = spawn_hook(ws, propose_event(ws))
+    app = ApprovalApp(Workspace.at(ws), watch=False, refresh_seconds=0.2)
+    try:
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(pilot, lambda: queue(app).option_count == 1, what="the proposal in the queue")
+            yield app, pilot, hook
+    finally:
+        if hook.poll() is None:
+            hook.kill()
+
+
 async def hook_answer(pilot, proc) -> dict:  # type: ignore[no-untyped-def]
     await until(pilot, lambda: proc.poll() is not None, what="the proposing hook to get its answer")
     out, err = proc.communicate()
@@ -48,10 +65,7 @@ async def hook_answer(pilot, proc) -> dict:  # type: ignore[no-untyped-def]
 
 
 async def test_a_proposal_is_shown_and_a_accepts_it_as_proposed(ws) -> None:  # type: ignore[no-untyped-def]
-    hook = spawn_hook(ws, propose_event(ws))
-    app = ApprovalApp(Workspace.at(ws), watch=False, refresh_seconds=0.2)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: queue(app).option_count == 1, what="the proposal in the queue")
+    async with queued_proposal(ws) as (app, pilot, hook):
         parts = app.screen.query_one("#detail-body", Static).content.renderables
         detail = "\n".join(getattr(p, "plain", "") for p in parts)
         assert "Proposed intent: Fix the login crash" in detail and "src/auth/**" in detail
@@ -66,10 +80,7 @@ async def test_a_proposal_is_shown_and_a_accepts_it_as_proposed(ws) -> None:  # 
 
 
 async def test_e_edits_the_proposal_in_the_form_then_accepts_it(ws) -> None:  # type: ignore[no-untyped-def]
-    hook = spawn_hook(ws, propose_event(ws))
-    app = ApprovalApp(Workspace.at(ws), watch=False, refresh_seconds=0.2)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: queue(app).option_count == 1, what="the proposal in the queue")
+    async with queued_proposal(ws) as (app, pilot, hook):
         await pilot.press("e")
         await until(pilot, lambda: isinstance(app.screen, IntentForm), what="the form")
         form = app.screen
@@ -86,10 +97,7 @@ async def test_e_edits_the_proposal_in_the_form_then_accepts_it(ws) -> None:  # 
 
 
 async def test_r_rejects_the_proposal_with_a_reason_the_agent_reads(ws) -> None:  # type: ignore[no-untyped-def]
-    hook = spawn_hook(ws, propose_event(ws))
-    app = ApprovalApp(Workspace.at(ws), watch=False, refresh_seconds=0.2)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: queue(app).option_count == 1, what="the proposal in the queue")
+    async with queued_proposal(ws) as (app, pilot, hook):
         await pilot.press("r")
         await pilot.press(*"ask the security team", "enter")
         out = await hook_answer(pilot, hook)
