@@ -121,10 +121,7 @@ def decision(verdict: Verdict, *, ask: bool = True, tool_input: dict[str, Any] |
 
 def error_verdict(exc: OrchestratorError, hook: str) -> Verdict:
     """An expected engine error (unknown intent, bad config) as a structured deny verdict."""
-    data = exc.to_dict()
-    details = {k: v for k, v in data.items() if k not in ("type", "message", "hint")}
-    return Verdict.deny(data.get("type", "error"), hook, data.get("message", str(exc)),
-                        hint=data.get("hint") or "", **details)
+    return Verdict.refusal(exc.to_dict(), hook)
 
 
 def select_intent(event: dict[str, Any], governor: Any, *, agent: str = AGENT) -> Verdict:

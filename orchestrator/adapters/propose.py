@@ -94,7 +94,4 @@ def verdict_of(governor: Any, result: Any, fields: dict[str, Any], *, session_id
 
 
 def _error(exc: OrchestratorError) -> Verdict:
-    data = exc.to_dict()
-    details = {k: v for k, v in data.items() if k not in ("type", "message", "hint")}
-    return Verdict.deny(data.get("type", "error"), HOOK, data.get("message", str(exc)),
-                        hint=data.get("hint") or "", **details)
+    return Verdict.refusal(exc.to_dict(), HOOK)
