@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from orchestrator.daemon import server as daemon
-from orchestrator.config import workspace
+from tests.conftest import make_workspace
 from orchestrator.adapters.base import run_hook
 from orchestrator.sandbox import landlock, unwrap
 from tests.waiting import wait_until
@@ -118,12 +118,7 @@ elif mode == "halfopen":
 
 @pytest.fixture
 def ws(tmp_path: Path):
-    root = tmp_path / "project"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    workspace.init(root)
-    (root / ".orchestration" / "active_intents.yaml").write_text(INTENTS)
-    (root / "src").mkdir()
+    root = make_workspace(tmp_path / "project", INTENTS, git=True)
     (root / "src" / "d.py").write_text(ATTACKER)
     (root / "README.md").write_text(README)
     (root / ".gitattributes").write_text(GITATTRIBUTES)

@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 
-from orchestrator.config import workspace
 from orchestrator.adapters.base import run_hook
 from orchestrator.sandbox import landlock, unwrap
+from tests.conftest import make_workspace
 
 pytestmark = pytest.mark.skipif(landlock.abi() < 1, reason="this kernel has no Landlock")
 
@@ -54,12 +54,7 @@ print("swapped", flush=True)
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    workspace.init(root)
-    (root / ".orchestration" / "active_intents.yaml").write_text(INTENTS)
-    (root / "src").mkdir()
+    root = make_workspace(tmp_path / "project", INTENTS, git=True)
     (root / "src" / "swapper.py").write_text(SWAPPER)
     (root / "README.md").write_text(README)
     (root / ".claude").mkdir(exist_ok=True)
