@@ -25,7 +25,7 @@ import contextlib
 import errno
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 __all__ = ["Refused", "lstat", "read", "remove_dir", "replace", "unlink"]
 
@@ -136,20 +136,19 @@ def replace(root: str | os.PathLike[str], rel: str, data: bytes, mode: int = 0o6
 def unlink(root: str | os.PathLike[str], rel: str) -> bool:
     """Remove the entry ``rel`` (a link itself, never its target); False when it was absent. A directory there
     raises ``IsADirectoryError``; a link above it :class:`Refused`."""
-    with _parent(root, rel) as (dfd, name):
-        try:
-            os.unlink(name, dir_fd=dfd)
-        except FileNotFoundError:
-            return False
-        return True
+    return _remove(root, rel, os.unlink)
 
 
 def remove_dir(root: str | os.PathLike[str], rel: str) -> bool:
     """Remove the empty directory ``rel`` (never a link's target); False when absent. ``OSError`` when it is not
     empty; :class:`Refused` for a link above it."""
+    return _remove(root, rel, os.rmdir)
+
+
+def _remove(root: str | os.PathLike[str], rel: str, remove: Callable[..., None]) -> bool:
     with _parent(root, rel) as (dfd, name):
         try:
-            os.rmdir(name, dir_fd=dfd)
+            remove(name, dir_fd=dfd)  # unlinkat / unlinkat(AT_REMOVEDIR): neither follows a link
         except FileNotFoundError:
             return False
         return True

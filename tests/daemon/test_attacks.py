@@ -24,6 +24,7 @@ import pytest
 
 from orchestrator.daemon import server as daemon
 from tests.conftest import make_workspace
+from tests.e2e import orch_support
 from orchestrator.adapters.base import run_hook
 from orchestrator.sandbox import landlock, unwrap
 from tests.waiting import wait_until
@@ -33,12 +34,7 @@ CLIENT = REPO_ROOT / "orchestrator" / "hookclient.py"
 ENV = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "ORCH_DAEMON_IDLE": "60"}
 SESSION = "0f1e2d3c-4b5a-4978-8a6b-5c4d3e2f1a0b"
 VICTIM = "9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d"
-INTENTS = """\
-active_intents:
-  - id: INT-1
-    name: app work
-    status: IN_PROGRESS
-    owned_scope: ["src/**"]
+INTENTS = orch_support.INTENTS + """\
   - id: INT-3
     name: everything
     status: IN_PROGRESS
@@ -195,18 +191,19 @@ needs_landlock = pytest.mark.skipif(landlock.abi() < 1, reason="this kernel has 
 PID_NAMESPACE = pytest.mark.parametrize("pidns", [True, False], ids=["pidns", "no-pidns"])
 
 
-def policy(root: Path, pidns: bool) -> None:
+def ready(root: Path, pidns: bool = True, **daemon_env: str) -> None:
+    """Both sessions work on INT-1, the daemon runs (the launcher with or without its PID namespace)."""
     if not pidns:
         (root / ".orchestration" / "policy.yaml").write_text("version: 1\nsandbox:\n  pid_namespace: false\n")
+    select(root, SESSION)
+    select(root, VICTIM)
+    start_daemon(root, **daemon_env)
 
 
 @needs_landlock
 @PID_NAMESPACE
 def test_a_sandboxed_script_cannot_select_an_intent_for_another_session(ws: Path, pidns: bool) -> None:
-    policy(ws, pidns)
-    select(ws, SESSION)
-    select(ws, VICTIM)
-    start_daemon(ws)
+    ready(ws, pidns)
     done = attack(ws, second_name(ws), "select")
     assert session_intent(ws, VICTIM) == "INT-1", done.stdout + done.stderr
     (entry,) = refusals(ws)
@@ -217,10 +214,7 @@ def test_a_sandboxed_script_cannot_select_an_intent_for_another_session(ws: Path
 @needs_landlock
 @PID_NAMESPACE
 def test_a_sandboxed_script_cannot_have_a_record_signed_for_another_session(ws: Path, pidns: bool) -> None:
-    policy(ws, pidns)
-    select(ws, SESSION)
-    select(ws, VICTIM)
-    start_daemon(ws)
+    ready(ws, pidns)
     done = attack(ws, second_name(ws), "forge")
     assert "toolu_forged" not in ledger_text(ws), done.stdout + done.stderr
     assert refusals(ws) and all(e["type"] == "peer-refused" for e in refusals(ws))
@@ -239,9 +233,7 @@ def test_a_sandboxed_script_cannot_restore_its_own_original_file_through_links(w
 
 @needs_landlock
 def test_a_half_open_frame_of_a_sandboxed_script_is_never_acted_on(ws: Path) -> None:
-    select(ws, SESSION)
-    select(ws, VICTIM)
-    start_daemon(ws)
+    ready(ws)
     proc = attack(ws, second_name(ws), "halfopen", stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                   stderr=subprocess.PIPE)
     assert proc.stdout.readline().strip() == "sent"
@@ -252,9 +244,7 @@ def test_a_half_open_frame_of_a_sandboxed_script_is_never_acted_on(ws: Path) -> 
 
 def test_a_frame_whose_sender_is_gone_is_dropped(ws: Path) -> None:
     """Unsandboxed too: a frame completed only by its sender's exit (nobody waits for the answer) is not acted on."""
-    select(ws, SESSION)
-    select(ws, VICTIM)
-    start_daemon(ws)
+    ready(ws)
     proc = attack(ws, daemon.socket_path(ws), "halfopen", sandbox=False, stdin=subprocess.PIPE,
                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout.readline().strip() == "sent"
@@ -266,9 +256,7 @@ def test_a_frame_whose_sender_is_gone_is_dropped(ws: Path) -> None:
 
 
 def test_a_frame_left_open_past_the_deadline_is_dropped(ws: Path) -> None:
-    select(ws, SESSION)
-    select(ws, VICTIM)
-    start_daemon(ws, ORCH_DAEMON_FRAME_TIMEOUT="0.5")
+    ready(ws, ORCH_DAEMON_FRAME_TIMEOUT="0.5")
     proc = attack(ws, daemon.socket_path(ws), "halfopen", sandbox=False, stdin=subprocess.PIPE,
                   stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout.readline().strip() == "sent"

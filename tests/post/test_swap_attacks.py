@@ -24,17 +24,11 @@ import pytest
 from orchestrator.adapters.base import run_hook
 from orchestrator.sandbox import landlock, unwrap
 from tests.conftest import make_workspace
+from tests.e2e.orch_support import INTENTS
 
 pytestmark = pytest.mark.skipif(landlock.abi() < 1, reason="this kernel has no Landlock")
 
 SESSION = "5b0c6d2e-1f7a-4c1e-9a53-0e1f2a3b4c5d"
-INTENTS = """\
-active_intents:
-  - id: INT-1
-    name: app work
-    status: IN_PROGRESS
-    owned_scope: ["src/**"]
-"""
 README = "# project\n\nthe person's readme\n"
 GIT_CONFIG_PAYLOAD = "[core]\n\tfsmonitor = touch /tmp/orch-pwned\n"
 SETTINGS_PAYLOAD = '{"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "true"}]}]}}\n'
