@@ -104,7 +104,7 @@ def install(root: str | os.PathLike[str], *, python: str | None = None, mcp: boo
             scope: str = "shared", host: PluginHost = OPENCODE) -> list[Path]:
     """Write the plugin, the launcher and (``mcp``) the MCP server; returns the files written."""
     if scope != "shared":
-        from orchestrator.errors import UsageError
+        from orchestrator.core.errors import UsageError
 
         raise UsageError(f"{host.agent} has no machine-local settings file; install it with --scope shared",
                          hint=f"the plugin {host.plugin} names only the committed launcher {installer.LAUNCHER}")
@@ -173,7 +173,7 @@ def notes(root: Path, host: PluginHost = OPENCODE) -> list[str]:
 
 def probe_event(root: Path) -> dict[str, Any]:
     """A ``write`` to a governance file, which orchestrator must refuse (``orch doctor``'s probe)."""
-    from orchestrator.pipeline import PROBE_SESSION
+    from orchestrator.engine.pipeline import PROBE_SESSION
 
     return {"hook_event_name": "tool.execute.before", "tool": "write", "sessionID": PROBE_SESSION,
             "callID": "doctor-probe", "cwd": str(root), "args": {"filePath": plugins.probe_target(root),
@@ -188,7 +188,7 @@ def check_opencode(ws: Any, env: Mapping[str, str] | None = None) -> Iterable[An
 
 def check_host(ws: Any, host: PluginHost, env: Mapping[str, str] | None = None) -> Iterable[Any]:
     """``orch doctor`` for one opencode-like ``host`` (see :func:`check_opencode`)."""
-    from orchestrator.findings import Finding
+    from orchestrator.core.findings import Finding
 
     env = os.environ if env is None else env
     root = Path(ws.root)
@@ -210,7 +210,7 @@ def check_host(ws: Any, host: PluginHost, env: Mapping[str, str] | None = None) 
 
 def _check_mcp(root: Path, host: PluginHost, naming: list[str]) -> Iterable[Any]:
     from orchestrator.adapters import checks
-    from orchestrator.findings import Finding
+    from orchestrator.core.findings import Finding
 
     label = f"{host.agent}.mcp"
     if not naming:

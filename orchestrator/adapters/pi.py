@@ -23,7 +23,7 @@ events, as the extension builds them from what pi hands it (real inputs: tests/d
 - ``{"hook_event_name": "session.context", "sessionID", "cwd"}`` (``before_agent_start``) → ``{"context": <the
   mandate and the IN_PROGRESS intents>}``, appended to the system prompt.
 
-Tools (``orchestrator.tools``): ``write {path, content}``, ``edit {path, edits: [{oldText, newText}, …]}`` (several
+Tools (``orchestrator.engine.tools``): ``write {path, content}``, ``edit {path, edits: [{oldText, newText}, …]}`` (several
 replacements in one call: the ledger records the ranges that changed), ``bash {command, timeout}``, ``read``,
 ``grep``, ``find``, ``ls``, ``codemode {code}``, ``tool_search``; MCP tools are named ``mcp__<server>__<tool>``, as
 Claude Code's: the handshake is ``mcp__orchestrator__select_active_intent``, recorded here for the event's
@@ -35,9 +35,9 @@ from typing import Any
 
 from orchestrator.adapters import claude_code, opencode
 from orchestrator.adapters.base import HookResult
-from orchestrator.models import ToolCall, ToolResult, Verdict
-from orchestrator.sessions import session_from
-from orchestrator.tools import to_call
+from orchestrator.core.models import ToolCall, ToolResult, Verdict
+from orchestrator.state.sessions import session_from
+from orchestrator.engine.tools import to_call
 
 AGENT = "pi"
 #: the handshake, named as pi names MCP tools (``mcp__<server>__<tool>``: Claude Code's naming)
@@ -56,7 +56,7 @@ def _str(event: dict[str, Any], key: str) -> str | None:
 
 
 def session_of(event: dict[str, Any]) -> str:
-    """The event's ``sessionID`` under the one session rule (:func:`orchestrator.sessions.session_from`)."""
+    """The event's ``sessionID`` under the one session rule (:func:`orchestrator.state.sessions.session_from`)."""
     return session_from(event.get("sessionID"))
 
 

@@ -64,7 +64,7 @@ def install(root: str | os.PathLike[str], *, python: str | None = None, mcp: boo
             scope: str = "shared") -> list[Path]:
     """Write the extension, the launcher and (``mcp``) the MCP server; returns the files written."""
     if scope != "shared":
-        from orchestrator.errors import UsageError
+        from orchestrator.core.errors import UsageError
 
         raise UsageError("pi has no machine-local project settings file; install it with --scope shared",
                          hint=f"the extension {PI_EXTENSION} names only the committed launcher {installer.LAUNCHER}")
@@ -152,8 +152,8 @@ def project_trust(root: Path, env: Mapping[str, str] | None = None) -> tuple[boo
 
 def write_trust(root: str | os.PathLike[str], env: Mapping[str, str] | None = None) -> Path:
     """Trust the project in pi's ``trust.json`` (``{"<canonical root>": true}``), under pi's own lock; the path."""
-    from orchestrator.errors import ConfigError
-    from orchestrator.fsutil import atomic_write
+    from orchestrator.core.errors import ConfigError
+    from orchestrator.core.fsutil import atomic_write
 
     path = agent_dir(env) / "trust.json"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -191,7 +191,7 @@ class _trust_lock:
                 except OSError:
                     continue
                 if time.monotonic() > deadline:
-                    from orchestrator.errors import ConfigError
+                    from orchestrator.core.errors import ConfigError
 
                     raise ConfigError("pi holds its trust store lock; try again when pi is idle",
                                       file=self.lock) from None
@@ -224,7 +224,7 @@ def notes(root: Path) -> list[str]:
 # ------------------------------------------------------------------------------------------- doctor
 def probe_event(root: Path) -> dict[str, Any]:
     """A ``write`` to a governance file, which orchestrator must refuse (``orch doctor``'s probe)."""
-    from orchestrator.pipeline import PROBE_SESSION
+    from orchestrator.engine.pipeline import PROBE_SESSION
 
     return {"hook_event_name": "tool_call", "toolName": "write", "toolCallId": "doctor-probe",
             "sessionID": PROBE_SESSION, "cwd": str(root),
@@ -234,7 +234,7 @@ def probe_event(root: Path) -> dict[str, Any]:
 def check_pi(ws: Any, env: Mapping[str, str] | None = None) -> Iterable[Any]:
     """``orch doctor``: is the extension in place, this version's and answered by the launcher, will pi load it
     (trust), and does its MCP server start?"""
-    from orchestrator.findings import Finding
+    from orchestrator.core.findings import Finding
 
     root = Path(ws.root)
     server = _our_server(root)

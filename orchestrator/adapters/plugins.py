@@ -51,7 +51,7 @@ def is_ours(path: Path) -> bool:
 def write(root: Path, rel: str, text: str) -> Path | None:
     """Write the plugin ``root/rel`` (a committed source file, mode 0644) unless it already says ``text``; returns
     the path written, or None."""
-    from orchestrator.fsutil import atomic_write
+    from orchestrator.core.fsutil import atomic_write
 
     path = root / rel
     try:
@@ -91,7 +91,7 @@ def remove_launcher_if_unused(root: Path, changed: list[Path]) -> None:
 
 def check_file(root: Path, rel: str, text: str, label: str, agent: str) -> Any:
     """``orch doctor``: the plugin is this version's (``ok``), or differs (``warn``)."""
-    from orchestrator.findings import Finding
+    from orchestrator.core.findings import Finding
 
     if (root / rel).read_text(encoding="utf-8", errors="replace") != text:
         return Finding(label, "warn", f"{rel} differs from this orchestrator version's (an older install, or edited "
@@ -102,7 +102,7 @@ def check_file(root: Path, rel: str, text: str, label: str, agent: str) -> Any:
 def probe(root: Path, agent: str, event: dict[str, Any]) -> Iterable[Any]:
     """Run the launcher as the plugin does when no daemon answers, with a probe event it must refuse."""
     from orchestrator.adapters import checks
-    from orchestrator.findings import Finding
+    from orchestrator.core.findings import Finding
 
     label = f"{agent}.hook"
     try:

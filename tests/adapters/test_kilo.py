@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from orchestrator import daemon
+from orchestrator.daemon import server as daemon
 from orchestrator.adapters import kilo, kilo_setup, opencode
 from orchestrator.adapters.base import run_hook
 from orchestrator.adapters.managed import KILO_PLUGIN
-from orchestrator.models import Kind
-from orchestrator.pipeline import Governor
+from orchestrator.core.models import Kind
+from orchestrator.engine.pipeline import Governor
 from orchestrator.sandbox import unwrap
-from orchestrator.tools import to_call
+from orchestrator.engine.tools import to_call
 from tests.adapters.test_opencode import denied, plugin_event
 from tests.adapters.test_opencode_plugin import NODE, records, run_plugin
 

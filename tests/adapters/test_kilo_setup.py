@@ -10,7 +10,7 @@ from types import SimpleNamespace
 from orchestrator.adapters import installer, kilo_setup, opencode_setup
 from orchestrator.adapters.managed import KILO_PLUGIN, OPENCODE_PLUGIN
 from orchestrator.cli import main
-from orchestrator.governance import protected_by
+from orchestrator.core.governance import protected_by
 
 
 def _findings(ws: Path, **env: str) -> dict[str, list[tuple[str, str]]]:

@@ -14,10 +14,10 @@ import pytest
 
 from orchestrator.adapters import pi
 from orchestrator.adapters.base import run_hook
-from orchestrator.models import Kind
-from orchestrator.pipeline import Governor
+from orchestrator.core.models import Kind
+from orchestrator.engine.pipeline import Governor
 from orchestrator.sandbox import unwrap
-from orchestrator.tools import to_call
+from orchestrator.engine.tools import to_call
 from tests.adapters.test_opencode import denied
 from tests.adapters.test_opencode_plugin import records
 

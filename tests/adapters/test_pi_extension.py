@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from orchestrator import daemon
+from orchestrator.daemon import server as daemon
 from orchestrator.adapters import installer, pi_setup
 from orchestrator.adapters.managed import PI_EXTENSION
 from tests.adapters.test_opencode_plugin import NODE, REPO_ROOT, records, run_plugin
@@ -95,7 +95,7 @@ def test_a_codemode_scripts_calls_are_each_governed(installed: Path) -> None:
                   ORCH_NO_DAEMON="1")
     assert [r["result"] and r["result"]["block"] for r in results] == [None, True, None, None], results
     assert "[orchestrator:intent-required]" in results[1]["result"]["reason"]
-    from orchestrator.pipeline import Governor
+    from orchestrator.engine.pipeline import Governor
 
     assert Governor(ws).sessions.get(CODEMODE_SESSION)["intent_id"] == "INT-1"
 

@@ -12,8 +12,8 @@ import pytest
 from orchestrator.adapters import installer, pi_setup
 from orchestrator.adapters.managed import PI_EXTENSION
 from orchestrator.cli import main
-from orchestrator.errors import ConfigError, UsageError
-from orchestrator.governance import protected_by
+from orchestrator.core.errors import ConfigError, UsageError
+from orchestrator.core.governance import protected_by
 
 
 @pytest.fixture

@@ -29,7 +29,8 @@ from typing import Any
 
 import pytest
 
-from orchestrator import daemon, keys
+from orchestrator.daemon import server as daemon
+from orchestrator.state import keys
 from orchestrator.adapters.managed import PI_EXTENSION
 from orchestrator.sandbox import landlock
 from tests.e2e.claude_cli import CLI_TIMINGS
@@ -155,7 +156,7 @@ def test_session_ran_its_whole_script_with_the_mandate(scenario: Scenario) -> No
 
 
 def test_write_before_intent_is_refused_and_the_intent_selected_through_mcp(scenario: Scenario) -> None:
-    from orchestrator.pipeline import Governor
+    from orchestrator.engine.pipeline import Governor
 
     assert "[orchestrator:intent-required]" in scenario.outputs["p_write_no_intent"]
     assert 'intent_context id="INT-1"' in scenario.outputs["p_select"], scenario.outputs["p_select"]
