@@ -22,7 +22,6 @@ import json
 import os
 import subprocess
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +33,7 @@ from orchestrator.adapters.managed import KILO_PLUGIN, OPENCODE_PLUGIN
 from orchestrator.sandbox import landlock
 from tests.e2e.claude_cli import CLI_TIMINGS
 from tests.e2e.fake_llm import FakeChat, ccall
-from tests.e2e.orch_support import NEW, REPO_ROOT, orch
+from tests.e2e.orch_support import NEW, REPO_ROOT, Scenario, doctor, finding, orch, ranges_by_path
 from tests.e2e.test_opencode import bash, commit, make_repo
 
 MODEL = "scripted-1"
@@ -108,20 +107,6 @@ def assert_nothing_unsafe_landed(root: Path, plugin: str) -> None:
     assert not (root / "docs" / "notes.txt").exists()
 
 
-@dataclass
-class Scenario:
-    root: Path
-    proc: subprocess.CompletedProcess
-    api: FakeChat
-    outputs: dict[str, str]
-    install_out: str
-    doctor: list[dict]
-
-    def ledger(self) -> list[dict[str, Any]]:
-        text = (self.root / ".orchestration" / "agent_trace.jsonl").read_text()
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
-
-
 @pytest.fixture(scope="module")
 def scenario(kilo_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Scenario:
     base = tmp_path_factory.mktemp("kilo")
@@ -129,7 +114,7 @@ def scenario(kilo_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Scenar
     make_repo(root)
     install_out = orch(root, "install", "kilo").stdout
     commit(root)
-    doctor = json.loads(orch(root, "doctor", "--json", check=False).stdout)
+    findings = doctor(root)
     script: list[Any] = [
         [ccall("k_write_no_intent", "write", {"filePath": "src/new.py", "content": NEW})],
         [ccall("k_select", "orchestrator_select_active_intent", {"intent_id": "INT-1"})],
@@ -155,17 +140,13 @@ def scenario(kilo_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Scenar
     finally:
         daemon.stop(root)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
-    return Scenario(root, proc, api, api.outputs(), install_out, doctor)
-
-
-def _finding(findings: list[dict], check: str) -> dict:
-    return next(f for f in findings if f["check"] == check)
+    return Scenario(root, proc, api, api.outputs(), install_out, findings)
 
 
 def test_install_and_doctor(scenario: Scenario) -> None:
     assert "kilo --pure" in scenario.install_out
     for check in ("kilo.plugin", "kilo.hook", "kilo.mcp", "install.launcher"):
-        assert _finding(scenario.doctor, check)["status"] == "ok", scenario.doctor
+        assert finding(scenario.doctor, check)["status"] == "ok", scenario.doctor
     assert not (scenario.root / ".opencode").exists() and not (scenario.root / "opencode.json").exists()
 
 
@@ -222,14 +203,7 @@ def test_background_process_runs_in_the_sandbox(scenario: Scenario) -> None:
 
 
 def test_ledger_records_the_calls_and_trace_verify_passes(scenario: Scenario) -> None:
-    ranges: dict[str, list[tuple[int, int]]] = {}
-    for rec in scenario.ledger():
-        meta = rec["metadata"]["dev.orchestrator"]
-        assert meta["intent_id"] == "INT-1" and meta["agent"] == "kilo"
-        for f in rec["files"]:
-            for conv in f["conversations"]:
-                assert conv["contributor"]["model_id"] == f"{PROVIDER}/{MODEL}"
-                ranges.setdefault(f["path"], []).extend((r["start_line"], r["end_line"]) for r in conv["ranges"])
+    ranges = ranges_by_path(scenario.ledger(), agent="kilo", model=f"{PROVIDER}/{MODEL}")
     assert ranges["src/new.py"] == [(1, 2)] and ranges["src/app.py"] == [(1, 2)]
     assert ranges["src/other.py"] == [(1, 1)] and ranges["src/sub.py"] == [(1, 1)]
     assert not any(path.startswith(("README", "docs/", ".orchestration/", ".kilo/")) for path in ranges), ranges
@@ -270,8 +244,8 @@ def test_a_repository_installed_for_opencode_holds_against_kilo(kilo_bin: Path,
     said = orch(root, "install", "opencode").stdout
     assert KILO_PLUGIN in said and not (root / "kilo.json").exists()
     commit(root)
-    doctor = json.loads(orch(root, "doctor", "--json", check=False).stdout)
-    assert _finding(doctor, "kilo.plugin")["status"] == "ok" and _finding(doctor, "kilo.hook")["status"] == "ok"
+    findings = doctor(root)
+    assert finding(findings, "kilo.plugin")["status"] == "ok" and finding(findings, "kilo.hook")["status"] == "ok"
     api, out = _unsafe_session(kilo_bin, root, base / "home")
     assert 'intent_context id="INT-1"' in out["p_select"]  # Kilo got our MCP server from opencode.json
     for call in ("p_shell_out", "p_edit_out", "p_edit_intents", "p_governance", "p_rm", "p_workdir_out"):
@@ -280,8 +254,8 @@ def test_a_repository_installed_for_opencode_holds_against_kilo(kilo_bin: Path,
 
     # the state before this issue: opencode's files only
     (root / KILO_PLUGIN).unlink()
-    doctor = json.loads(orch(root, "doctor", "--json", check=False).stdout)
-    found = _finding(doctor, "kilo.plugin")
+    findings = doctor(root)
+    found = finding(findings, "kilo.plugin")
     assert found["status"] == "fail" and "UNGOVERNED" in found["message"] and "opencode.json" in found["message"]
     api, out = _unsafe_session(kilo_bin, root, base / "home2")
     assert 'intent_context id="INT-1"' in out["p_select"]
@@ -300,6 +274,6 @@ def test_pure_mode_loads_no_project_plugin(kilo_bin: Path, tmp_path_factory: pyt
         proc = run_kilo(kilo_bin, root, base / "home", api, "--pure")
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert (root / "README.md").read_text() == "pure\n"  # out of scope, no intent: written all the same
-    doctor = json.loads(orch(root, "doctor", "--json", check=False, env={"KILO_PURE": "1"}).stdout)
-    said = [(f["status"], f["message"]) for f in doctor if f["check"] == "kilo.plugin"]
+    findings = doctor(root, env={"KILO_PURE": "1"})
+    said = [(f["status"], f["message"]) for f in findings if f["check"] == "kilo.plugin"]
     assert said[0][0] == "ok" and said[1][0] == "fail" and "KILO_PURE" in said[1][1], said

@@ -23,7 +23,6 @@ import json
 import os
 import subprocess
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +35,7 @@ from orchestrator.sandbox import landlock
 from tests.e2e.claude_cli import CLI_TIMINGS
 from tests.e2e.conftest import with_node22
 from tests.e2e.fake_llm import FakeChat, ccall
-from tests.e2e.orch_support import NEW, REPO_ROOT, orch
+from tests.e2e.orch_support import NEW, REPO_ROOT, Scenario, doctor, finding, ledger, orch, ranges_by_path
 from tests.e2e.test_kilo import PY_WRITE
 from tests.e2e.test_opencode import EVIL, commit, make_repo
 
@@ -82,21 +81,6 @@ def edit(call_id: str, path: str, old: str, new: str) -> list[dict[str, Any]]:
     return [ccall(call_id, "edit", {"path": path, "edits": [{"oldText": old, "newText": new}]})]
 
 
-@dataclass
-class Scenario:
-    root: Path
-    home: Path
-    proc: subprocess.CompletedProcess
-    api: FakeChat
-    outputs: dict[str, str]
-    install_out: str
-    doctor: list[dict]
-
-    def ledger(self) -> list[dict[str, Any]]:
-        text = (self.root / ".orchestration" / "agent_trace.jsonl").read_text()
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
-
-
 @pytest.fixture(scope="module")
 def scenario(pi_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Scenario:
     base = tmp_path_factory.mktemp("pi")
@@ -104,7 +88,7 @@ def scenario(pi_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Scenario
     make_repo(root)
     install_out = install(root, home, "--trust")
     commit(root)
-    doctor = json.loads(orch(root, "doctor", "--json", check=False, env={"HOME": str(home)}).stdout)
+    findings = doctor(root, env={"HOME": str(home)})
     script: list[Any] = [
         [ccall("p_write_no_intent", "write", {"path": "src/new.py", "content": NEW})],
         [ccall("p_select", SELECT, {"intent_id": "INT-1"})],
@@ -131,11 +115,7 @@ def scenario(pi_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Scenario
     finally:
         daemon.stop(root)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
-    return Scenario(root, home, proc, api, api.outputs(), install_out, doctor)
-
-
-def _finding(findings: list[dict], check: str) -> dict:
-    return next(f for f in findings if f["check"] == check)
+    return Scenario(root, proc, api, api.outputs(), install_out, findings, home)
 
 
 def test_install_trusts_the_project_and_doctor_says_the_extension_loads(scenario: Scenario) -> None:
@@ -143,7 +123,7 @@ def test_install_trusts_the_project_and_doctor_says_the_extension_loads(scenario
     trust = json.loads((scenario.home / ".pi" / "agent" / "trust.json").read_text())
     assert trust == {os.path.realpath(scenario.root): True}
     for check in ("pi.extension", "pi.trust", "pi.hook", "pi.mcp", "install.launcher"):
-        assert _finding(scenario.doctor, check)["status"] == "ok", scenario.doctor
+        assert finding(scenario.doctor, check)["status"] == "ok", scenario.doctor
 
 
 def test_session_ran_its_whole_script_with_the_mandate(scenario: Scenario) -> None:
@@ -200,14 +180,7 @@ def test_script_runs_sandboxed_and_the_kernel_keeps_readme(scenario: Scenario) -
 
 
 def test_ledger_records_exact_ranges_and_trace_verify_passes(scenario: Scenario) -> None:
-    ranges: dict[str, list[tuple[int, int]]] = {}
-    for rec in scenario.ledger():
-        meta = rec["metadata"]["dev.orchestrator"]
-        assert meta["intent_id"] == "INT-1" and meta["agent"] == "pi"
-        for f in rec["files"]:
-            for conv in f["conversations"]:
-                assert conv["contributor"]["model_id"] == f"{PROVIDER}/{MODEL}"
-                ranges.setdefault(f["path"], []).extend((r["start_line"], r["end_line"]) for r in conv["ranges"])
+    ranges = ranges_by_path(scenario.ledger(), agent="pi", model=f"{PROVIDER}/{MODEL}")
     expected = {"src/new.py": [(1, 2)], "src/app.py": [(1, 3)], "src/other.py": [(1, 1)], "src/evil.py": [(1, 2)]}
     if landlock.abi() >= 1:
         expected["src/made.txt"] = [(1, 1)]
@@ -261,7 +234,7 @@ def test_codemode_nested_calls_are_governed_like_direct_ones(pi_bin: Path,
     assert lines["py"].startswith("ERR [orchestrator:") or "Permission denied" in lines["py"], lines["py"]
     assert (root / "README.md").read_text() == "readme\n" and not (root / "docs" / "cm.txt").exists()
     assert (root / "src" / "cm.py").read_text() == "c = 1\n"
-    [rec] = [json.loads(line) for line in (root / ".orchestration" / "agent_trace.jsonl").read_text().splitlines()]
+    [rec] = ledger(root)
     meta = rec["metadata"]["dev.orchestrator"]
     assert rec["files"][0]["path"] == "src/cm.py" and meta["agent"] == "pi" and meta["intent_id"] == "INT-1"
     assert meta["tool_name"] == "write" and meta["tool_use_id"].endswith("/m1/2"), meta
@@ -274,8 +247,8 @@ def test_untrusted_pi_loads_no_extension(pi_bin: Path, tmp_path_factory: pytest.
     make_repo(root)
     said = install(root, home)
     assert "SILENTLY" in said and "orch install pi --trust" in said
-    doctor = json.loads(orch(root, "doctor", "--json", check=False, env={"HOME": str(home)}).stdout)
-    assert _finding(doctor, "pi.trust")["status"] == "warn"
+    findings = doctor(root, env={"HOME": str(home)})
+    assert finding(findings, "pi.trust")["status"] == "warn"
     api = FakeChat([[ccall("w", "write", {"path": "README.md", "content": "untrusted\n"})], "done"])
     with api:
         proc = run_pi(pi_bin, root, home, api)
