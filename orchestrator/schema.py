@@ -130,7 +130,7 @@ class ApprovalPolicy(BaseModel):
 
 
 def _secret_env() -> list[str]:
-    from orchestrator.sandbox.landlock import SECRET_ENV
+    from orchestrator.sandbox.envpolicy import SECRET_ENV
 
     return list(SECRET_ENV)
 

@@ -23,8 +23,9 @@ Two kinds of plan (docs/security.md has the full model and its residual gaps):
   and workspace-relative tool caches (``.pytest_cache``).
 
 In both, a few devices every program writes (``/dev/null``, ``/dev/tty``...) are writable, the secret files of
-:func:`secret_paths` are unreadable, and the environment variables that look like secrets are removed
-(:func:`env_options`, policy ``sandbox.env_scrub`` / ``env_keep``).
+:func:`secret_paths` are unreadable, and the command inherits only an allow-list of environment variables, none
+whose value looks like a credential (:mod:`orchestrator.sandbox.envpolicy`; :func:`env_options`, policy
+``sandbox.env_keep`` / ``env_scrub``).
 """
 
 from __future__ import annotations
@@ -344,7 +345,7 @@ def plan_for(root: str, policy: Any, session_id: str, run_dir: Any, owned_scope:
 def env_options(policy: Any) -> list[str]:
     """The launcher's options for policy ``sandbox.env_scrub`` / ``env_keep`` / ``pid_namespace``: none while they
     are the defaults (the launcher knows them: the command line stays short)."""
-    from orchestrator.sandbox.landlock import SECRET_ENV
+    from orchestrator.sandbox.envpolicy import SECRET_ENV
 
     sb = getattr(policy, "sandbox", None)
     scrub = list(getattr(sb, "env_scrub", SECRET_ENV) or ())
@@ -359,13 +360,19 @@ def env_options(policy: Any) -> list[str]:
     return opts
 
 
-def scrubbed_env(policy: Any, env: Any = None) -> list[str]:
-    """The names of ``env`` (default: this process's environment) a sandboxed command would not inherit."""
-    from orchestrator.sandbox.landlock import SECRET_ENV, scrubbed
+def dropped_env(policy: Any, env: Any = None) -> dict[str, str]:
+    """name -> why, for each variable of ``env`` (default: this process's environment) a sandboxed command would not
+    inherit (:mod:`orchestrator.sandbox.envpolicy`; the reason never holds the value)."""
+    from orchestrator.sandbox.envpolicy import SECRET_ENV, dropped
 
     sb = getattr(policy, "sandbox", None)
-    return scrubbed(os.environ if env is None else env, list(getattr(sb, "env_scrub", SECRET_ENV) or ()),
-                    list(getattr(sb, "env_keep", ()) or ()))
+    return dropped(os.environ if env is None else env, list(getattr(sb, "env_keep", ()) or ()),
+                   list(getattr(sb, "env_scrub", SECRET_ENV) or ()))
+
+
+def scrubbed_env(policy: Any, env: Any = None) -> list[str]:
+    """The names of ``env`` (default: this process's environment) a sandboxed command would not inherit."""
+    return sorted(dropped_env(policy, env))
 
 
 def _git_and_network(root: str, policy: Any, intent: Any, shell: Any, out: Plan) -> None:
@@ -587,4 +594,4 @@ def check_sandbox(ws: Any) -> Any:
 
 __all__ = ["Plan", "plan", "plan_for", "abi", "exempt", "writes_git", "cwd_only", "opaque", "unwrappable",
            "writes_workspace", "unavailable_reason", "unwrap", "scope_grants", "env_options", "scrubbed_env",
-           "check_sandbox", "CONTAINED", "MAX_COMMAND_BYTES", "options_of"]
+           "dropped_env", "check_sandbox", "CONTAINED", "MAX_COMMAND_BYTES", "options_of"]

@@ -1,0 +1,242 @@
+"""Building the compiled launcher where no command can reach it, and knowing later that it is the one we built.
+
+The first version ran ``cc`` with the hook's environment: its intermediate files (``cc*.s``, ``cc*.o``) went to the
+hook's ``TMPDIR`` — ``/tmp`` by default, which every sandboxed command may write — so a background command could
+swap its own assembly in between ``cc1`` and ``as``; the installed launcher then ran every later command of the
+workspace unsandboxed, and the smoke check passed (issue 28, finding 3; tests/sandbox/test_launcher_build.py). Now:
+
+- **a private directory**: each compile runs in a fresh ``0700`` directory under the run dir (``.orchestration/run/
+  sandbox/build-*``: a governance path, never granted to a command), with ``TMPDIR`` pointed there and ``-pipe``;
+- **a copy of the source**: ``launcher.c`` and ``launcher_env.h`` are read once, their bytes are what the key hashes
+  and what the compiler reads (copied into that directory), and ``envpolicy.h`` is generated there from the bytes of
+  ``envpolicy.py`` that the key hashes too (:func:`sources`);
+- **the system's compiler, with nothing of ours around it**: a root-owned ``/usr/bin/cc`` (``gcc``, ``clang``) whose
+  directories only root may write, never ``$CC`` or the hook's ``PATH`` (a workspace ``bin/cc`` or ``node_modules/
+  .bin`` would run outside the sandbox), and an environment of ``PATH=/usr/bin:/bin``, ``TMPDIR`` and ``LC_ALL=C``
+  only: no ``GCC_EXEC_PREFIX``, ``COMPILER_PATH``, ``LIBRARY_PATH``, ``CPATH``, ``LD_PRELOAD``, ``LD_LIBRARY_PATH``
+  or ``GCC_COMPARE_DEBUG`` from an agent's environment (gcc's specs and clang's default config files then come from
+  the compiler's own root-owned directories);
+- **a record of what was built**: the binary's sha256 goes to this machine's state directory
+  (``$XDG_STATE_HOME/orchestrator/launchers/<key>``, beside the ledger anchors: outside every workspace and every
+  plan) before the binary is installed, and :func:`verified` checks it before each use. A binary whose hash is not
+  in the record is refused (compiled.py renames it ``….rejected``, rebuilds or falls back to the Python launcher,
+  and ``orch doctor`` says so). The check costs one ``stat`` per call once verified (memoised by the binary's stat
+  key, racy keys re-hashed: fsutil's rule), a read and a hash (~48 KB) in a new process.
+"""
+
+from __future__ import annotations
+
+import os
+
+#: the launcher's sources beside this module: the C files the compiler reads and the module the header comes from
+LAUNCHER_DIR = os.path.dirname(os.path.abspath(__file__))
+SOURCE_FILES = ("launcher.c", "launcher_env.h", "envpolicy.py")
+SOURCE = os.path.join(LAUNCHER_DIR, "launcher.c")
+CFLAGS = ("-O2", "-std=gnu99", "-Wall", "-pipe")
+#: where the system's C compiler is looked for (absolute paths only: never $CC, never the hook's PATH)
+COMPILERS = ("/usr/bin/cc", "/usr/bin/gcc", "/usr/bin/clang", "/bin/cc", "/usr/local/bin/cc")
+#: the compiler's PATH (``as``, ``ld``, ``collect2`` when its own directories do not have them)
+COMPILE_PATH = "/usr/bin:/bin"
+#: a compile that takes longer is abandoned (the Python stub serves)
+COMPILE_TIMEOUT = 60.0
+
+_key_cache: dict[tuple[tuple[int, int], ...], str] = {}
+
+
+def _sigs() -> tuple[tuple[int, int], ...] | None:
+    try:
+        return tuple((st.st_mtime_ns, st.st_size) for st in (os.stat(os.path.join(LAUNCHER_DIR, n))
+                                                              for n in SOURCE_FILES))
+    except OSError:
+        return None
+
+
+def source_key() -> str | None:
+    """The compiled launcher's key: a hash of its sources and flags (None when a source is missing, as in an
+    installation that left package data out). Cached per the sources' stat signatures: three ``stat`` calls."""
+    sigs = _sigs()
+    if sigs is None:
+        return None
+    key = _key_cache.get(sigs)
+    if key is None:
+        found = sources()
+        if found is None:
+            return None
+        key = found[0]
+        _key_cache.clear()
+        _key_cache[sigs] = key
+    return key
+
+
+def sources() -> tuple[str, dict[str, bytes]] | None:
+    """(key, file name -> bytes) of what the compiler reads: ``launcher.c``, ``launcher_env.h`` and ``envpolicy.h``
+    generated from the same ``envpolicy.py`` bytes the key hashes. Each file read once."""
+    import hashlib
+
+    data = {}
+    try:
+        for name in SOURCE_FILES:
+            with open(os.path.join(LAUNCHER_DIR, name), "rb") as fh:
+                data[name] = fh.read()
+    except OSError:
+        return None
+    digest = hashlib.sha256()
+    for name in SOURCE_FILES:
+        digest.update(name.encode() + b"\0" + data[name] + b"\0")
+    digest.update("\0".join(CFLAGS).encode())
+    key = digest.hexdigest()[:16]
+    namespace: dict[str, object] = {"__name__": "envpolicy_build"}
+    # the header from exactly these bytes (a module imported earlier may be older than the file on disk)
+    exec(compile(data.pop("envpolicy.py"), os.path.join(LAUNCHER_DIR, "envpolicy.py"), "exec"), namespace)
+    header = namespace["c_header"]
+    data["envpolicy.h"] = header().encode() if callable(header) else b""
+    return key, data
+
+
+def _root_owned(path: str) -> bool:
+    """``path`` and every directory above it belong to root and only root may write them."""
+    while True:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return False
+        if st.st_uid != 0 or st.st_mode & 0o022:
+            return False
+        parent = os.path.dirname(path)
+        if parent == path:
+            return True
+        path = parent
+
+
+def system_compiler() -> str | None:
+    """The first of :data:`COMPILERS` that exists, resolved, root-owned all the way up; None if there is none."""
+    for candidate in COMPILERS:
+        real = os.path.realpath(candidate)
+        if os.path.isfile(real) and os.access(real, os.X_OK) and _root_owned(real):
+            return real
+    return None
+
+
+def build(out: str, extra_flags: tuple[str, ...] = (), key: str | None = None) -> str | None:
+    """Compile the launcher to ``out`` in a private directory beside it. None on success, else why not.
+
+    ``key``: the key the caller named ``out`` after; the sources must still hash to it, and the binary's digest is
+    recorded under it before ``out`` appears (without a key: a variant for benchmarks, not recorded)."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    cc = system_compiler()
+    if cc is None:
+        return "no system C compiler (a root-owned " + ", ".join(COMPILERS) + ")"
+    found = sources()
+    if found is None:
+        return f"the launcher's sources ({', '.join(SOURCE_FILES)}) are missing from {LAUNCHER_DIR}"
+    if key is not None and found[0] != key:
+        return "the launcher's sources changed while it was being built (the next call builds the new ones)"
+    # 0700, in the run dir: no sandboxed command can write here, nor see the compiler's temp files
+    private = tempfile.mkdtemp(prefix="build-", dir=os.path.dirname(os.path.abspath(out)))
+    env = {"PATH": COMPILE_PATH, "TMPDIR": private, "LC_ALL": "C"}
+    try:
+        for name, data in found[1].items():
+            with open(os.path.join(private, name), "xb") as fh:
+                fh.write(data)
+        proc = subprocess.run([cc, *CFLAGS, *extra_flags, "-o", "launcher", "launcher.c"], cwd=private, env=env,
+                              capture_output=True, text=True, timeout=COMPILE_TIMEOUT, check=False)
+        if proc.returncode != 0:
+            return f"{cc} failed (exit {proc.returncode}): {proc.stderr.strip()[-400:]}"
+        binary = os.path.join(private, "launcher")
+        # a binary that does not even refuse a bare call as the launcher must is not installed
+        check = subprocess.run([binary], cwd=private, env=env, capture_output=True, text=True,
+                               timeout=COMPILE_TIMEOUT, check=False)
+        if check.returncode != 126 or "orchestrator sandbox" not in check.stderr:
+            return f"the compiled launcher does not behave (exit {check.returncode}: {check.stderr.strip()[:200]})"
+        if key is not None:
+            reason = record(key, digest(binary), cc, os.path.dirname(os.path.abspath(out)))
+            if reason is not None:
+                return reason
+        os.replace(binary, out)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"{cc}: {exc}"
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+    return None
+
+
+def digest(path: str) -> str:
+    """The sha256 of the file at ``path`` (hex)."""
+    import hashlib
+
+    with open(path, "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()
+
+
+def record_dir() -> str:
+    """This machine's record of built launchers: ``$XDG_STATE_HOME/orchestrator/launchers`` (else
+    ``~/.local/state/…``), beside the ledger anchors (orchestrator/keys.py): outside every workspace."""
+    from orchestrator.keys import anchor_dir
+
+    return str(anchor_dir().parent / "launchers")
+
+
+def record(key: str, sha256: str, compiler: str, where: str) -> str | None:
+    """Add a built binary's digest to the record of ``key`` (one line: digest, time, compiler, where it was built).
+    None, else why it could not be written (then the binary is not installed: it could not be verified)."""
+    import time
+
+    directory = record_dir()
+    line = f"{sha256} {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {compiler} {where}\n"
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        fd = os.open(os.path.join(directory, key), os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8", "surrogateescape"))  # one write: no torn line between writers
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        return f"cannot record the launcher's hash in {directory}: {exc}"
+    return None
+
+
+def recorded(key: str) -> dict[str, list[list[str]]]:
+    """digest -> its builds, oldest first ([time, compiler, the directory it was built for]), for every binary this
+    machine built from ``key``'s sources."""
+    try:
+        with open(os.path.join(record_dir(), key), encoding="utf-8", errors="surrogateescape") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return {}
+    out: dict[str, list[list[str]]] = {}
+    for line in lines:
+        parts = line.split(" ", 3)
+        if len(parts) == 4 and len(parts[0]) == 64:
+            out.setdefault(parts[0], []).append(parts[1:])
+    return out
+
+
+#: binary path -> the stat key it was verified with (a long-lived process hashes it again only when it changed)
+_verified: dict[str, tuple[int, ...]] = {}
+
+
+def verified(binary: str, key: str, st: os.stat_result) -> bool:
+    """Whether ``binary`` (``st``: its stat, taken by the caller) is one this machine built from ``key``'s
+    sources: its sha256 is in the record. Memoised by its stat key once the key is older than the clock's
+    granularity (a change within the same tick could keep mtime, ctime and size: such a key is hashed again)."""
+    from orchestrator.fsutil import racy
+
+    sk = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    if _verified.get(binary) == sk:
+        return True
+    try:
+        ok = digest(binary) in recorded(key)
+    except OSError:
+        return False
+    if ok and not racy(st):
+        _verified[binary] = sk
+    else:
+        _verified.pop(binary, None)
+    return ok
+
+
+__all__ = ["CFLAGS", "COMPILERS", "SOURCE", "build", "digest", "record", "record_dir", "recorded", "source_key",
+           "sources", "system_compiler", "verified"]
