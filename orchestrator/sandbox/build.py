@@ -20,8 +20,9 @@ workspace unsandboxed, and the smoke check passed (issue 28, finding 3; tests/sa
   (``$XDG_STATE_HOME/orchestrator/launchers/<key>``, beside the ledger anchors: outside every workspace and every
   plan) before the binary is installed, and :func:`verified` checks it before each use. A binary whose hash is not
   in the record is refused (compiled.py renames it ``….rejected``, rebuilds or falls back to the Python launcher,
-  and ``orch doctor`` says so). The check costs one ``stat`` per call once verified (memoised by the binary's stat
-  key, racy keys re-hashed: fsutil's rule), a read and a hash (~48 KB) in a new process.
+  and ``orch doctor`` says so). Once a binary was hashed, its stat key is trusted (memoised in the process, and
+  as a ``checked`` line in the record for the next process): a call pays one ``stat`` (and in a new process one
+  read of the record), a rewritten binary moves its ctime and is hashed again.
 """
 
 from __future__ import annotations
@@ -184,34 +185,47 @@ def record(key: str, sha256: str, compiler: str, where: str) -> str | None:
     None, else why it could not be written (then the binary is not installed: it could not be verified)."""
     import time
 
-    directory = record_dir()
     line = f"{sha256} {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {compiler} {where}\n"
     try:
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-        fd = os.open(os.path.join(directory, key), os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            os.write(fd, line.encode("utf-8", "surrogateescape"))  # one write: no torn line between writers
-        finally:
-            os.close(fd)
+        _append(key, line)
     except OSError as exc:
-        return f"cannot record the launcher's hash in {directory}: {exc}"
+        return f"cannot record the launcher's hash in {record_dir()}: {exc}"
     return None
+
+
+def _append(key: str, line: str) -> None:
+    directory = record_dir()
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    fd = os.open(os.path.join(directory, key), os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        os.write(fd, line.encode("utf-8", "surrogateescape"))  # one write: no torn line between writers
+    finally:
+        os.close(fd)
+
+
+def _read(key: str) -> tuple[dict[str, list[list[str]]], set[str]]:
+    """The record of ``key``: digest -> its builds ([time, compiler, the directory it was built for], oldest
+    first), and the ``<stat key> <path>`` of binaries already hashed and found in it."""
+    try:
+        with open(os.path.join(record_dir(), key), encoding="utf-8", errors="surrogateescape") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return {}, set()
+    builds: dict[str, list[list[str]]] = {}
+    checked = set()
+    for line in lines:
+        parts = line.split(" ", 3)
+        if len(parts) == 4 and parts[0] == "checked":
+            checked.add(f"{parts[1]} {parts[3]}")
+        elif len(parts) == 4 and len(parts[0]) == 64:
+            builds.setdefault(parts[0], []).append(parts[1:])
+    return builds, checked
 
 
 def recorded(key: str) -> dict[str, list[list[str]]]:
     """digest -> its builds, oldest first ([time, compiler, the directory it was built for]), for every binary this
     machine built from ``key``'s sources."""
-    try:
-        with open(os.path.join(record_dir(), key), encoding="utf-8", errors="surrogateescape") as fh:
-            lines = fh.read().splitlines()
-    except OSError:
-        return {}
-    out: dict[str, list[list[str]]] = {}
-    for line in lines:
-        parts = line.split(" ", 3)
-        if len(parts) == 4 and len(parts[0]) == 64:
-            out.setdefault(parts[0], []).append(parts[1:])
-    return out
+    return _read(key)[0]
 
 
 #: binary path -> the stat key it was verified with (a long-lived process hashes it again only when it changed)
@@ -220,22 +234,37 @@ _verified: dict[str, tuple[int, ...]] = {}
 
 def verified(binary: str, key: str, st: os.stat_result) -> bool:
     """Whether ``binary`` (``st``: its stat, taken by the caller) is one this machine built from ``key``'s
-    sources: its sha256 is in the record. Memoised by its stat key once the key is older than the clock's
-    granularity (a change within the same tick could keep mtime, ctime and size: such a key is hashed again)."""
+    sources: its sha256 is in the record.
+
+    A binary hashed once is not hashed again while its stat key (device, inode, size, mtime, ctime) stays the same:
+    in this process (a memo) and in the next ones (a ``checked`` line in the record, outside every sandbox). A
+    rewrite moves the ctime, which no unprivileged process can set back; a key younger than the clock's granularity
+    is never trusted (fsutil's racy rule: a second write in the same tick could keep it)."""
     from orchestrator.fsutil import racy
 
     sk = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     if _verified.get(binary) == sk:
         return True
+    builds, checked = _read(key)
+    stamp = ":".join(str(n) for n in sk)
+    fresh = racy(st)
+    if not fresh and f"{stamp} {binary}" in checked:
+        _verified[binary] = sk
+        return True
+    _verified.pop(binary, None)
     try:
-        ok = digest(binary) in recorded(key)
+        sha = digest(binary)
     except OSError:
         return False
-    if ok and not racy(st):
+    if sha not in builds:
+        return False
+    if not fresh:
         _verified[binary] = sk
-    else:
-        _verified.pop(binary, None)
-    return ok
+        try:
+            _append(key, f"checked {stamp} {sha} {binary}\n")
+        except OSError:
+            pass  # the next process hashes it again
+    return True
 
 
 __all__ = ["CFLAGS", "COMPILERS", "SOURCE", "build", "digest", "record", "record_dir", "recorded", "source_key",

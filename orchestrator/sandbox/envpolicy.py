@@ -115,10 +115,12 @@ TOKEN_SHAPES = (
     ("glsa_", ALNUM, 32, "Grafana token"), ("SG.", WORD, 22, "SendGrid key"), ("ATATT", WORD, 40, "Atlassian token"),
     ("lin_api_", ALNUM, 32, "Linear key"), ("shpat_", ALNUM, 32, "Shopify token"),
 )
-#: header names whose value is a credential (case-insensitive, followed by ``:`` or ``=``): OTLP and custom-header
-#: variables (``Authorization=Bearer …``), git's ``http.extraheader``, ``curl -H`` lines
+#: keys whose value is a credential (case-insensitive, followed by ``:`` or ``=``): header lines of OTLP and
+#: custom-header variables (``Authorization=Bearer …``), git's ``http.extraheader``, ``curl -H``; and settings
+#: inside an allowed variable (``NIX_CONFIG='access-tokens = github.com=…'``, ``MAVEN_OPTS=-Dpassword=…``)
 HEADER_NAMES = ("authorization", "x-api-key", "api-key", "api_key", "apikey", "x-auth-token", "auth-token",
-                "private-token", "job-token", "x-access-token", "access-token", "cookie", "x-goog-api-key")
+                "private-token", "job-token", "x-access-token", "access-token", "cookie", "x-goog-api-key",
+                "access-tokens", "password", "passwd", "secret")
 #: HTTP authentication schemes followed by a credential (case-insensitive: ``Bearer abc…``, ``Basic dXNl…``)
 AUTH_SCHEMES = ("bearer", "basic")
 #: URL query parameters that carry a credential (``?access_token=…``, ``&sig=…``)

@@ -267,3 +267,35 @@ def test_the_build_imports_nothing_new_on_the_hook_path() -> None:
             "print(sorted(m for m in ('subprocess', 'shutil', 'tempfile') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120)
     assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_a_new_process_trusts_a_checked_stat_key_and_nothing_else(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A binary hashed once is not hashed again by the next process while its stat key holds (a `checked` line in
+    the record); a rewrite moves the ctime and is hashed, and refused."""
+    from orchestrator import fsutil
+
+    monkeypatch.setattr(fsutil, "RACY_NS", 0)  # every key has aged (no test waits for the clock's tick)
+    directory = tmp_path / "sandbox"
+    assert compiled.install(str(directory)) is not None
+    key = build.source_key() or ""
+    binary = str(directory / f"launcher-{key}")
+    assert build.verified(binary, key, os.stat(binary))
+    assert any(line.startswith("checked ") and line.endswith(binary)
+               for line in Path(build.record_dir(), key).read_text().splitlines())
+
+    def no_hash(path: str) -> str:
+        raise AssertionError(f"hashed {path} again")
+
+    build._verified.clear()  # a new process
+    monkeypatch.setattr(build, "digest", no_hash)
+    assert build.verified(binary, key, os.stat(binary))
+    monkeypatch.undo()
+    monkeypatch.setattr(fsutil, "RACY_NS", 0)
+    with open(binary, "r+b") as fh:
+        fh.seek(200)
+        byte = fh.read(1)
+        fh.seek(200)
+        fh.write(bytes([byte[0] ^ 1]))
+    build._verified.clear()
+    assert not build.verified(binary, key, os.stat(binary))
