@@ -174,8 +174,8 @@ def digest(path: str) -> str:
 
 def record_dir() -> str:
     """This machine's record of built launchers: ``$XDG_STATE_HOME/orchestrator/launchers`` (else
-    ``~/.local/state/…``), beside the ledger anchors (orchestrator/keys.py): outside every workspace."""
-    from orchestrator.keys import anchor_dir
+    ``~/.local/state/…``), beside the ledger anchors (orchestrator/state/keys.py): outside every workspace."""
+    from orchestrator.state.keys import anchor_dir
 
     return str(anchor_dir().parent / "launchers")
 
@@ -240,7 +240,7 @@ def verified(binary: str, key: str, st: os.stat_result) -> bool:
     in this process (a memo) and in the next ones (a ``checked`` line in the record, outside every sandbox). A
     rewrite moves the ctime, which no unprivileged process can set back; a key younger than the clock's granularity
     is never trusted (fsutil's racy rule: a second write in the same tick could keep it)."""
-    from orchestrator.fsutil import racy
+    from orchestrator.core.fsutil import racy
 
     sk = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     if _verified.get(binary) == sk:

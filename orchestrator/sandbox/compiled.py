@@ -251,7 +251,7 @@ def provenance(binary: str) -> str:
 def check(ws: Any) -> Any:
     """``orch doctor``: which launcher the wrapped commands run (compiling it now if it is missing), its hash and
     where it was built, and any binary refused because its hash was not the one recorded at build."""
-    from orchestrator.findings import Finding
+    from orchestrator.core.findings import Finding
 
     directory = os.path.join(str(ws.run_dir), "sandbox")
     if install(directory) is None:
@@ -307,7 +307,7 @@ def pidns_isolated(directory: str) -> bool:
 
 
 def _check_pidns(directory: str) -> Any:
-    from orchestrator.findings import Finding
+    from orchestrator.core.findings import Finding
 
     if pidns_isolated(directory):
         yield Finding("sandbox-pidns", "ok", "sandboxed commands see only their own processes (a PID namespace with "

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.config.checks import check_sandbox
 from orchestrator import sandbox
 from orchestrator.sandbox import compiled, landlock
 from tests.sandbox.conftest import Host, needs_landlock
@@ -258,8 +259,8 @@ def test_the_engine_installs_the_compiled_launcher_once(sws: Path) -> None:
 
 def test_no_compiler_falls_back_to_the_python_stub_and_doctor_says_why(sws: Path, monkeypatch: pytest.MonkeyPatch
                                                                        ) -> None:
+    from orchestrator.config.workspace import Workspace
     from orchestrator.sandbox import build
-    from orchestrator.workspace import Workspace
 
     compilers = build.COMPILERS
     monkeypatch.setattr(build, "COMPILERS", (str(sws / "no-such-cc"),))
@@ -269,7 +270,7 @@ def test_no_compiler_falls_back_to_the_python_stub_and_doctor_says_why(sws: Path
     assert Path(stub).read_text().startswith("#!")
     kind, why = compiled.state(os.path.dirname(stub))
     assert kind == "python" and "compile failed" in why and "no system C compiler" in why and "no-such-cc" in why
-    findings = [f for f in sandbox.check_sandbox(Workspace(sws)) if f.check == "sandbox-launcher"]
+    findings = [f for f in check_sandbox(Workspace(sws)) if f.check == "sandbox-launcher"]
     assert findings and findings[0].status == "warn" and "Python launcher in use" in findings[0].message
     # delete the marker (and have a compiler): the next call compiles
     monkeypatch.setattr(build, "COMPILERS", compilers)
@@ -277,7 +278,7 @@ def test_no_compiler_falls_back_to_the_python_stub_and_doctor_says_why(sws: Path
     failed.unlink()
     Host(sws).pre("ls", sandbox=True)
     assert compiled.state(os.path.dirname(stub))[0] == "compiled"
-    findings = [f for f in sandbox.check_sandbox(Workspace(sws)) if f.check == "sandbox-launcher"]
+    findings = [f for f in check_sandbox(Workspace(sws)) if f.check == "sandbox-launcher"]
     assert findings[0].status == "ok" and "compiled launcher in use" in findings[0].message
 
 

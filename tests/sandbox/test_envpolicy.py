@@ -231,7 +231,7 @@ def test_explain_names_what_is_dropped_and_why_never_the_value(tmp_path: Path) -
 
 
 def test_dropped_env_follows_the_policy() -> None:
-    from orchestrator.schema import Policy
+    from orchestrator.config.schema import Policy
 
     policy = Policy.model_validate({"version": 1, "sandbox": {"env_keep": ["MY_*", "EXACT"], "env_scrub": ["*_X"]}})
     got = sandbox.dropped_env(policy, {"MY_A": "1", "MY_B_X": "2", "EXACT": "ghp_" + "e" * 36, "OTHER": "3",

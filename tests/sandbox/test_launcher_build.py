@@ -216,8 +216,8 @@ def test_a_binary_changed_after_its_build_is_refused_and_built_again(tmp_path: P
     assert (ws / "README.md").read_text() == "readme\n", proc.stdout
     assert compiled.state(sandbox_dir(ws))[0] == "compiled" and build.digest(binary) == good  # built again
     assert Path(binary + ".rejected").read_bytes() == evil.read_bytes()  # kept for inspection
-    from orchestrator.sandbox import check_sandbox
-    from orchestrator.workspace import Workspace
+    from orchestrator.config.checks import check_sandbox
+    from orchestrator.config.workspace import Workspace
 
     findings = {f.check: f for f in check_sandbox(Workspace(ws))}
     assert findings["sandbox-launcher"].status == "ok" and good in findings["sandbox-launcher"].message
@@ -273,7 +273,7 @@ def test_a_new_process_trusts_a_checked_stat_key_and_nothing_else(tmp_path: Path
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """A binary hashed once is not hashed again by the next process while its stat key holds (a `checked` line in
     the record); a rewrite moves the ctime and is hashed, and refused."""
-    from orchestrator import fsutil
+    from orchestrator.core import fsutil
 
     monkeypatch.setattr(fsutil, "RACY_NS", 0)  # every key has aged (no test waits for the clock's tick)
     directory = tmp_path / "sandbox"
