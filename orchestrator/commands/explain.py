@@ -82,7 +82,7 @@ def _sandbox_lines(args: argparse.Namespace, verdict: Any, policy: Any) -> list[
                 "exempt)"] if verdict.allowed else []
     if not sb.get("enabled"):
         return [f"sandbox:  no: {sb.get('reason') or 'not available'}"]
-    from orchestrator.sandbox import dropped_env
+    from orchestrator.sandbox.envpolicy import dropped_by
 
     what = "the intent's scope" if sb.get("workspace") == "scope" else "nothing in the workspace (read plan)"
     lines = [f"sandbox:  yes: runs in the kernel sandbox; writes {what}; writable: "
@@ -90,7 +90,7 @@ def _sandbox_lines(args: argparse.Namespace, verdict: Any, policy: Any) -> list[
     patterns = sb.get("secret_patterns") or {}
     if patterns:
         lines.append("          unreadable: " + ", ".join(f"{p} ({pat})" for p, pat in patterns.items()))
-    return lines + _env_lines(dropped_env(policy))
+    return lines + _env_lines(dropped_by(policy, os.environ))
 
 
 def _env_lines(dropped: dict[str, str]) -> list[str]:

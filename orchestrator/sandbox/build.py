@@ -109,6 +109,29 @@ def _root_owned(path: str) -> bool:
         path = parent
 
 
+def exposed(writable: object = ()) -> str | None:
+    """Where the launcher's sources (launcher.c, and the Python launcher beside it) may be written by a sandboxed
+    command: a world-writable directory above them (``/tmp``, ``/dev/shm``), or an absolute ``sandbox.writable``
+    entry they lie beneath. None when neither (inside a workspace, orchestrator's own Python is never granted:
+    orchestrator/core/own_python.py)."""
+    real = os.path.realpath(LAUNCHER_DIR)
+    for entry in writable if isinstance(writable, (list, tuple)) else ():
+        path = os.path.expanduser(str(entry))
+        if os.path.isabs(path) and (real + os.sep).startswith(os.path.realpath(path).rstrip(os.sep) + os.sep):
+            return f"sandbox.writable entry {entry}"
+    path = real
+    while True:
+        parent = os.path.dirname(path)
+        try:
+            if os.stat(parent).st_mode & 0o002:
+                return f"the world-writable directory {parent}"
+        except OSError:
+            pass
+        if parent == path:
+            return None
+        path = parent
+
+
 def system_compiler() -> str | None:
     """The first of :data:`COMPILERS` that exists, resolved, root-owned all the way up; None if there is none."""
     for candidate in COMPILERS:
@@ -267,5 +290,5 @@ def verified(binary: str, key: str, st: os.stat_result) -> bool:
     return True
 
 
-__all__ = ["CFLAGS", "COMPILERS", "SOURCE", "build", "digest", "record", "record_dir", "recorded", "source_key",
+__all__ = ["CFLAGS", "COMPILERS", "SOURCE", "build", "digest", "exposed", "record", "record_dir", "recorded", "source_key",
            "sources", "system_compiler", "verified"]

@@ -248,10 +248,21 @@ def provenance(binary: str) -> str:
     return f"sha256 {digest}, built {when} by {compiler} in a private directory under {where}"
 
 
-def check(ws: Any) -> Any:
+def check(ws: Any, writable: Any = ()) -> Any:
     """``orch doctor``: which launcher the wrapped commands run (compiling it now if it is missing), its hash and
-    where it was built, and any binary refused because its hash was not the one recorded at build."""
+    where it was built, any binary refused because its hash was not the one recorded at build, and whether the
+    launcher's own sources lie where a sandboxed command may write (``writable``: policy ``sandbox.writable``)."""
     from orchestrator.core.findings import Finding
+    from orchestrator.sandbox import build
+
+    exposed = build.exposed(writable)
+    if exposed is not None:
+        yield Finding("sandbox-launcher-source", "fail",
+                      f"orchestrator's launcher sources ({build.LAUNCHER_DIR}: launcher.c and the Python launcher) lie "
+                      f"beneath {exposed}, which sandboxed commands may write: a command could rewrite the launcher "
+                      "that every later command runs, unsandboxed",
+                      "install orchestrator where only you write (a venv under your home, not under /tmp), or drop "
+                      "that entry from sandbox.writable")
 
     directory = os.path.join(str(ws.run_dir), "sandbox")
     if install(directory) is None:

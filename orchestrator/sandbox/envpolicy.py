@@ -328,29 +328,36 @@ def glob_match(pattern: str, name: str) -> bool:
     return True
 
 
-_CORE = Names(ENV_CORE)
-_ALLOW = Names(ENV_ALLOW)
-_SECRET = Names(SECRET_ENV)
+_compiled: list[Names] = []
+
+
+def _lists() -> list[Names]:
+    """ENV_CORE, ENV_ALLOW and SECRET_ENV compiled, once (not at import: the engine imports this module on every
+    shell call for :func:`launcher_options` and needs none of it)."""
+    if not _compiled:
+        _compiled.extend((Names(ENV_CORE), Names(ENV_ALLOW), Names(SECRET_ENV)))
+    return _compiled
 
 
 class Rule:
     """The rule for one launch: the policy's ``env_keep`` and ``env_scrub`` (None: the built-in SECRET_ENV)."""
 
-    __slots__ = ("keep_exact", "keep", "scrub")
+    __slots__ = ("keep_exact", "keep", "scrub", "core", "allow")
 
     def __init__(self, keep: Iterable[str] = (), scrub: Iterable[str] | None = None) -> None:
         keep = list(keep)
         self.keep_exact = frozenset(k.upper() for k in keep if "*" not in k)
         self.keep = Names(k for k in keep if "*" in k)
-        self.scrub = _SECRET if scrub is None else Names(scrub)
+        self.core, self.allow, secret = _lists()
+        self.scrub = secret if scrub is None else Names(scrub)
 
     def reason(self, name: str, value: str) -> str | None:
         """None when a sandboxed command inherits ``name=value``, else why not (never the value)."""
         up = name.upper()
         if up in self.keep_exact:
             return None
-        if up not in _CORE.exact:
-            if not _ALLOW.has(up) and not self.keep.has(up):
+        if up not in self.core.exact:
+            if not self.allow.has(up) and not self.keep.has(up):
                 return "not on the allow-list"
             if self.scrub.has(up):
                 return f"name matches sandbox.env_scrub pattern {self.scrub.which(up)}"
@@ -367,6 +374,28 @@ def dropped(env: Mapping[str, str], keep: Iterable[str] = (), scrub: Iterable[st
         if why is not None:
             out[name] = why
     return out
+
+
+def launcher_options(policy: object) -> list[str]:
+    """The launcher's options for policy ``sandbox.env_scrub`` / ``env_keep`` / ``pid_namespace``: none while they
+    are the defaults (the launcher knows them: the spec stays short)."""
+    sb = getattr(policy, "sandbox", None)
+    scrub = list(getattr(sb, "env_scrub", SECRET_ENV) or ())
+    opts: list[str] = []
+    if scrub != list(SECRET_ENV):
+        opts += [o for pat in scrub for o in ("--env-scrub", pat)] or ["--env-scrub", ""]
+    for name in getattr(sb, "env_keep", ()) or ():
+        opts += ["--env-keep", name]
+    if not getattr(sb, "pid_namespace", True):
+        opts += ["--pidns", "off"]  # processes a command leaves running outlive it (docs/security.md)
+    return opts
+
+
+def dropped_by(policy: object, env: Mapping[str, str]) -> dict[str, str]:
+    """name -> why, for each variable of ``env`` a sandboxed command would not inherit under ``policy`` (orch
+    explain; the reason never holds the value)."""
+    sb = getattr(policy, "sandbox", None)
+    return dropped(env, list(getattr(sb, "env_keep", ()) or ()), list(getattr(sb, "env_scrub", SECRET_ENV) or ()))
 
 
 def c_header() -> str:
@@ -391,4 +420,4 @@ def c_header() -> str:
 
 
 __all__ = ["ENV_ALLOW", "ENV_CORE", "SECRET_ENV", "TOKEN_SHAPES", "Rule", "c_header", "credential", "dropped",
-           "glob_match"]
+           "dropped_by", "glob_match", "launcher_options"]

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import sandbox
 from orchestrator.sandbox import compiled, envpolicy
 from tests.sandbox.conftest import Host, needs_landlock
 
@@ -234,7 +233,7 @@ def test_dropped_env_follows_the_policy() -> None:
     from orchestrator.config.schema import Policy
 
     policy = Policy.model_validate({"version": 1, "sandbox": {"env_keep": ["MY_*", "EXACT"], "env_scrub": ["*_X"]}})
-    got = sandbox.dropped_env(policy, {"MY_A": "1", "MY_B_X": "2", "EXACT": "ghp_" + "e" * 36, "OTHER": "3",
+    got = envpolicy.dropped_by(policy, {"MY_A": "1", "MY_B_X": "2", "EXACT": "ghp_" + "e" * 36, "OTHER": "3",
                                        "MY_C": "Bearer abcdefghijkl", "PATH": "/bin"})
     assert got == {"MY_B_X": "name matches sandbox.env_scrub pattern *_X", "OTHER": "not on the allow-list",
                    "MY_C": "value looks like a credential (Bearer/Basic credential)"}

@@ -299,3 +299,21 @@ def test_a_new_process_trusts_a_checked_stat_key_and_nothing_else(tmp_path: Path
         fh.write(bytes([byte[0] ^ 1]))
     build._verified.clear()
     assert not build.verified(binary, key, os.stat(binary))
+
+
+def test_doctor_fails_when_the_launchers_sources_lie_where_a_command_may_write(tmp_path: Path,
+                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A venv under /tmp (world-writable, and a default sandbox.writable entry): every command could rewrite the
+    launcher that the next command runs. Nothing the build can do about it; doctor says so loudly."""
+    monkeypatch.setattr(build, "LAUNCHER_DIR", str(tmp_path / "venv" / "orchestrator" / "sandbox"))
+    assert build.exposed([str(tmp_path)]) == f"sandbox.writable entry {tmp_path}"
+    sticky = tmp_path / "shared"
+    sticky.mkdir(mode=0o1777)
+    sticky.chmod(0o1777)
+    monkeypatch.setattr(build, "LAUNCHER_DIR", str(sticky / "venv" / "orchestrator" / "sandbox"))
+    assert build.exposed([]) == f"the world-writable directory {sticky}"
+    ws = make_workspace(tmp_path / "ws", INTENTS, git=True)
+    from orchestrator.config.workspace import Workspace
+
+    found = [f for f in compiled.check(Workspace(ws), [str(tmp_path)]) if f.check == "sandbox-launcher-source"]
+    assert found and found[0].status == "fail" and str(sticky) in found[0].message
