@@ -385,12 +385,23 @@ def private_tmp(root: str, session_id: str) -> str:
     return os.path.join(base, f"orch-sandbox-{os.getuid() if hasattr(os, 'getuid') else 0}-{tag}")
 
 
+_OWN: dict[str, tuple[str, ...]] = {}
+
+
 def _workspace_entry(root: str, rel: str) -> tuple[str, bool] | None:
-    """A workspace-relative ``sandbox.writable`` entry: (absolute path, must be created), or None to skip."""
+    """A workspace-relative ``sandbox.writable`` entry: (absolute path, must be created), or None to skip. Never a
+    governance path, nor orchestrator's own Python or what holds it (guard.py: a ``.venv`` entry would hand a
+    command the hook's own launcher and site-packages)."""
     from orchestrator.core.governance import protected_by
+    from orchestrator.sandbox.guard import own_python
 
     rel = os.path.normpath(rel).replace(os.sep, "/")
     if rel.startswith("..") or rel in (".", "") or protected_by(rel) or rel.split("/")[0].lower() in _GOVERNANCE_PARENTS:
+        return None
+    own = _OWN.get(root)
+    if own is None:
+        own = _OWN[root] = own_python(root)  # fixed for this process (its interpreter and package)
+    if any(rel == o or o.startswith(rel + "/") or rel.startswith(o + "/") for o in own):
         return None
     full = os.path.join(root, rel)
     real = os.path.realpath(full)
