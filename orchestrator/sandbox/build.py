@@ -119,12 +119,18 @@ def exposed(writable: object = ()) -> str | None:
         path = os.path.expanduser(str(entry))
         if os.path.isabs(path) and (real + os.sep).startswith(os.path.realpath(path).rstrip(os.sep) + os.sep):
             return f"sandbox.writable entry {entry}"
-    path = real
+    parent = world_writable_above(real)
+    return None if parent is None else f"the world-writable directory {parent}"
+
+
+def world_writable_above(path: str) -> str | None:
+    """The nearest directory above ``path`` that everyone may write (``/tmp``, ``/dev/shm``: every workspace's
+    default ``sandbox.writable`` grants them), or None."""
     while True:
         parent = os.path.dirname(path)
         try:
             if os.stat(parent).st_mode & 0o002:
-                return f"the world-writable directory {parent}"
+                return parent
         except OSError:
             pass
         if parent == path:
@@ -217,6 +223,9 @@ def record(key: str, sha256: str, compiler: str, where: str) -> str | None:
 
 
 def _append(key: str, line: str) -> None:
+    """One line to the record of ``key``. A path is the last field: a line break in it (a directory so named) would
+    start a line of its own, a digest the record would accept; it is written as ``?``."""
+    line = line[:-1].replace("\n", "?").replace("\r", "?") + "\n"
     directory = record_dir()
     os.makedirs(directory, mode=0o700, exist_ok=True)
     fd = os.open(os.path.join(directory, key), os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
@@ -290,5 +299,5 @@ def verified(binary: str, key: str, st: os.stat_result) -> bool:
     return True
 
 
-__all__ = ["CFLAGS", "COMPILERS", "SOURCE", "build", "digest", "exposed", "record", "record_dir", "recorded", "source_key",
+__all__ = ["CFLAGS", "COMPILERS", "SOURCE", "build", "digest", "exposed", "record", "world_writable_above", "record_dir", "recorded", "source_key",
            "sources", "system_compiler", "verified"]

@@ -265,6 +265,13 @@ def check(ws: Any, writable: Any = ()) -> Any:
                       "that entry from sandbox.writable")
 
     directory = os.path.join(str(ws.run_dir), "sandbox")
+    shared = build.world_writable_above(os.path.realpath(str(ws.root)))
+    if shared is not None:
+        yield Finding("sandbox-workspace-shared", "warn",
+                      f"this workspace lies beneath {shared}, which every other workspace's sandboxed commands may "
+                      "write (the default sandbox.writable grants /tmp and /dev/shm): they can rewrite its governance "
+                      "files, spec files and Python launcher (the compiled one is hash-checked)",
+                      "keep governed checkouts under your home, or drop /tmp from sandbox.writable in the others")
     if install(directory) is None:
         yield Finding("sandbox-launcher", "warn", f"cannot write the launcher in {directory}",
                       "check the permissions of .orchestration/run/")

@@ -317,3 +317,22 @@ def test_doctor_fails_when_the_launchers_sources_lie_where_a_command_may_write(t
 
     found = [f for f in compiled.check(Workspace(ws), [str(tmp_path)]) if f.check == "sandbox-launcher-source"]
     assert found and found[0].status == "fail" and str(sticky) in found[0].message
+
+
+def test_doctor_warns_when_the_workspace_lies_where_every_other_workspace_may_write(tmp_path: Path) -> None:
+    from orchestrator.config.workspace import Workspace
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    ws = make_workspace(shared / "ws", INTENTS, git=True)
+    found = [f for f in compiled.check(Workspace(ws)) if f.check == "sandbox-workspace-shared"]
+    assert found and found[0].status == "warn" and f"beneath {shared}," in found[0].message
+
+
+def test_a_line_break_in_a_path_adds_no_digest_to_the_record(tmp_path: Path) -> None:
+    """The record's lines end with a path; a directory named with a line break and a digest must not add one."""
+    forged = "f" * 64
+    where = tmp_path / f"x\n{forged} 2026-01-01T00:00:00Z /usr/bin/cc y"
+    assert build.record("k" * 16, "e" * 64, "/usr/bin/cc", str(where)) is None
+    assert list(build.recorded("k" * 16)) == ["e" * 64]
