@@ -237,3 +237,50 @@ def test_dropped_env_follows_the_policy() -> None:
                                        "MY_C": "Bearer abcdefghijkl", "PATH": "/bin"})
     assert got == {"MY_B_X": "name matches sandbox.env_scrub pattern *_X", "OTHER": "not on the allow-list",
                    "MY_C": "value looks like a credential (Bearer/Basic credential)"}
+
+
+def _wheel(directory: Path) -> Path:
+    """A minimal wheel (``demo_pkg`` 1.0) built by hand: no network, no build backend."""
+    import zipfile
+
+    path = directory / "demo_pkg-1.0-py3-none-any.whl"
+    files = {"demo_pkg.py": "VALUE = 42\n",
+             "demo_pkg-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: demo-pkg\nVersion: 1.0\n",
+             "demo_pkg-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
+                                             "Tag: py3-none-any\n"}
+    files["demo_pkg-1.0.dist-info/RECORD"] = "".join(f"{name},,\n" for name in files) + \
+        "demo_pkg-1.0.dist-info/RECORD,,\n"
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, text in files.items():
+            zf.writestr(name, text)
+    return path
+
+
+@needs_landlock
+def test_package_managers_work_with_the_allow_list(sws: Path, tmp_path: Path) -> None:
+    """A real `pip install` and `npm install` inside the sandbox, with an agent's environment around them: what
+    they need is on the allow-list (HOME, PATH, PIP_*, npm_config_*...), the tokens beside them are not. (An install
+    asks a person — it may run package code —: the channel here says yes.)"""
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    _wheel(wheels)
+    env = {"PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1", "npm_config_fund": "false",
+           "npm_config_audit": "false", "npm_config_update_notifier": "false", "GITHUB_TOKEN": "ghp_" + "t" * 36,
+           "ANTHROPIC_API_KEY": "sk-ant-api03-" + "k" * 40}
+    proc = Host(sws, channel="allow").run(f"{sys.executable} -m pip install -q --no-index --find-links {wheels} --target build/site "
+                         "demo-pkg && PYTHONPATH=build/site python3 -c 'import demo_pkg; print(demo_pkg.VALUE)'",
+                         env=env)
+    assert proc.returncode == 0 and proc.stdout.strip() == "42", proc.stderr
+    if shutil.which("npm") is None:
+        return
+    pkg = tmp_path / "npmpkg"
+    pkg.mkdir()
+    (pkg / "package.json").write_text('{"name": "demo-npm", "version": "1.0.0", "main": "index.js"}\n')
+    (pkg / "index.js").write_text("module.exports = 7;\n")
+    subprocess.run(["npm", "pack", "--silent", "--pack-destination", str(tmp_path)], cwd=pkg, check=True,
+                   capture_output=True, timeout=120)
+    (sws / "build").mkdir(exist_ok=True)
+    (sws / "build" / "package.json").write_text('{"name": "app", "version": "1.0.0", "private": true}\n')
+    proc = Host(sws, channel="allow").run(f"cd build && npm install --offline --cache \"$TMPDIR/npm\" {tmp_path / 'demo-npm-1.0.0.tgz'}"
+                         " && node -e \"console.log(require('demo-npm'))\"", env=env)
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("7"), proc.stderr
