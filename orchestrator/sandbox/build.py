@@ -204,9 +204,9 @@ def digest(path: str) -> str:
 def record_dir() -> str:
     """This machine's record of built launchers: ``$XDG_STATE_HOME/orchestrator/launchers`` (else
     ``~/.local/state/…``), beside the ledger anchors (orchestrator/state/keys.py): outside every workspace."""
-    from orchestrator.state.keys import anchor_dir
+    from orchestrator.state.keys import state_dir
 
-    return str(anchor_dir().parent / "launchers")
+    return os.path.join(state_dir(), "launchers")
 
 
 def record(key: str, sha256: str, compiler: str, where: str) -> str | None:
@@ -235,17 +235,20 @@ def _append(key: str, line: str) -> None:
         os.close(fd)
 
 
-def _read(key: str) -> tuple[dict[str, list[list[str]]], set[str]]:
-    """The record of ``key``: digest -> its builds ([time, compiler, the directory it was built for], oldest
-    first), and the ``<stat key> <path>`` of binaries already hashed and found in it."""
+def _text(key: str) -> str:
     try:
         with open(os.path.join(record_dir(), key), encoding="utf-8", errors="surrogateescape") as fh:
-            lines = fh.read().splitlines()
+            return fh.read()
     except OSError:
-        return {}, set()
+        return ""
+
+
+def _read(text: str) -> tuple[dict[str, list[list[str]]], set[str]]:
+    """A record's text: digest -> its builds ([time, compiler, the directory it was built for], oldest first), and
+    the ``<stat key> <path>`` of binaries already hashed and found in it."""
     builds: dict[str, list[list[str]]] = {}
     checked = set()
-    for line in lines:
+    for line in text.splitlines():
         parts = line.split(" ", 3)
         if len(parts) == 4 and parts[0] == "checked":
             checked.add(f"{parts[1]} {parts[3]}")
@@ -254,10 +257,23 @@ def _read(key: str) -> tuple[dict[str, list[list[str]]], set[str]]:
     return builds, checked
 
 
+def _checked(text: str, stamp: str, binary: str) -> bool:
+    """Whether the record's text has ``checked <stamp> <digest> <binary>`` (found without parsing every line)."""
+    needle = f"checked {stamp} "
+    start = text.find(needle)
+    while start >= 0:
+        end = text.find("\n", start)
+        line = text[start:end if end >= 0 else len(text)]
+        if (start == 0 or text[start - 1] == "\n") and line == f"{needle}{line[len(needle):len(needle) + 64]} {binary}":
+            return True
+        start = text.find(needle, start + 1)
+    return False
+
+
 def recorded(key: str) -> dict[str, list[list[str]]]:
     """digest -> its builds, oldest first ([time, compiler, the directory it was built for]), for every binary this
     machine built from ``key``'s sources."""
-    return _read(key)[0]
+    return _read(_text(key))[0]
 
 
 #: binary path -> the stat key it was verified with (a long-lived process hashes it again only when it changed)
@@ -277,10 +293,10 @@ def verified(binary: str, key: str, st: os.stat_result) -> bool:
     sk = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     if _verified.get(binary) == sk:
         return True
-    builds, checked = _read(key)
+    text = _text(key)
     stamp = ":".join(str(n) for n in sk)
     fresh = racy(st)
-    if not fresh and f"{stamp} {binary}" in checked:
+    if not fresh and _checked(text, stamp, binary):
         _verified[binary] = sk
         return True
     _verified.pop(binary, None)
@@ -288,7 +304,7 @@ def verified(binary: str, key: str, st: os.stat_result) -> bool:
         sha = digest(binary)
     except OSError:
         return False
-    if sha not in builds:
+    if sha not in _read(text)[0]:
         return False
     if not fresh:
         _verified[binary] = sk
@@ -299,5 +315,5 @@ def verified(binary: str, key: str, st: os.stat_result) -> bool:
     return True
 
 
-__all__ = ["CFLAGS", "COMPILERS", "SOURCE", "build", "digest", "exposed", "record", "world_writable_above", "record_dir", "recorded", "source_key",
-           "sources", "system_compiler", "verified"]
+__all__ = ["CFLAGS", "COMPILERS", "SOURCE", "build", "digest", "exposed", "record", "record_dir", "recorded", "source_key",
+           "sources", "system_compiler", "verified", "world_writable_above"]
