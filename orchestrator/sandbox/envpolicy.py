@@ -31,7 +31,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # keep `typing` off the launcher's import path
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable, Iterator, Mapping
 
 #: never dropped by a name pattern (a program misbehaves without them; ``SSH_AUTH_SOCK`` would match ``*_AUTH_*``);
 #: their values are still checked
@@ -135,6 +135,8 @@ _CLASS = (frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456
 _WORD = _CLASS[WORD]
 #: RFC 7235 token68, what follows ``Bearer``/``Basic``
 _TOKEN68 = _WORD | frozenset("._~+/=")
+_BLANK = frozenset(" \t")
+_BLANK_OR_QUOTE = frozenset(" \t\"'")
 #: ASCII-only lower case (str.lower would change lengths on some non-ASCII letters; the C side lowers ASCII only)
 _LOWER = {c: c + 32 for c in range(65, 91)}
 #: where a URL's user info (or a scheme-less ``user:pass@``) ends
@@ -176,64 +178,63 @@ def _userinfo(value: str) -> bool:
     return colon and q < len(value) and value[q] == "@"
 
 
+def _at(text: str, needle: str) -> Iterator[int]:
+    """Every index where ``needle`` starts in ``text`` (overlapping ones too)."""
+    i = text.find(needle)
+    while i >= 0:
+        yield i
+        i = text.find(needle, i + 1)
+
+
 def _token(value: str) -> str | None:
     for prefix, cls, shortest, label in TOKEN_SHAPES:
-        i = value.find(prefix)
-        while i >= 0:
+        for i in _at(value, prefix):
             if _word_start(value, i) and _run(value, i + len(prefix), _CLASS[cls]) >= shortest:
                 return label
-            i = value.find(prefix, i + 1)
     return None
 
 
 def _jwt(value: str) -> bool:
     """``eyJ…​.eyJ…​.`` (a JSON header and payload, base64url: every JWT starts so)."""
-    i = value.find("eyJ")
-    while i >= 0:
-        if _word_start(value, i):
-            a = i + 3 + _run(value, i + 3, _WORD)
-            if a - i >= 10 and value.startswith(".eyJ", a):
-                b = a + 4 + _run(value, a + 4, _WORD)
-                if b - a - 1 >= 10 and b < len(value) and value[b] == ".":
-                    return True
-        i = value.find("eyJ", i + 1)
+    for i in _at(value, "eyJ"):
+        a = i + 3 + _run(value, i + 3, _WORD)
+        if _word_start(value, i) and a - i >= 10 and value.startswith(".eyJ", a):
+            b = a + 4 + _run(value, a + 4, _WORD)
+            if b - a - 1 >= 10 and b < len(value) and value[b] == ".":
+                return True
     return False
 
 
 def _header(low: str) -> bool:
+    """A key of HEADER_NAMES followed (after blanks and quotes) by ``:`` or ``=``."""
     for name in HEADER_NAMES:
-        i = low.find(name)
-        while i >= 0:
+        for i in _at(low, name):
             j = i + len(name)
-            while j < len(low) and low[j] in " \t\"'":
-                j += 1
+            j += _run(low, j, _BLANK_OR_QUOTE)
             if j < len(low) and low[j] in ":=":
                 return True
-            i = low.find(name, i + 1)
     return False
 
 
 def _scheme(low: str) -> bool:
+    """``bearer``/``basic`` at a word start, blanks, then at least 8 token68 characters."""
     for name in AUTH_SCHEMES:
-        i = low.find(name)
-        while i >= 0:
+        for i in _at(low, name):
             j = i + len(name)
-            spaces = _run(low, j, frozenset(" \t"))
+            spaces = _run(low, j, _BLANK)
             if _word_start(low, i) and spaces and _run(low, j + spaces, _TOKEN68) >= 8:
                 return True
-            i = low.find(name, i + 1)
     return False
 
 
 def _query(low: str) -> bool:
+    """``?name=value`` (or ``&``, ``;``) for a name of QUERY_NAMES and a value that is not empty."""
     for name in QUERY_NAMES:
-        i = low.find(name)
-        while i >= 0:
+        for i in _at(low, name):
             j = i + len(name)
             if i > 0 and low[i - 1] in "?&;" and low.startswith("=", j) and j + 1 < len(low) \
                     and low[j + 1] not in "& \t#":
                 return True
-            i = low.find(name, i + 1)
     return False
 
 
