@@ -370,6 +370,8 @@ def spec_entries(data: bytes) -> list[str]:
 
 
 _VALUED = {"-w": "writable", "-r": "readable", "-W": "write_only", "--env-keep": "keep"}
+#: the network namespace's options (netns.py)
+_NET_OPTIONS = ("--netns", "--egress", "--egress-id", "--egress-env", "--net-fallback")
 
 
 def _parse(argv: list[str], spec_dir: str | None = None) -> Options:
@@ -414,7 +416,7 @@ def _parse(argv: list[str], spec_dir: str | None = None) -> Options:
                 opts.scrub = []
             if value:
                 opts.scrub.append(value)
-        elif a in ("--net", "--git", "--pidns"):
+        elif a in ("--net", "--git", "--pidns", *_NET_OPTIONS):
             opts.extra.setdefault(a, []).append(value)
         else:
             raise ValueError(f"unknown option {a!r}")
@@ -462,14 +464,24 @@ def main(argv: list[str] | None = None, spec_dir: str | None = None) -> int:
         sys.stderr.write(f"orchestrator sandbox: malformed --pidns value {off!r} (on or off)\n")
         return EXIT_SETUP
     pidns = _sibling("pidns")
+    try:
+        bridge = _bridge(opts.extra) if off == "on" else None
+    except ValueError as exc:
+        sys.stderr.write(f"orchestrator sandbox: {exc}\n")
+        return EXIT_SETUP
     # other processes out of sight (pidns.py); False: the kernel refused, or policy sandbox.pid_namespace: false
     isolated = off == "on" and pidns.enter()
+    netns_up = False
     if isolated:
-        code = pidns.split()
+        code = pidns.split(bridge.outer if bridge is not None else None)
         if code is not None:
             _exit_now(code)  # the launcher outside: PID 1's (the command's) exit status
+        # its own network namespace (netns.py); False: the kernel refused, the port rules below hold instead
+        netns_up = bridge is not None and bridge.inner()
+        if netns_up and bridge is not None:
+            bridge.environ(env)
     try:
-        net = opts.extra.get("--net")
+        net = opts.extra.get("--net") or (None if netns_up else opts.extra.get("--net-fallback"))
         restrict(writable, readable=opts.readable, write_only=opts.write_only, network=net[-1] if net else None)
     except OSError as exc:
         sys.stderr.write(f"orchestrator sandbox: cannot restrict the command ({exc}); it was NOT run. "
@@ -478,6 +490,8 @@ def main(argv: list[str] | None = None, spec_dir: str | None = None) -> int:
     env["ORCH_SANDBOXED"] = "1"
     shell = "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
     if guard is not None:
+        if bridge is not None:
+            bridge.start_forwarder()
         if isolated:
             pidns.unblock()  # guard.run installs its own forwarding (TERM, INT, HUP)
         code = guard.run(shell, opts.command, dict(env), scope_or_nest)
@@ -485,7 +499,7 @@ def main(argv: list[str] | None = None, spec_dir: str | None = None) -> int:
             _exit_now(code)
         return code
     if isolated:
-        _exit_now(pidns.run_init(shell, opts.command, env, nest))
+        _exit_now(pidns.run_init(shell, opts.command, env, nest, bridge.start_forwarder if bridge else None))
     try:
         os.execve(shell, [shell, "-c", opts.command], env)
     except OSError as exc:
@@ -522,6 +536,25 @@ def _sibling(name: str):  # -> module
         return importlib.import_module(f"{__package__}.{name}")
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the package is not importable under -I -S
     return __import__(name)
+
+
+def _bridge(extra: dict[str, list[str]]):  # -> netns.Bridge | None
+    """``--netns on`` (with ``--egress``: the bridge to the proxy, reached now, before any namespace); raises
+    ValueError for a malformed option."""
+    value = extra.get("--netns", ["off"])[-1]
+    if value not in ("on", "off"):
+        raise ValueError(f"malformed --netns value {value!r} (on or off)")
+    ident = extra.get("--egress-id", ["0" * 16])[-1]
+    if len(ident) != 16 or any(c not in "0123456789abcdef" for c in ident):
+        raise ValueError(f"malformed --egress-id {ident!r}")
+    for item in extra.get("--egress-env", []):
+        if "=" not in item or item.startswith("="):
+            raise ValueError(f"malformed --egress-env {item!r} (NAME=VALUE)")
+    if value == "off":
+        return None
+    bridge = _sibling("netns").Bridge(extra)
+    bridge.prepare()
+    return bridge
 
 
 def _git_guard(roots: list[str]):  # -> gitdir.Guard

@@ -1,0 +1,369 @@
+"""The command's own network namespace and the bridge to the egress proxy (the Python launcher's copy of
+``launcher.c``'s "network namespace" section; the design is described there and in docs/security.md).
+
+``--netns on``: PID 1 of the command's PID namespace unshares a network namespace with only ``lo`` (brought up);
+where the kernel refuses, ``--net-fallback`` (TCP port rules) applies instead. ``--egress DIR --egress-id PLAN``:
+the launcher reaches the proxy's sockets first (from the host's namespace; ``O_PATH`` descriptors, connected
+through ``/proc/self/fd/N``), PID 1 listens on ``127.0.0.1:3128`` once its namespace is up, the launcher registers
+that namespace with the proxy (``SCM_RIGHTS``), and a forwarder process relays every connection to the proxy's
+traffic socket. The launcher keeps the registration until the command ends and prints the proxy's refusals on
+stderr. No proxy, no network (fail closed), and a line that says why.
+
+Imported by the launcher under ``-I -S``: stdlib C modules only (``_socket``, ``select``, ``fcntl``, ``os``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+CLONE_NEWNET = 0x40000000
+PORT = 3128
+WAIT = 3.0
+REPLY_TIMEOUT = 5.0
+SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
+BUF = 65536
+
+
+def _say(text: str) -> None:
+    os.write(2, f"orchestrator sandbox: {text}\n".encode("utf-8", "replace"))
+
+
+def _connect_fd(pathfd: int):  # -> _socket.socket
+    import _socket
+
+    s = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        s.connect(f"/proc/self/fd/{pathfd}")
+    except OSError:
+        s.close()
+        raise
+    return s
+
+
+class Bridge:
+    """One launch's network namespace: set up across the launcher (outside) and PID 1 (inside)."""
+
+    def __init__(self, extra: dict[str, list[str]]) -> None:
+        self.egress = (extra.get("--egress") or [None])[-1]
+        self.plan = (extra.get("--egress-id") or ["-"])[-1]
+        self.env = [v.partition("=") for v in extra.get("--egress-env", [])]
+        self.ctl = None
+        self.proxy = -1
+        self.procfd = -1
+        self.listener = None
+        self.up = False
+        self.why = ""
+        self.ready = os.pipe()
+        self.go = os.pipe()
+
+    # -- the launcher, before any namespace ----------------------------------------------------------------------
+    def prepare(self) -> None:
+        """Reach the proxy (waiting a little for one the engine has just started)."""
+        if self.egress is None:
+            return
+        import time
+
+        self.procfd = os.open("/proc", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        deadline = time.monotonic() + WAIT
+        error: OSError | None = None
+        while True:
+            try:
+                pathfd = os.open(os.path.join(self.egress, "ctl"), os.O_PATH | os.O_CLOEXEC | os.O_NOFOLLOW)
+                try:
+                    self.ctl = _connect_fd(pathfd)
+                finally:
+                    os.close(pathfd)
+                self.proxy = os.open(os.path.join(self.egress, "proxy"), os.O_PATH | os.O_CLOEXEC | os.O_NOFOLLOW)
+                return
+            except OSError as exc:
+                error = exc
+            if self.ctl is not None or error.errno not in (2, 111) or time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
+        self.why = (f"no network for this command: cannot reach the egress proxy in {self.egress} ({error}); "
+                    f"`orch doctor` checks it, its output is in {self.egress}/out")
+
+    # -- PID 1 -------------------------------------------------------------------------------------------------------
+    def inner(self) -> bool:
+        """Make the namespace (True: up; False: refused, the fallback rules apply) and wait for the launcher."""
+        import ctypes
+
+        os.close(self.ready[0])
+        os.close(self.go[1])
+        if ctypes.CDLL(None, use_errno=True).unshare(CLONE_NEWNET) != 0:
+            os.write(self.ready[1], b"N")
+            return False
+        self.up = True
+        if _lo_up() and self.egress is not None and self.ctl is not None:
+            self.listener = _listen()
+        os.write(self.ready[1], b"Y" if self.listener is not None else b"U")
+        os.close(self.ready[1])
+        if self.listener is not None and os.read(self.go[0], 1) != b"G":
+            self.listener.close()  # no network: a client gets "connection refused" at once
+            self.listener = None
+        os.close(self.go[0])
+        if self.ctl is not None:
+            self.ctl.close()
+        return True
+
+    def environ(self, env: dict[str, str]) -> None:
+        for name, _, value in self.env:
+            env[name] = value
+
+    def start_forwarder(self) -> None:
+        """Fork the forwarder (after the command, which stays PID 2)."""
+        if self.listener is None:
+            return
+        if os.fork() == 0:
+            try:
+                _forward(self.listener, self.proxy)
+            finally:
+                os._exit(0)
+        self.listener.close()
+        self.listener = None
+
+    # -- the launcher, after forking PID 1 -----------------------------------------------------------------------
+    def outer(self, pid: int) -> int:
+        """The handshake, then wait for PID 1 while printing the proxy's refusals; PID 1's exit status."""
+        os.close(self.ready[1])
+        os.close(self.go[0])
+        state = os.read(self.ready[0], 1) or b"N"
+        registered = False
+        if state == b"Y":
+            registered = self._register(pid)
+            os.write(self.go[1], b"G" if registered else b"X")
+        os.close(self.go[1])
+        if state != b"N" and self.why:
+            _say(self.why)
+        if registered:
+            self._notices(pid)
+        elif self.ctl is not None:
+            self.ctl.close()
+        while True:
+            try:
+                _, status = os.waitpid(pid, 0)
+            except InterruptedError:
+                continue
+            code = os.waitstatus_to_exitcode(status)
+            return 128 - code if code < 0 else code
+
+    def _register(self, pid: int) -> bool:
+        import _socket
+        import select
+
+        assert self.ctl is not None
+        try:
+            nsfd = os.open(f"{pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC, dir_fd=self.procfd)
+        except OSError as exc:
+            self.why = f"no network for this command: cannot open /proc/{pid}/ns/net: {exc.strerror}"
+            return False
+        reply = b""
+        try:
+            self.ctl.sendmsg([f"ORCHEGRESS1 {self.plan}\n".encode()],
+                             [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, nsfd.to_bytes(4, sys.byteorder))])
+            poller = select.poll()
+            poller.register(self.ctl.fileno(), select.POLLIN)
+            while b"\n" not in reply and len(reply) < 600 and poller.poll(REPLY_TIMEOUT * 1000):
+                chunk = self.ctl.recv(600)
+                if not chunk:
+                    break
+                reply += chunk
+        except OSError as exc:
+            reply = str(exc).encode()
+        finally:
+            os.close(nsfd)
+        if reply.startswith(b"OK\n"):
+            return True
+        text = reply.decode("utf-8", "replace").partition("\n")[0][:400] or "no answer"
+        self.why = f"no network for this command: the egress proxy refused its registration ({text})"
+        return False
+
+    def _notices(self, pid: int) -> None:
+        import select
+
+        assert self.ctl is not None
+        try:
+            pidfd = os.pidfd_open(pid)
+        except (OSError, AttributeError):
+            return
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        poller.register(self.ctl.fileno(), select.POLLIN)
+        pending = b""
+        try:
+            while True:
+                try:
+                    events = poller.poll()
+                except InterruptedError:
+                    continue
+                if any(fd == pidfd for fd, _ in events):
+                    return
+                try:
+                    chunk = self.ctl.recv(4096)
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    _say("the egress proxy stopped: no network for the rest of this command")
+                    poller.unregister(self.ctl.fileno())
+                    continue
+                *lines, pending = (pending + chunk).split(b"\n")
+                for line in lines:
+                    if line.startswith(b"REFUSED "):
+                        _say("network: " + line[8:].decode("utf-8", "replace"))
+                pending = pending[-4096:]
+        finally:
+            os.close(pidfd)
+            self.ctl.close()
+
+
+def _lo_up() -> bool:
+    import _socket
+    import fcntl
+
+    s = _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM)
+    try:
+        req = bytearray(b"lo".ljust(40, b"\0"))
+        fcntl.ioctl(s.fileno(), SIOCGIFFLAGS, req)
+        flags = int.from_bytes(req[16:18], sys.byteorder) | IFF_UP
+        req[16:18] = flags.to_bytes(2, sys.byteorder)
+        fcntl.ioctl(s.fileno(), SIOCSIFFLAGS, req)
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def _listen():  # -> _socket.socket | None
+    import _socket
+
+    s = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+    try:
+        s.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
+        s.bind(("127.0.0.1", PORT))
+        s.listen(4096)
+        s.setblocking(False)
+        return s
+    except OSError:
+        s.close()
+        return None
+
+
+class _Relay:
+    """One forwarded connection: ``socks[0]`` the client (TCP), ``socks[1]`` the proxy; ``pending[i]``: bytes read
+    from ``socks[i]`` not yet written to the other; ``eof[i]``: ``socks[i]`` ended; ``shut[i]``: its write side is
+    shut (the other side's end of stream passed on)."""
+
+    def __init__(self, client, up) -> None:  # noqa: ANN001 (_socket.socket)
+        self.socks = (client, up)
+        self.pending = [b"", b""]
+        self.eof = [False, False]
+        self.shut = [False, False]
+        for s in self.socks:
+            s.setblocking(False)
+
+    def events(self, i: int) -> int:
+        import select
+
+        ev = select.POLLIN if not self.pending[i] and not self.eof[i] else 0
+        return ev | (select.POLLOUT if self.pending[1 - i] else 0)
+
+    def step(self, i: int) -> None:
+        """Move direction ``i`` as far as it goes without blocking; OSError: the relay broke."""
+        src, dst = self.socks[i], self.socks[1 - i]
+        while True:
+            if self.pending[i]:
+                try:
+                    sent = dst.send(self.pending[i])
+                except BlockingIOError:
+                    return
+                self.pending[i] = self.pending[i][sent:]
+                continue
+            if self.eof[i]:
+                if not self.shut[1 - i]:
+                    dst.shutdown(1)
+                    self.shut[1 - i] = True
+                return
+            try:
+                data = src.recv(BUF)
+            except BlockingIOError:
+                return
+            if not data:
+                self.eof[i] = True
+            self.pending[i] = data
+            if data:
+                return self._flush(i)
+
+    def _flush(self, i: int) -> None:
+        try:
+            sent = self.socks[1 - i].send(self.pending[i])
+            self.pending[i] = self.pending[i][sent:]
+        except BlockingIOError:
+            pass
+
+    def done(self) -> bool:
+        return all(self.eof) and all(self.shut)
+
+    def close(self) -> None:
+        for s in self.socks:
+            s.close()
+
+
+def _forward(listener, proxy: int) -> None:  # noqa: ANN001 (_socket.socket)
+    """The forwarder: accept on ``listener``, relay each connection to the proxy, byte for byte, half-closes
+    passed on (the same loop as launcher.c's ``forwarder``)."""
+    import _socket
+    import ctypes
+    import select
+
+    import _signal  # type: ignore[import-not-found]
+
+    ctypes.CDLL(None).prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL: PID 1 gone, the forwarder goes too
+    _signal.signal(_signal.SIGPIPE, _signal.SIG_IGN)
+    null = os.open("/dev/null", os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    os.close(null)
+    relays: list[_Relay] = []
+    told = False
+    while True:
+        poller = select.poll()
+        poller.register(listener.fileno(), select.POLLIN)
+        owner = {}
+        for r in relays:
+            for i in (0, 1):
+                owner[r.socks[i].fileno()] = r
+                poller.register(r.socks[i].fileno(), r.events(i))
+        try:
+            ready = poller.poll()
+        except InterruptedError:
+            continue
+        for fd, _ in ready:
+            r = owner.get(fd)
+            if r is None or r.socks[0].fileno() < 0:
+                continue
+            try:
+                r.step(0)
+                r.step(1)
+            except OSError:
+                r.close()
+                continue
+            if r.done():
+                r.close()
+        relays = [r for r in relays if r.socks[0].fileno() >= 0]
+        if any(fd == listener.fileno() for fd, _ in ready):
+            while True:
+                try:
+                    client = _socket.socket(fileno=listener._accept()[0])
+                except OSError:
+                    break
+                try:
+                    up = _connect_fd(proxy)
+                except OSError as exc:
+                    if not told:
+                        _say(f"the egress proxy is unreachable ({exc.strerror}): no network")
+                        told = True
+                    client.close()
+                    continue
+                relays.append(_Relay(client, up))
