@@ -1,5 +1,6 @@
-"""``python -m orchestrator.egress ROOT``: run the workspace's egress proxy in the foreground (how the engine starts
-it, detached: :func:`orchestrator.egress.supervise.ensure`)."""
+"""``python -m orchestrator.egress [DIR]``: run the egress proxy in the foreground (DIR: its directory, by default
+this user's, :func:`orchestrator.egress.paths.egress_dir`). The engine starts it so, detached
+(:func:`orchestrator.egress.supervise.ensure`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import sys
 from orchestrator.egress.server import serve
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.stderr.write("usage: python -m orchestrator.egress WORKSPACE_ROOT\n")
+    if len(sys.argv) > 2:
+        sys.stderr.write("usage: python -m orchestrator.egress [DIR]\n")
         sys.exit(2)
-    sys.exit(serve(sys.argv[1]))
+    from orchestrator.egress.paths import egress_dir
+
+    sys.exit(serve(sys.argv[1] if len(sys.argv) == 2 else egress_dir()))

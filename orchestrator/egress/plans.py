@@ -2,8 +2,8 @@
 
 The engine writes it when it plans a command (:func:`write`), content-addressed beside the launcher's spec files
 (``.orchestration/run/sandbox/<id>.egress``, a governance directory no agent can write); the launcher names the
-id when it registers the command's network namespace with the proxy, and the proxy reads the file (:func:`load`),
-checking that its bytes still hash to the id. So what a command may reach is fixed when the hook decides, from
+file when it registers the command's network namespace with the proxy, and the proxy reads it (:func:`load`),
+checking where it lies and that its bytes still hash to its name. So what a command may reach is fixed when the hook decides, from
 the policy, the intent and the person's configuration as they were then: nothing the command does while it runs
 (a remote URL changed in ``.git/config`` during a git-mode command, a ``PIP_INDEX_URL`` it exports) widens it.
 """
@@ -29,7 +29,7 @@ def plan_id(data: bytes) -> str:
 
 
 def write(directory: str, allow: list[tuple[str, str]], deny: list[tuple[str, str]]) -> str:
-    """Write the plan (once: the name is its hash) and return its id."""
+    """Write the plan (once: the name is its hash) and return its path."""
     data = encode(allow, deny)
     ident = plan_id(data)
     path = os.path.join(directory, ident + SUFFIX)
@@ -39,27 +39,37 @@ def write(directory: str, allow: list[tuple[str, str]], deny: list[tuple[str, st
         with open(tmp, "wb") as fh:
             fh.write(data)
         os.replace(tmp, path)  # atomic: the proxy never reads half a plan
-    return ident
+    return path
 
 
 def valid_id(ident: str) -> bool:
     return len(ident) == 16 and all(c in "0123456789abcdef" for c in ident)
 
 
-def load(directory: str, ident: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """(allow, deny) of plan ``ident``; raises ValueError (unknown id, a file that does not hash to its name)."""
-    if not valid_id(ident):
-        raise ValueError(f"malformed egress plan id {ident!r}")
+def load(path: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(allow, deny) of the plan file ``path``; raises ValueError: a path that is not a plan in a workspace's
+    ``.orchestration/run/sandbox/`` (the only place the engine writes them, and no agent can), a file of another
+    user, or one whose bytes do not hash to its name."""
+    name = os.path.basename(path)
+    ident = name[:-len(SUFFIX)]
+    if not os.path.isabs(path) or not name.endswith(SUFFIX) or not valid_id(ident):
+        raise ValueError(f"not an egress plan: {path[:300]!r}")
+    real = os.path.realpath(os.path.dirname(path))
+    if not real.endswith(os.sep + os.path.join(".orchestration", "run", "sandbox")):
+        raise ValueError(f"an egress plan outside a workspace's .orchestration/run/sandbox: {path[:300]!r}")
     try:
-        with open(os.path.join(directory, ident + SUFFIX), "rb") as fh:
+        fd = os.open(os.path.join(real, name), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as fh:
+            if os.fstat(fh.fileno()).st_uid != os.getuid():
+                raise ValueError(f"egress plan {path[:300]!r} belongs to another user")
             data = fh.read(1 << 20)
     except OSError as exc:
-        raise ValueError(f"no egress plan {ident}: {exc.strerror}") from None
+        raise ValueError(f"no egress plan {path[:300]!r}: {exc.strerror}") from None
     if plan_id(data) != ident:
-        raise ValueError(f"egress plan {ident} does not match its id")
+        raise ValueError(f"egress plan {path[:300]!r} does not match its name")
     obj = json.loads(data)
     if not isinstance(obj, dict) or obj.get("format") != FORMAT:
-        raise ValueError(f"egress plan {ident}: unknown format")
+        raise ValueError(f"egress plan {path[:300]!r}: unknown format")
 
     def pairs(key: str) -> list[tuple[str, str]]:
         return [(str(p[0]), str(p[1])) for p in obj.get(key, []) if isinstance(p, list) and len(p) == 2]

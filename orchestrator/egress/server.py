@@ -1,12 +1,12 @@
-"""The egress proxy: the only way out of a sandboxed command's network namespace (one per workspace).
+"""The egress proxy: the only way out of a sandboxed command's network namespace (one per user and installation).
 
-Two Unix sockets in ``.orchestration/run/egress/`` (mode 0600, a governance directory):
+Two Unix sockets in its private directory (:mod:`orchestrator.egress.paths`, mode 0700, sockets 0600):
 
 - ``ctl``, the **registration** socket. The launcher, before it starts a command, connects from the host's network
-  namespace and sends ``ORCHEGRESS1 <plan id>`` with the command's new network namespace attached as a file
+  namespace and sends ``ORCHEGRESS1 <plan file>`` with the command's new network namespace attached as a file
   descriptor (``SCM_RIGHTS``). The proxy checks the peer (``SO_PEERCRED``: the same user, and a process in the
   proxy's own network namespace, which no sandboxed process can be in), that the descriptor is a network namespace
-  other than its own, and that the plan file exists and hashes to its id (:mod:`orchestrator.egress.plans`); then
+  other than its own, and that the plan is one the engine wrote (:func:`orchestrator.egress.plans.load`); then
   it answers ``OK`` and keeps the descriptor, so the namespace's identity (its inode) stays pinned. The
   registration lasts as long as that connection: the launcher holds it until the command ends. Each refusal is
   also sent back on it (``REFUSED <message>``): the launcher prints the line on the command's stderr, so the
@@ -24,9 +24,9 @@ absolute ``http://`` URI (package indexes served over http). The decision, resol
 :meth:`Proxy.open`'s (see :mod:`orchestrator.egress.hosts`).
 
 Lifecycle: started on demand by the engine when it plans a command with egress
-(:func:`orchestrator.egress.supervise.ensure`), one per workspace under an exclusive ``flock``; it exits after
-``ORCH_EGRESS_IDLE`` seconds (default 600) with no registration and no connection, when its sockets or the
-workspace disappear, or when orchestrator's code changed and nothing is in flight.
+(:func:`orchestrator.egress.supervise.ensure`), one per directory under an exclusive ``flock``; it exits after
+``ORCH_EGRESS_IDLE`` seconds (default 600) with no registration and no connection, when its sockets or its
+directory disappear, or when orchestrator's code changed and nothing is in flight.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.egress import hosts, plans, wire
-from orchestrator.egress.paths import CTL, LOCK, PROXY, egress_dir, sandbox_dir
+from orchestrator.egress.paths import CTL, INFO, LOCK, PROXY
 
 PROTOCOL = b"ORCHEGRESS1"
 NS_GET_NSTYPE = 0xB703
@@ -109,10 +109,8 @@ class Registration:
 class Proxy:
     """The workspace's egress proxy (see the module doc)."""
 
-    def __init__(self, root: str | os.PathLike[str], *, idle_timeout: float | None = None) -> None:
-        self.root = Path(root).resolve()
-        self.dir = egress_dir(self.root)
-        self.plans_dir = str(sandbox_dir(self.root))
+    def __init__(self, directory: str | os.PathLike[str], *, idle_timeout: float | None = None) -> None:
+        self.dir = Path(directory).absolute()
         self.idle_timeout = idle_timeout if idle_timeout is not None else float(
             os.environ.get("ORCH_EGRESS_IDLE", DEFAULT_IDLE))
         self.own_netns = netns_of(os.getpid())
@@ -125,8 +123,9 @@ class Proxy:
 
     # -- lifecycle ------------------------------------------------------------------------------------------------
     def acquire(self) -> bool:
-        """The per-workspace lock; False when another proxy holds it."""
+        """The directory's lock; False when another proxy holds it."""
         self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chmod(self.dir, 0o700)
         fd = os.open(self.dir / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -165,7 +164,7 @@ class Proxy:
             server.close()
             for reg in list(self.registrations.values()):
                 reg.close()
-            for name in (CTL, PROXY, "info.json"):
+            for name in (CTL, PROXY, INFO):
                 try:
                     os.unlink(name)
                 except OSError:
@@ -176,9 +175,9 @@ class Proxy:
 
         from orchestrator._version import __version__
 
-        with open("info.json.tmp", "w", encoding="utf-8") as fh:
-            json.dump({"pid": os.getpid(), "version": __version__, "root": str(self.root)}, fh)
-        os.replace("info.json.tmp", "info.json")
+        with open(INFO + ".tmp", "w", encoding="utf-8") as fh:
+            json.dump({"pid": os.getpid(), "version": __version__, "started": time.time()}, fh)
+        os.replace(INFO + ".tmp", INFO)
 
     async def _watch(self) -> None:
         from orchestrator.egress.supervise import code_stamp
@@ -193,7 +192,7 @@ class Proxy:
             busy = self.active > 0 or bool(self.registrations)
             if busy:
                 self.last_activity = time.monotonic()
-            gone = not (os.path.exists(CTL) and os.path.exists(PROXY) and (self.root / ".orchestration").is_dir())
+            gone = not (os.path.exists(CTL) and os.path.exists(PROXY) and os.path.samefile(".", self.dir))
             idle = not busy and time.monotonic() - self.last_activity > self.idle_timeout
             if gone or idle or (not busy and code_stamp() != code):
                 return
@@ -248,18 +247,18 @@ class Proxy:
             self.last_activity = time.monotonic()
 
     def _register(self, conn: socket.socket) -> Registration:
-        msg, ancdata, _, _ = conn.recvmsg(512, socket.CMSG_SPACE(4 * struct.calcsize("i")))
+        msg, ancdata, _, _ = conn.recvmsg(8192, socket.CMSG_SPACE(4 * struct.calcsize("i")))
         fds: list[int] = []
         for level, kind, data in ancdata:
             if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
                 fds += list(struct.unpack(f"{len(data) // 4}i", data[:len(data) - len(data) % 4]))
         try:
-            words = msg.split()
-            if len(words) != 2 or words[0] != PROTOCOL or len(fds) != 1:
-                raise ValueError("malformed registration (expected 'ORCHEGRESS1 <plan id>' and one namespace)")
+            head, _, path_bytes = msg.rstrip(b"\n").partition(b" ")
+            if head != PROTOCOL or not path_bytes or b"\n" in path_bytes or len(fds) != 1:
+                raise ValueError("malformed registration (expected 'ORCHEGRESS1 <plan file>' and one namespace)")
             nsfd = fds.pop()
             key = self._netns_key(nsfd)
-            ident = words[1].decode("ascii", "replace")
+            ident = os.fsdecode(path_bytes)
             rules = self._rules_of(ident)
             if key in self.registrations:
                 raise ValueError("this network namespace is registered already")
@@ -284,10 +283,14 @@ class Proxy:
             raise ValueError("the proxy's own network namespace cannot be registered")
         return key
 
-    def _rules_of(self, ident: str) -> hosts.Rules:
+    def _rules_of(self, path: str) -> hosts.Rules:
+        """The plan's rules (plans are content-addressed: a path's rules never change; checked again each time)."""
+        allow, deny = plans.load(path)
+        ident = os.path.basename(path)
         rules = self._rules.get(ident)
         if rules is None:
-            allow, deny = plans.load(self.plans_dir, ident)
+            if len(self._rules) > 4096:
+                self._rules.clear()
             rules = self._rules[ident] = hosts.rules(allow, deny)
         return rules
 
@@ -431,9 +434,9 @@ def _send(conn: socket.socket, data: bytes) -> None:
         pass
 
 
-def serve(root: str | os.PathLike[str], *, idle_timeout: float | None = None) -> int:
-    """Run the proxy for ``root`` in the foreground; 0 also when another proxy already serves it."""
-    proxy = Proxy(root, idle_timeout=idle_timeout)
+def serve(directory: str | os.PathLike[str], *, idle_timeout: float | None = None) -> int:
+    """Run the proxy in ``directory`` in the foreground; 0 also when another proxy already serves it."""
+    proxy = Proxy(directory, idle_timeout=idle_timeout)
     if not proxy.acquire():
         return 0
     try:

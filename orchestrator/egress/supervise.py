@@ -1,10 +1,10 @@
-"""Keep the workspace's egress proxy running: what the engine calls when it plans a command with egress.
+"""Keep this user's egress proxy running: what the engine calls when it plans a command with egress.
 
 On the hook's path, so it is cheap: one ``flock`` probe on the proxy's lock tells whether a proxy holds it (the
 proxy takes it for its whole life, so the probe cannot be fooled by a stale socket or pid file). When none does,
-a proxy is started in the background (``python -m orchestrator.egress ROOT``, its own session, output to
-``run/egress/out``) and the hook goes on: the launcher waits for the proxy's registration socket (a few hundred
-milliseconds, once). Starts are at most one per :data:`SPAWN_BACKOFF` seconds per workspace, so a proxy that
+a proxy is started in the background (``python -m orchestrator.egress DIR``, its own session, output to ``DIR/out``)
+and the hook goes on: the launcher waits for the proxy's registration socket (a few hundred milliseconds, once).
+Starts are at most one per :data:`SPAWN_BACKOFF` seconds, so a proxy that
 cannot start does not cost every call a process: the launcher then runs the command without network and says why.
 """
 
@@ -15,15 +15,17 @@ import os
 import sys
 import time
 
-from orchestrator.egress.paths import LOCK, egress_dir
+from pathlib import Path
+
+from orchestrator.egress.paths import LOCK
 
 SPAWN_BACKOFF = 3.0
 STAMP = "spawned"
 
 
-def running(root: str | os.PathLike[str]) -> bool:
-    """Whether a proxy holds the workspace's lock."""
-    path = egress_dir(root) / LOCK
+def running(directory: Path) -> bool:
+    """Whether a proxy holds the lock in ``directory``."""
+    path = directory / LOCK
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
@@ -37,11 +39,10 @@ def running(root: str | os.PathLike[str]) -> bool:
     return False
 
 
-def ensure(root: str | os.PathLike[str]) -> bool:
+def ensure(directory: Path) -> bool:
     """Start the proxy unless one runs (or one was started a moment ago); True when one runs or was started."""
-    if running(root):
+    if running(directory):
         return True
-    directory = egress_dir(root)
     stamp = directory / STAMP
     try:
         if time.time() - stamp.stat().st_mtime < SPAWN_BACKOFF:
@@ -50,6 +51,7 @@ def ensure(root: str | os.PathLike[str]) -> bool:
         pass
     try:
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        os.chmod(directory, 0o700)
         stamp.touch()
         import subprocess
 
@@ -59,7 +61,7 @@ def ensure(root: str | os.PathLike[str]) -> bool:
         # (``src/json.py``) run in the proxy, outside the sandbox; the proxy needs nothing but the stdlib
         env["PYTHONPATH"] = parent
         with open(directory / "out", "ab") as out:
-            subprocess.Popen([sys.executable, "-m", "orchestrator.egress", str(root)], stdin=subprocess.DEVNULL,
+            subprocess.Popen([sys.executable, "-m", "orchestrator.egress", str(directory)], stdin=subprocess.DEVNULL,
                              stdout=out, stderr=out, start_new_session=True, close_fds=True, env=env, cwd="/")
     except OSError:
         return False

@@ -371,7 +371,7 @@ def spec_entries(data: bytes) -> list[str]:
 
 _VALUED = {"-w": "writable", "-r": "readable", "-W": "write_only", "--env-keep": "keep"}
 #: the network namespace's options (netns.py)
-_NET_OPTIONS = ("--netns", "--egress", "--egress-id", "--egress-env", "--net-fallback")
+_NET_OPTIONS = ("--netns", "--egress", "--egress-plan", "--egress-env", "--net-fallback")
 
 
 def _parse(argv: list[str], spec_dir: str | None = None) -> Options:
@@ -490,11 +490,9 @@ def main(argv: list[str] | None = None, spec_dir: str | None = None) -> int:
     env["ORCH_SANDBOXED"] = "1"
     shell = "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
     if guard is not None:
-        if bridge is not None:
-            bridge.start_forwarder()
         if isolated:
             pidns.unblock()  # guard.run installs its own forwarding (TERM, INT, HUP)
-        code = guard.run(shell, opts.command, dict(env), scope_or_nest)
+        code = guard.run(shell, opts.command, dict(env), scope_or_nest, bridge.start_forwarder if bridge else None)
         if isolated:
             _exit_now(code)
         return code
@@ -544,9 +542,9 @@ def _bridge(extra: dict[str, list[str]]):  # -> netns.Bridge | None
     value = extra.get("--netns", ["off"])[-1]
     if value not in ("on", "off"):
         raise ValueError(f"malformed --netns value {value!r} (on or off)")
-    ident = extra.get("--egress-id", ["0" * 16])[-1]
-    if len(ident) != 16 or any(c not in "0123456789abcdef" for c in ident):
-        raise ValueError(f"malformed --egress-id {ident!r}")
+    plan = extra.get("--egress-plan", ["/"])[-1]
+    if not plan.startswith("/") or "\n" in plan or len(plan) > 4096:
+        raise ValueError(f"malformed --egress-plan {plan!r}")
     for item in extra.get("--egress-env", []):
         if "=" not in item or item.startswith("="):
             raise ValueError(f"malformed --egress-env {item!r} (NAME=VALUE)")

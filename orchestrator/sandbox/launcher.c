@@ -120,13 +120,13 @@ typedef struct {
     int no_pidns; /* --pidns off: policy sandbox.pid_namespace: false */
     /* the network namespace and the egress bridge (the section "network namespace" below) */
     int netns;                                /* --netns on */
-    const char *egress, *egress_id;           /* --egress DIR (the proxy's sockets), --egress-id PLAN */
+    const char *egress, *egress_plan;         /* --egress DIR (the proxy's sockets), --egress-plan FILE */
     const char *net_fallback;                 /* --net-fallback PORTS: where no namespace could be made */
     list_t egress_env;                        /* --egress-env NAME=VALUE: set when the namespace is up */
 } opts_t;
 
 static const char *KNOWN_OPTS = "-w -r -W --env-keep --tmp --env-scrub --net --git --pidns --netns --egress "
-                                "--egress-id --egress-env --net-fallback";
+                                "--egress-plan --egress-env --net-fallback";
 
 static int parse_net_option(opts_t *o, const char *a, char *v);
 
@@ -593,8 +593,8 @@ static int nest(void) {
  * (abstract Unix sockets are per network namespace). Where the kernel refuses it, --net-fallback's TCP port rules
  * apply instead (as before this existed; `orch doctor` says so).
  *
- * --egress DIR --egress-id PLAN: the way out is the workspace's egress proxy (orchestrator/egress/server.py), whose
- * Unix sockets are DIR/ctl and DIR/proxy. Before anything changes, the launcher opens both (O_PATH: they stay
+ * --egress DIR --egress-plan FILE: the way out is this user's egress proxy (orchestrator/egress/server.py), whose
+ * Unix sockets are DIR/ctl and DIR/proxy; FILE is what the engine allowed this command to reach. Before anything changes, the launcher opens both (O_PATH: they stay
  * reachable through /proc/self/fd/N once the run directory is hidden, and whatever its path length) and connects
  * to ctl from the host's network namespace. The init makes the namespace, brings lo up, listens on
  * 127.0.0.1:EGRESS_PORT and tells the launcher outside, which registers the namespace with the proxy (the plan id
@@ -631,7 +631,6 @@ typedef struct {
 } egress_t;
 
 static egress_t EG = {0, 0, -1, -1, -1, {-1, -1}, {-1, -1}, -1, 0, ""};
-static int is_hex_id(const char *s);
 
 static int parse_net_option(opts_t *o, const char *a, char *v) {
     if (strcmp(a, "--netns") == 0) {
@@ -640,10 +639,10 @@ static int parse_net_option(opts_t *o, const char *a, char *v) {
         o->netns = strcmp(v, "on") == 0;
     } else if (strcmp(a, "--egress") == 0)
         o->egress = v;
-    else if (strcmp(a, "--egress-id") == 0) {
-        if (!is_hex_id(v) || strlen(v) != 16)
-            return fail("malformed --egress-id '%s'", v), -1;
-        o->egress_id = v;
+    else if (strcmp(a, "--egress-plan") == 0) {
+        if (v[0] != '/' || strchr(v, '\n') || strlen(v) > 4096)
+            return fail("malformed --egress-plan '%s'", v), -1;
+        o->egress_plan = v;
     } else if (strcmp(a, "--egress-env") == 0) {
         if (!strchr(v, '=') || v[0] == '=')
             return fail("malformed --egress-env '%s' (NAME=VALUE)", v), -1;
@@ -686,6 +685,21 @@ static int open_socket_path(const char *dir, const char *name) {
     return open(path, O_PATH | O_CLOEXEC | O_NOFOLLOW);
 }
 
+/* The process behind the registration socket is a proxy of this user in the launcher's own network namespace (a
+ * server some sandboxed command left listening there is in a namespace of its own: its traffic would go nowhere,
+ * but it would read other commands' requests). */
+static int peer_is_proxy(int s) {
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    char path[64];
+    struct stat peer, self;
+    if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.uid != geteuid())
+        return 0;
+    snprintf(path, sizeof path, "/proc/%d/ns/net", (int)cred.pid);
+    return stat(path, &peer) == 0 && stat("/proc/self/ns/net", &self) == 0 && peer.st_ino == self.st_ino &&
+           peer.st_dev == self.st_dev;
+}
+
 /* Before the namespaces: reach the proxy (waiting a little for one the engine has just started). */
 static void egress_prepare(const opts_t *o) {
     EG.wanted = 1;
@@ -711,6 +725,13 @@ static void egress_prepare(const opts_t *o) {
         if ((err != ENOENT && err != ECONNREFUSED) || waited >= EGRESS_WAIT_MS)
             break;
         sleep_ms(10);
+    }
+    if (EG.ctl >= 0 && !peer_is_proxy(EG.ctl)) {
+        snprintf(EG.why, sizeof EG.why, "no network for this command: the process behind %s/ctl is not this user's "
+                 "egress proxy outside the sandbox", o->egress);
+        close(EG.ctl);
+        EG.ctl = -1;
+        return;
     }
     if (EG.ctl >= 0 && (EG.proxy = open_socket_path(o->egress, "proxy")) < 0)
         err = errno;
@@ -778,14 +799,14 @@ static int egress_inner(void) {
 
 /* The launcher: register the init's namespace with the proxy; 1 when it answered OK. */
 static int egress_register(const opts_t *o, pid_t init) {
-    char path[64], msg[64];
+    char path[64], msg[4200];
     snprintf(path, sizeof path, "%d/ns/net", (int)init);
     int nsfd = openat(EG.procfd, path, O_RDONLY | O_CLOEXEC);
     if (nsfd < 0) {
         snprintf(EG.why, sizeof EG.why, "no network for this command: cannot open /proc/%s: %s", path, strerror(errno));
         return 0;
     }
-    int len = snprintf(msg, sizeof msg, "ORCHEGRESS1 %s\n", o->egress_id ? o->egress_id : "-");
+    int len = snprintf(msg, sizeof msg, "ORCHEGRESS1 %s\n", o->egress_plan ? o->egress_plan : "-");
     char cbuf[CMSG_SPACE(sizeof(int))];
     memset(cbuf, 0, sizeof cbuf);
     struct iovec iov = {msg, (size_t)len};

@@ -2,7 +2,7 @@
 ``launcher.c``'s "network namespace" section; the design is described there and in docs/security.md).
 
 ``--netns on``: PID 1 of the command's PID namespace unshares a network namespace with only ``lo`` (brought up);
-where the kernel refuses, ``--net-fallback`` (TCP port rules) applies instead. ``--egress DIR --egress-id PLAN``:
+where the kernel refuses, ``--net-fallback`` (TCP port rules) applies instead. ``--egress DIR --egress-plan FILE``:
 the launcher reaches the proxy's sockets first (from the host's namespace; ``O_PATH`` descriptors, connected
 through ``/proc/self/fd/N``), PID 1 listens on ``127.0.0.1:3128`` once its namespace is up, the launcher registers
 that namespace with the proxy (``SCM_RIGHTS``), and a forwarder process relays every connection to the proxy's
@@ -46,7 +46,7 @@ class Bridge:
 
     def __init__(self, extra: dict[str, list[str]]) -> None:
         self.egress = (extra.get("--egress") or [None])[-1]
-        self.plan = (extra.get("--egress-id") or ["-"])[-1]
+        self.plan = (extra.get("--egress-plan") or ["-"])[-1]
         self.env = [v.partition("=") for v in extra.get("--egress-env", [])]
         self.ctl = None
         self.proxy = -1
@@ -74,6 +74,12 @@ class Bridge:
                     self.ctl = _connect_fd(pathfd)
                 finally:
                     os.close(pathfd)
+                if not _peer_is_proxy(self.ctl):
+                    self.why = (f"no network for this command: the process behind {self.egress}/ctl is not this "
+                                "user's egress proxy outside the sandbox")
+                    self.ctl.close()
+                    self.ctl = None
+                    return
                 self.proxy = os.open(os.path.join(self.egress, "proxy"), os.O_PATH | os.O_CLOEXEC | os.O_NOFOLLOW)
                 return
             except OSError as exc:
@@ -217,6 +223,20 @@ class Bridge:
             self.ctl.close()
 
 
+def _peer_is_proxy(sock) -> bool:  # noqa: ANN001 (_socket.socket)
+    """The registration socket's peer is this user's, in this process's network namespace (launcher.c's
+    ``peer_is_proxy``)."""
+    import _socket
+
+    raw = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
+    pid, uid = int.from_bytes(raw[0:4], sys.byteorder), int.from_bytes(raw[4:8], sys.byteorder)
+    try:
+        peer, own = os.stat(f"/proc/{pid}/ns/net"), os.stat("/proc/self/ns/net")
+    except OSError:
+        return False
+    return uid == os.geteuid() and (peer.st_dev, peer.st_ino) == (own.st_dev, own.st_ino)
+
+
 def _lo_up() -> bool:
     import _socket
     import fcntl
@@ -325,6 +345,10 @@ def _forward(listener, proxy: int) -> None:  # noqa: ANN001 (_socket.socket)
     os.dup2(null, 0)
     os.dup2(null, 1)
     os.close(null)
+    keep = sorted((listener.fileno(), proxy))
+    os.closerange(3, keep[0])  # e.g. git mode's guardian pipe: its reader must see the command's end, not ours
+    os.closerange(keep[0] + 1, keep[1])
+    os.closerange(keep[1] + 1, 4096)
     relays: list[_Relay] = []
     told = False
     while True:
