@@ -14,7 +14,7 @@ command makes while it runs does not reach its own plan.
 
 Cost: the result is memoised, in memory and under ``.orchestration/run/cache/``, keyed by the environment it read
 and the stat key of every file it read or looked for (a file that appears is noticed); an entry computed from a
-file changed within the racy window (:func:`orchestrator.fsutil.racy`) is recomputed next time. A hit costs a
+file changed within the racy window (:func:`orchestrator.core.fsutil.racy`) is recomputed next time. A hit costs a
 ``stat`` per file (a dozen); a miss reads them and runs ``git config`` once.
 """
 
@@ -106,9 +106,9 @@ def _git_remotes(root: str, env: Mapping[str, str], reader: Reader) -> list[tupl
         return []
     items = proc.stdout.split(b"\0")
     entries: list[tuple[str, str, str]] = []  # (origin, key, value)
-    for origin, pair in zip(items[::2], items[1::2]):
+    for raw_origin, pair in zip(items[::2], items[1::2]):
         key, _, value = pair.decode("utf-8", "replace").partition("\n")
-        entries.append((origin.decode("utf-8", "replace"), key, value))
+        entries.append((raw_origin.decode("utf-8", "replace"), key, value))
     files = sorted({o[len("file:"):] for o, _, _ in entries if o.startswith("file:")})
     for path in files:
         reader.stat(path if os.path.isabs(path) else os.path.join(root, path))

@@ -17,6 +17,10 @@ from __future__ import annotations
 import os
 import sys
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # keep `typing` off the launcher's import path
+    import _socket
+
 CLONE_NEWNET = 0x40000000
 PORT = 3128
 WAIT = 3.0
@@ -45,13 +49,13 @@ class Bridge:
     """One launch's network namespace: set up across the launcher (outside) and PID 1 (inside)."""
 
     def __init__(self, extra: dict[str, list[str]]) -> None:
-        self.egress = (extra.get("--egress") or [None])[-1]
+        self.egress: str | None = extra["--egress"][-1] if extra.get("--egress") else None
         self.plan = (extra.get("--egress-plan") or ["-"])[-1]
         self.env = [v.partition("=") for v in extra.get("--egress-env", [])]
-        self.ctl = None
+        self.ctl: _socket.socket | None = None
         self.proxy = -1
         self.procfd = -1
-        self.listener = None
+        self.listener: _socket.socket | None = None
         self.up = False
         self.why = ""
         self.ready = os.pipe()
@@ -74,10 +78,11 @@ class Bridge:
                     self.ctl = _connect_fd(pathfd)
                 finally:
                     os.close(pathfd)
-                if not _peer_is_proxy(self.ctl):
+                ctl = self.ctl
+                if not _peer_is_proxy(ctl):
                     self.why = (f"no network for this command: the process behind {self.egress}/ctl is not this "
                                 "user's egress proxy outside the sandbox")
-                    self.ctl.close()
+                    ctl.close()
                     self.ctl = None
                     return
                 self.proxy = os.open(os.path.join(self.egress, "proxy"), os.O_PATH | os.O_CLOEXEC | os.O_NOFOLLOW)
@@ -354,7 +359,7 @@ def _forward(listener, proxy: int) -> None:  # noqa: ANN001 (_socket.socket)
     while True:
         poller = select.poll()
         poller.register(listener.fileno(), select.POLLIN)
-        owner = {}
+        owner: dict[int, _Relay] = {}
         for r in relays:
             for i in (0, 1):
                 owner[r.socks[i].fileno()] = r
@@ -364,9 +369,10 @@ def _forward(listener, proxy: int) -> None:  # noqa: ANN001 (_socket.socket)
         except InterruptedError:
             continue
         for fd, _ in ready:
-            r = owner.get(fd)
-            if r is None or r.socks[0].fileno() < 0:
+            found = owner.get(fd)
+            if found is None or found.socks[0].fileno() < 0:
                 continue
+            r = found
             try:
                 r.step(0)
                 r.step(1)

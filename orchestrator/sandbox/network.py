@@ -121,6 +121,7 @@ def effective(policy: Any, intent: Any = None) -> str | dict[str, Any]:
         return "deny"
     if not isinstance(base, dict):
         base = normalize(None)  # an intent mapping over "allow"/"deny": it starts from the defaults
+    assert isinstance(base, dict) and isinstance(mine, dict)
     tag = f"intent {getattr(intent, 'id', '?')} network"
     return {"allow": [(p, "sandbox.network.allow") for p in base["allow"]] + [(p, f"{tag}.allow") for p in mine["allow"]],
             "deny": [(p, "sandbox.network.deny") for p in base["deny"]] + [(p, f"{tag}.deny") for p in mine["deny"]],
@@ -234,6 +235,8 @@ def describe(value: str | dict[str, Any] | list[int]) -> str:
         return "no network at all (sandbox.network: deny)"
     if isinstance(value, list):
         return "TCP connect only to ports " + ", ".join(str(p) for p in value)
+    if not isinstance(value, dict):
+        return f"unknown network setting {value!r}"
     allow = [e[0] if isinstance(e, tuple) else e for e in value["allow"]]
     hosts = (", ".join(allow) if allow else "no extra hosts") + (
         " plus the registries and git remotes of your configuration" if value["configured"] else "")
