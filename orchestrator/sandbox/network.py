@@ -87,7 +87,9 @@ def normalize(value: Any) -> str | dict[str, Any]:
         return validate(value)  # type: ignore[no-any-return]
     if isinstance(value, list):
         return {"allow": [], "deny": [], "configured": True, "ports": _ports(value, "network")}
-    raw = value.model_dump() if hasattr(value, "model_dump") else value
+    # a pydantic model (the schema's validator), a PolicyView (a loaded policy) or a plain mapping (an intent's key)
+    raw = value.model_dump() if hasattr(value, "model_dump") else value.to_dict() if hasattr(value, "to_dict") \
+        else value
     if not isinstance(raw, dict):
         raise ValueError(f"network must be 'allow', 'deny', a list of TCP ports or a mapping, got {value!r}")
     unknown = sorted(set(raw) - set(KEYS))
