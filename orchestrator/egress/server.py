@@ -117,8 +117,10 @@ class Proxy:
         self.registrations: dict[tuple[int, int], Registration] = {}
         self.active = 0
         self.last_activity = time.monotonic()
-        self._rules: dict[str, hosts.Rules] = {}
+        self._rules: dict[tuple[str, int, int, int, int], hosts.Rules] = {}
         self._lock_fd: int | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.trace = bool(os.environ.get("ORCH_EGRESS_TRACE"))
         self._stop: asyncio.Event | None = None
 
     # -- lifecycle ------------------------------------------------------------------------------------------------
@@ -284,19 +286,31 @@ class Proxy:
         return key
 
     def _rules_of(self, path: str) -> hosts.Rules:
-        """The plan's rules (plans are content-addressed: a path's rules never change; checked again each time)."""
-        allow, deny = plans.load(path)
-        ident = os.path.basename(path)
-        rules = self._rules.get(ident)
+        """The plan's rules: read and checked once (:func:`plans.load`), then known by the file's identity (the same
+        inode, size and mtime is the same content-addressed file: no read, hash or parse on the launch path)."""
+        try:
+            st = os.stat(path)
+        except OSError:
+            st = None
+        key = (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns) if st is not None else None
+        rules = self._rules.get(key) if key is not None else None
         if rules is None:
+            allow, deny = plans.load(path)
             if len(self._rules) > 4096:
                 self._rules.clear()
-            rules = self._rules[ident] = hosts.rules(allow, deny)
+            rules = hosts.rules(allow, deny)
+            if key is not None:
+                self._rules[key] = rules
         return rules
 
     # -- traffic --------------------------------------------------------------------------------------------------
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.active += 1
+        # a strong reference: the loop keeps only weak ones, and a stream's protocol drops its task when the client
+        # side is gone, while the relay may still be handing the last bytes over (a collected task loses them)
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
         try:
             reg = self._identify(writer)
             first = await asyncio.wait_for(reader.read(1), wire.HEAD_TIMEOUT)
@@ -314,6 +328,7 @@ class Proxy:
             self.active -= 1
             self.last_activity = time.monotonic()
             writer.close()
+            self._tasks.discard(task)  # type: ignore[arg-type]
 
     def _identify(self, writer: asyncio.StreamWriter) -> Registration | None:
         sock = writer.get_extra_info("socket")
@@ -344,7 +359,7 @@ class Proxy:
             up_writer.write(req.head)
         if req.rest:
             up_writer.write(req.rest)
-        await wire.relay(reader, writer, up_reader, up_writer)
+        await self._relay(reg, f"{req.host}:{req.port}", (reader, writer), (up_reader, up_writer))
 
     async def _socks(self, reg: Registration | None, reader: asyncio.StreamReader,
                      writer: asyncio.StreamWriter) -> None:
@@ -363,7 +378,16 @@ class Proxy:
             writer.write(wire.socks_reply(wire.SOCKS_NOT_ALLOWED if exc.status == 403 else wire.SOCKS_HOST_UNREACHABLE))
             return
         writer.write(wire.socks_reply(wire.SOCKS_OK))
-        await wire.relay(reader, writer, up_reader, up_writer)
+        await self._relay(reg, f"{host}:{port}", (reader, writer), (up_reader, up_writer))
+
+    async def _relay(self, reg: Registration, target: str, client: tuple[asyncio.StreamReader, asyncio.StreamWriter],
+                     upstream: tuple[asyncio.StreamReader, asyncio.StreamWriter]) -> None:
+        """The tunnel's bytes both ways; with ``ORCH_EGRESS_TRACE`` set, one log line per tunnel (its sizes)."""
+        if self.trace:
+            self._log(f"open {target} (plan {os.path.basename(reg.plan)})")
+        up, down = await wire.relay(client[0], client[1], upstream[0], upstream[1])
+        if self.trace:
+            self._log(f"closed {target}: {up} bytes up, {down} bytes down")
 
     async def open(self, reg: Registration, host: str, port: int) -> tuple[asyncio.StreamReader,
                                                                           asyncio.StreamWriter]:

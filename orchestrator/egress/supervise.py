@@ -4,8 +4,9 @@ On the hook's path, so it is cheap: one ``flock`` probe on the proxy's lock tell
 proxy takes it for its whole life, so the probe cannot be fooled by a stale socket or pid file). When none does,
 a proxy is started in the background (``python -m orchestrator.egress DIR``, its own session, output to ``DIR/out``)
 and the hook goes on: the launcher waits for the proxy's registration socket (a few hundred milliseconds, once).
-Starts are at most one per :data:`SPAWN_BACKOFF` seconds, so a proxy that
-cannot start does not cost every call a process: the launcher then runs the command without network and says why.
+A proxy that is coming up is not started twice, and one that dies coming up is started again only after
+:data:`SPAWN_BACKOFF` seconds, so a proxy that cannot start does not cost every call a process: the launcher then
+runs the command without network and says why.
 """
 
 from __future__ import annotations
@@ -39,20 +40,41 @@ def running(directory: Path) -> bool:
     return False
 
 
+def _starting(directory: Path) -> bool:
+    """A proxy was started a moment ago and is still coming up, or died coming up (do not start one per call).
+    One that came up (it wrote ``info.json``) and died since, killed or crashed, is started again at once."""
+    stamp = directory / STAMP
+    try:
+        if time.time() - stamp.stat().st_mtime >= SPAWN_BACKOFF:
+            return False
+        pid = int(stamp.read_text() or 0)
+    except (OSError, ValueError):
+        return False
+    try:
+        os.kill(pid, 0)
+        return True  # still starting (it holds the lock once it serves)
+    except ProcessLookupError:
+        pass
+    except OSError:
+        return True
+    try:
+        import json
+
+        return json.loads((directory / "info.json").read_text()).get("pid") != pid  # never came up: back off
+    except (OSError, ValueError, AttributeError):
+        return True
+
+
 def ensure(directory: Path) -> bool:
-    """Start the proxy unless one runs (or one was started a moment ago); True when one runs or was started."""
+    """Start the proxy unless one runs (or one is coming up); True when one runs or was started."""
     if running(directory):
+        return True
+    if _starting(directory):
         return True
     stamp = directory / STAMP
     try:
-        if time.time() - stamp.stat().st_mtime < SPAWN_BACKOFF:
-            return True
-    except OSError:
-        pass
-    try:
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         os.chmod(directory, 0o700)
-        stamp.touch()
         import subprocess
 
         parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -61,8 +83,10 @@ def ensure(directory: Path) -> bool:
         # (``src/json.py``) run in the proxy, outside the sandbox; the proxy needs nothing but the stdlib
         env["PYTHONPATH"] = parent
         with open(directory / "out", "ab") as out:
-            subprocess.Popen([sys.executable, "-m", "orchestrator.egress", str(directory)], stdin=subprocess.DEVNULL,
-                             stdout=out, stderr=out, start_new_session=True, close_fds=True, env=env, cwd="/")
+            child = subprocess.Popen([sys.executable, "-m", "orchestrator.egress", str(directory)],
+                                     stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True,
+                                     close_fds=True, env=env, cwd="/")
+        stamp.write_text(str(child.pid))
     except OSError:
         return False
     return True

@@ -388,10 +388,17 @@ def _git_and_network(root: str, policy: Any, intent: Any, shell: Any, out: Plan)
 
     out.net_options = network.launcher_options(policy, intent, out.abi, root, os.path.dirname(out.spec_dir or ""))
     out.network = network.summary(out.net_options)
-    if out.scope and wants_git(shell):  # the read plan keeps .git read-only (no workspace write at all)
+    # the read plan keeps .git read-only (no workspace write at all), except for git's own store of a fetch
+    if (out.scope and wants_git(shell)) or (shell is not None and fetches(shell)):
         from orchestrator.sandbox.gitdir import git_dirs
 
         out.git = git_dirs(root)
+
+
+def fetches(sh: Any) -> bool:
+    """A read-only command that still writes git's own store (``git fetch``: objects, remote-tracking refs,
+    FETCH_HEAD): its read plan gets the git dir writable and guarded (gitdir.py), and nothing else."""
+    return any(name == "git" and sub in ("fetch", "lfs") for name, sub in getattr(sh, "programs", ()))
 
 
 def wants_git(sh: Any) -> bool:

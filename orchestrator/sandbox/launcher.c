@@ -770,34 +770,33 @@ static int listen_local(void) {
     return s;
 }
 
-/* The init: make the namespace (1: up, 0: refused, the fallback applies) and wait for the launcher's word. */
+/* The init: make the namespace (1: up, 0: refused, the fallback applies). It does not wait for the registration:
+ * the forwarder does (connections wait in the listener's backlog meanwhile), so the command starts at once. */
 static int egress_inner(void) {
     close(EG.ready[0]);
     close(EG.go[1]);
+    if (EG.ctl >= 0)
+        close(EG.ctl);
     if (unshare(CLONE_NEWNET) < 0) {
         (void)!write(EG.ready[1], "N", 1);
+        close(EG.ready[1]);
+        close(EG.go[0]);
         return 0;
     }
     EG.up = 1;
+    (void)!write(EG.ready[1], EG.bridge && EG.ctl >= 0 ? "Y" : "U", 1); /* the launcher registers meanwhile */
+    close(EG.ready[1]);
     if (lo_up() == 0 && EG.bridge && EG.ctl >= 0)
         EG.listener = listen_local();
-    (void)!write(EG.ready[1], EG.listener >= 0 ? "Y" : "U", 1);
-    close(EG.ready[1]);
-    if (EG.listener >= 0) {
+    if (EG.listener >= 0)
         fcntl(EG.listener, F_SETFL, O_NONBLOCK); /* the forwarder accepts until EAGAIN */
-        char c = 'X';
-        if (read(EG.go[0], &c, 1) != 1 || c != 'G') {
-            close(EG.listener); /* no network: a client gets "connection refused" at once */
-            EG.listener = -1;
-        }
-    }
-    close(EG.go[0]);
-    if (EG.ctl >= 0)
-        close(EG.ctl);
+    else
+        close(EG.go[0]);
     return 1;
 }
 
-/* The launcher: register the init's namespace with the proxy; 1 when it answered OK. */
+/* The launcher: send the registration of the init's namespace (the answer is read by egress_outer); 0 if it could
+ * not be sent (EG.why says why). */
 static int egress_register(const opts_t *o, pid_t init) {
     char path[64], msg[4200];
     snprintf(path, sizeof path, "%d/ns/net", (int)init);
@@ -818,66 +817,61 @@ static int egress_register(const opts_t *o, pid_t init) {
     memcpy(CMSG_DATA(cm), &nsfd, sizeof(int));
     ssize_t sent = sendmsg(EG.ctl, &mh, MSG_NOSIGNAL);
     close(nsfd);
-    char reply[600];
-    size_t have = 0;
-    while (sent == len && have < sizeof reply - 1 && !memchr(reply, '\n', have)) {
-        struct pollfd p = {EG.ctl, POLLIN, 0};
-        int r = poll(&p, 1, EGRESS_REPLY_MS);
-        if (r < 0 && errno == EINTR)
-            continue;
-        ssize_t k = r > 0 ? read(EG.ctl, reply + have, sizeof reply - 1 - have) : -1;
-        if (k <= 0)
-            break;
-        have += (size_t)k;
-    }
-    reply[have] = '\0';
-    if (strncmp(reply, "OK\n", 3) == 0)
-        return 1;
-    char *nl = strchr(reply, '\n');
-    if (nl)
-        *nl = '\0';
-    snprintf(EG.why, sizeof EG.why, "no network for this command: the egress proxy refused its registration (%.400s)",
-             have ? reply : "no answer");
-    return 0;
+    if (sent != len)
+        snprintf(EG.why, sizeof EG.why, "no network for this command: cannot register with the egress proxy: %s",
+                 strerror(errno));
+    return sent == len;
 }
 
-/* The proxy's refusals, one "REFUSED <message>" line each, shown on the command's stderr. */
-static size_t print_notices(char *buf, size_t have) {
+/* The proxy's lines: the registration's answer first ("OK", else "ERR why": the forwarder is told either way),
+ * then one "REFUSED <message>" per refusal, shown on the command's stderr. Returns the bytes left over (a line
+ * not yet complete); a line over 4 KiB is dropped, not waited for. */
+static size_t proxy_lines(char *buf, size_t have, int *answered) {
     char *start = buf, *nl;
     while ((nl = memchr(start, '\n', have - (size_t)(start - buf)))) {
         *nl = '\0';
-        if (strncmp(start, "REFUSED ", 8) == 0)
+        if (!*answered) {
+            *answered = 1;
+            int ok = strcmp(start, "OK") == 0;
+            (void)!write(EG.go[1], ok ? "G" : "X", 1);
+            if (!ok)
+                fprintf(stderr, "orchestrator sandbox: no network for this command: the egress proxy refused its "
+                                "registration (%.400s)\n", start);
+        } else if (strncmp(start, "REFUSED ", 8) == 0)
             fprintf(stderr, "orchestrator sandbox: network: %s\n", start + 8);
         start = nl + 1;
     }
     size_t rest = have - (size_t)(start - buf);
     memmove(buf, start, rest);
-    return rest == 4096 ? 0 : rest; /* a line that long is dropped, not waited for */
+    return rest == 4096 ? 0 : rest;
 }
 
-/* The launcher outside: the handshake, then wait for the init while relaying the proxy's refusals. */
+/* The launcher outside: register, then wait for the init while relaying the proxy's answer and refusals. The
+ * registration overlaps the command: a command that opens no connection never waits for it. */
 static int egress_outer(const opts_t *o, pid_t init) {
     close(EG.ready[1]);
     close(EG.go[0]);
+    signal(SIGPIPE, SIG_IGN); /* a forwarder that never started (no listener) must not take the launcher down */
     char state = 'N';
     if (read(EG.ready[0], &state, 1) != 1)
         state = 'N';
-    int registered = 0;
-    if (state == 'Y') {
-        registered = egress_register(o, init);
-        (void)!write(EG.go[1], registered ? "G" : "X", 1);
-    }
-    close(EG.go[1]);
+    int sent = state == 'Y' && egress_register(o, init);
+    int pidfd = sent ? (int)syscall(SYS_pidfd_open, init, 0) : -1;
     if (state != 'N' && EG.why[0])
         fprintf(stderr, "orchestrator sandbox: %s\n", EG.why);
-    int pidfd = registered ? (int)syscall(SYS_pidfd_open, init, 0) : -1;
-    if (pidfd < 0) {
-        if (EG.ctl >= 0)
+    if (pidfd < 0) { /* nothing to wait for, or a kernel without pidfd_open (< 5.3): the answer, then the init */
+        char reply[8] = "";
+        struct pollfd p = {EG.ctl, POLLIN, 0};
+        ssize_t k = sent && poll(&p, 1, EGRESS_REPLY_MS) > 0 ? read(EG.ctl, reply, sizeof reply - 1) : 0;
+        (void)!write(EG.go[1], k >= 3 && strncmp(reply, "OK\n", 3) == 0 ? "G" : "X", 1);
+        close(EG.go[1]);
+        if (EG.ctl >= 0 && !sent)
             close(EG.ctl);
         return wait_for(init);
     }
     char buf[4097];
     size_t have = 0;
+    int answered = 0;
     for (;;) {
         struct pollfd p[2] = {{pidfd, POLLIN, 0}, {EG.ctl, POLLIN, 0}};
         int r = poll(p, EG.ctl >= 0 ? 2 : 1, -1);
@@ -890,14 +884,18 @@ static int egress_outer(const opts_t *o, pid_t init) {
             if (k <= 0) {
                 fprintf(stderr, "orchestrator sandbox: the egress proxy stopped: no network for the rest of this "
                                 "command\n");
+                if (!answered)
+                    (void)!write(EG.go[1], "X", 1);
+                answered = 1;
                 close(EG.ctl);
                 EG.ctl = -1;
                 continue;
             }
-            have = print_notices(buf, have + (size_t)k);
+            have = proxy_lines(buf, have + (size_t)k, &answered);
         }
     }
     close(pidfd);
+    close(EG.go[1]);
     return wait_for(init);
 }
 
@@ -998,10 +996,15 @@ static relay_t *relay_open(int client) {
     return r;
 }
 
-/* PID 3 of the command's namespace: accept, relay, until the init exits (the kernel then ends it). */
+/* PID 3 of the command's namespace: wait for the registration, then accept and relay until the init exits (the
+ * kernel then ends it). Not registered: close the listener, so that every client fails at once. */
 static void forwarder(void) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     sigprocmask(SIG_SETMASK, &unblocked, NULL);
+    char c = 'X';
+    if (read(EG.go[0], &c, 1) != 1 || c != 'G')
+        _exit(0);
+    close(EG.go[0]);
     int null = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null >= 0) {
         dup2(null, 0);
@@ -1073,6 +1076,7 @@ static void start_forwarder(void) {
     if (pid == 0)
         forwarder();
     close(EG.listener);
+    close(EG.go[0]);
     EG.listener = -1;
 }
 

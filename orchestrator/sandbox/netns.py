@@ -97,25 +97,27 @@ class Bridge:
 
     # -- PID 1 -------------------------------------------------------------------------------------------------------
     def inner(self) -> bool:
-        """Make the namespace (True: up; False: refused, the fallback rules apply) and wait for the launcher."""
+        """Make the namespace (True: up; False: refused, the fallback rules apply). The registration is the
+        forwarder's to wait for (connections wait in the backlog meanwhile): the command starts at once."""
         import ctypes
 
         os.close(self.ready[0])
         os.close(self.go[1])
-        if ctypes.CDLL(None, use_errno=True).unshare(CLONE_NEWNET) != 0:
-            os.write(self.ready[1], b"N")
-            return False
-        self.up = True
-        if _lo_up() and self.egress is not None and self.ctl is not None:
-            self.listener = _listen()
-        os.write(self.ready[1], b"Y" if self.listener is not None else b"U")
-        os.close(self.ready[1])
-        if self.listener is not None and os.read(self.go[0], 1) != b"G":
-            self.listener.close()  # no network: a client gets "connection refused" at once
-            self.listener = None
-        os.close(self.go[0])
         if self.ctl is not None:
             self.ctl.close()
+        bridged = self.egress is not None and self.ctl is not None
+        if ctypes.CDLL(None, use_errno=True).unshare(CLONE_NEWNET) != 0:
+            os.write(self.ready[1], b"N")
+            os.close(self.ready[1])
+            os.close(self.go[0])
+            return False
+        self.up = True
+        os.write(self.ready[1], b"Y" if bridged else b"U")  # the launcher registers meanwhile
+        os.close(self.ready[1])
+        if _lo_up() and bridged:
+            self.listener = _listen()
+        if self.listener is None:
+            os.close(self.go[0])
         return True
 
     def environ(self, env: dict[str, str]) -> None:
@@ -128,29 +130,32 @@ class Bridge:
             return
         if os.fork() == 0:
             try:
-                _forward(self.listener, self.proxy)
+                if os.read(self.go[0], 1) == b"G":  # registered; else closing the listener refuses every client
+                    os.close(self.go[0])
+                    _forward(self.listener, self.proxy)
             finally:
                 os._exit(0)
         self.listener.close()
         self.listener = None
+        os.close(self.go[0])
 
     # -- the launcher, after forking PID 1 -----------------------------------------------------------------------
     def outer(self, pid: int) -> int:
-        """The handshake, then wait for PID 1 while printing the proxy's refusals; PID 1's exit status."""
+        """Register, then wait for PID 1 while relaying the proxy's answer (to the forwarder) and refusals (to
+        stderr); PID 1's exit status. The registration overlaps the command (launcher.c's ``egress_outer``)."""
         os.close(self.ready[1])
         os.close(self.go[0])
         state = os.read(self.ready[0], 1) or b"N"
-        registered = False
-        if state == b"Y":
-            registered = self._register(pid)
-            os.write(self.go[1], b"G" if registered else b"X")
-        os.close(self.go[1])
+        sent = state == b"Y" and self._register(pid)
         if state != b"N" and self.why:
             _say(self.why)
-        if registered:
-            self._notices(pid)
-        elif self.ctl is not None:
-            self.ctl.close()
+        if sent:
+            self._relay_answers(pid)
+        else:
+            if self.ctl is not None:
+                self.ctl.close()
+            self._tell(b"X")
+        os.close(self.go[1])
         while True:
             try:
                 _, status = os.waitpid(pid, 0)
@@ -159,9 +164,15 @@ class Bridge:
             code = os.waitstatus_to_exitcode(status)
             return 128 - code if code < 0 else code
 
+    def _tell(self, word: bytes) -> None:
+        try:
+            os.write(self.go[1], word)
+        except BrokenPipeError:
+            pass  # no forwarder (lo or the listener failed): nothing to tell
+
     def _register(self, pid: int) -> bool:
+        """Send the registration of ``pid``'s namespace (the answer is read by :meth:`_relay_answers`)."""
         import _socket
-        import select
 
         assert self.ctl is not None
         try:
@@ -169,46 +180,36 @@ class Bridge:
         except OSError as exc:
             self.why = f"no network for this command: cannot open /proc/{pid}/ns/net: {exc.strerror}"
             return False
-        reply = b""
         try:
             self.ctl.sendmsg([f"ORCHEGRESS1 {self.plan}\n".encode()],
                              [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, nsfd.to_bytes(4, sys.byteorder))])
-            poller = select.poll()
-            poller.register(self.ctl.fileno(), select.POLLIN)
-            while b"\n" not in reply and len(reply) < 600 and poller.poll(REPLY_TIMEOUT * 1000):
-                chunk = self.ctl.recv(600)
-                if not chunk:
-                    break
-                reply += chunk
         except OSError as exc:
-            reply = str(exc).encode()
+            self.why = f"no network for this command: cannot register with the egress proxy: {exc}"
+            return False
         finally:
             os.close(nsfd)
-        if reply.startswith(b"OK\n"):
-            return True
-        text = reply.decode("utf-8", "replace").partition("\n")[0][:400] or "no answer"
-        self.why = f"no network for this command: the egress proxy refused its registration ({text})"
-        return False
+        return True
 
-    def _notices(self, pid: int) -> None:
+    def _relay_answers(self, pid: int) -> None:
         import select
 
         assert self.ctl is not None
         try:
             pidfd = os.pidfd_open(pid)
         except (OSError, AttributeError):
-            return
+            pidfd = -1
         poller = select.poll()
-        poller.register(pidfd, select.POLLIN)
+        if pidfd >= 0:
+            poller.register(pidfd, select.POLLIN)
         poller.register(self.ctl.fileno(), select.POLLIN)
-        pending = b""
+        pending, answered = b"", False
         try:
             while True:
                 try:
-                    events = poller.poll()
+                    events = poller.poll(None if pidfd >= 0 else REPLY_TIMEOUT * 1000)
                 except InterruptedError:
                     continue
-                if any(fd == pidfd for fd, _ in events):
+                if not events or any(fd == pidfd for fd, _ in events):
                     return
                 try:
                     chunk = self.ctl.recv(4096)
@@ -217,15 +218,30 @@ class Bridge:
                 if not chunk:
                     _say("the egress proxy stopped: no network for the rest of this command")
                     poller.unregister(self.ctl.fileno())
+                    if not answered:
+                        self._tell(b"X")
+                    answered = True
+                    if pidfd < 0:
+                        return
                     continue
                 *lines, pending = (pending + chunk).split(b"\n")
                 for line in lines:
-                    if line.startswith(b"REFUSED "):
+                    if not answered:
+                        answered = True
+                        self._tell(b"G" if line == b"OK" else b"X")
+                        if line != b"OK":
+                            _say("no network for this command: the egress proxy refused its registration "
+                                 f"({line.decode('utf-8', 'replace')[:400]})")
+                        if pidfd < 0:
+                            return
+                    elif line.startswith(b"REFUSED "):
                         _say("network: " + line[8:].decode("utf-8", "replace"))
                 pending = pending[-4096:]
         finally:
-            os.close(pidfd)
-            self.ctl.close()
+            if pidfd >= 0:
+                os.close(pidfd)
+            if pidfd >= 0 or not answered:
+                self.ctl.close()
 
 
 def _peer_is_proxy(sock) -> bool:  # noqa: ANN001 (_socket.socket)

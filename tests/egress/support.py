@@ -170,6 +170,12 @@ class Upstream:
             conn.sendall(f"{total} {digest.hexdigest()}".encode())
 
     def close(self) -> None:
+        # shutdown first: a close alone leaves the socket listening inside the accept() the serving thread is
+        # blocked in, and a later server given the same port would see its connections taken by this one
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.sock.close()
 
 

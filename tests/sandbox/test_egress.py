@@ -356,7 +356,7 @@ def test_plain_tools_through_the_proxy(sws: Path, monkeypatch: pytest.MonkeyPatc
     policy(sws, "network:\n  allow: ['127.0.0.2']")
     proc = run(sws, "compiled", f"curl -sS -m 20 http://127.0.0.2:{srv.server_address[1]}/hello.txt", monkeypatch)
     srv.shutdown()
-    assert proc.stdout == "hello through the proxy\n", proc.stderr
+    assert proc.stdout == "hello through the proxy\n", (srv.server_address, proc.stderr)
 
 
 def test_ssh_goes_through_its_proxy_command(sws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
