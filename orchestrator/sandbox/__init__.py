@@ -584,7 +584,7 @@ def findings(ws: Any, pol: Any) -> Any:
     if version < 3:
         gaps.append("ABI < 3: truncate(2) outside the scope is not blocked")
     if version < 4:
-        gaps.append("ABI < 4: sandbox.network (TCP ports) is not enforced")
+        gaps.append("ABI < 4: sandbox.network.ports (where no network namespace can be made) is not enforced")
     if version < 6:
         gaps.append("ABI < 6: a command running git can signal the launcher that restores .git after it")
     status = "ok" if not gaps else "warn"
@@ -594,9 +594,10 @@ def findings(ws: Any, pol: Any) -> Any:
                   "scope, secrets unreadable, secret environment variables not inherited"
                   + (" (" + "; ".join(gaps) + ")" if gaps else ""),
                   "" if not gaps else "upgrade the kernel (Landlock ABI >= 3)")
-    from orchestrator.sandbox import compiled
+    from orchestrator.sandbox import compiled, netcheck
 
     yield from compiled.check(ws)
+    yield from netcheck.check(ws, pol, version)
 
 
 __all__ = ["Plan", "plan", "plan_for", "abi", "exempt", "writes_git", "cwd_only", "opaque", "unwrappable",

@@ -370,3 +370,21 @@ def test_ssh_goes_through_its_proxy_command(sws: Path, monkeypatch: pytest.Monke
     up.close()
     assert proc.stdout.startswith(f"9 {hashlib.sha256(b'ssh-bytes').hexdigest()}"), (proc.stdout, proc.stderr)
     assert proc.stdout.rstrip().endswith("rc=1") and "data.attacker.test:22 refused" in proc.stderr
+
+
+def test_doctor_says_what_holds_the_network(sws: Path) -> None:
+    from orchestrator.config.workspace import Workspace
+
+    def finding() -> tuple[str, str]:
+        found = [f for f in sandbox.check_sandbox(Workspace(sws)) if f.check == "sandbox-network"]
+        return found[0].status, found[0].message
+
+    status, message = finding()
+    assert status == "ok" and "own network namespace" in message and "egress proxy" in message
+    policy(sws, "network:\n  allow: ['api.example.test']")
+    assert "api.example.test" in finding()[1]
+    policy(sws, "pid_namespace: false")
+    status, message = finding()
+    assert status == "warn" and "TCP port rules (22,53,80,443)" in message
+    policy(sws, "network: allow")
+    assert finding()[0] == "warn"
