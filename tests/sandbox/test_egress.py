@@ -373,10 +373,11 @@ def test_ssh_goes_through_its_proxy_command(sws: Path, monkeypatch: pytest.Monke
 
 
 def test_doctor_says_what_holds_the_network(sws: Path) -> None:
+    from orchestrator.config.checks import check_sandbox
     from orchestrator.config.workspace import Workspace
 
     def finding() -> tuple[str, str]:
-        found = [f for f in sandbox.check_sandbox(Workspace(sws)) if f.check == "sandbox-network"]
+        found = [f for f in check_sandbox(Workspace(sws)) if f.check == "sandbox-network"]
         return found[0].status, found[0].message
 
     status, message = finding()
