@@ -49,6 +49,8 @@ def check(ws: Any, policy: Any, abi: int) -> Iterator[Any]:
         return
     run_dir = str(ws.run_dir)
     options = network.launcher_options(policy, None, abi, str(ws.root), run_dir)
+    if not getattr(getattr(policy, "sandbox", None), "pid_namespace", True):
+        options += ["--pidns", "off"]  # no init to run the forwarder: no network namespace either
     own, refused, out = probe(os.path.join(run_dir, "sandbox"), options)
     ports = network.option(policy, None, abi) or "none"
     if not own:
