@@ -347,3 +347,22 @@ def test_a_burst_of_half_closed_tunnels_loses_nothing(proxy: Proxy) -> None:
     """, plan)
     up.close()
     assert out.strip() == "0", (out, err)
+
+
+def test_a_request_that_disguises_its_host_is_judged_by_the_host_it_would_reach(proxy: Proxy,
+                                                                                upstream: Upstream) -> None:
+    """Hostile pass on the proxy: user info, fragments, backslashes and odd spellings in the target."""
+    plan = proxy.plan([f"127.0.0.1:{upstream.port}", "allowed.example.test"])
+    out, err, notices = proxy.run(f"""
+        for request in (b"GET http://127.0.0.1:{upstream.port}@data.attacker.test/ HTTP/1.1\\r\\n\\r\\n",
+                        b"GET http://data.attacker.test#@127.0.0.1:{upstream.port}/ HTTP/1.1\\r\\n\\r\\n",
+                        b"GET http://allowed.example.test\\\\@data.attacker.test/ HTTP/1.1\\r\\n\\r\\n",
+                        b"CONNECT allowed.example.test.data.attacker.test:443 HTTP/1.1\\r\\n\\r\\n",
+                        b"CONNECT data.attacker.test%00.allowed.example.test:443 HTTP/1.1\\r\\n\\r\\n",
+                        b"CONNECT [::ffff:7f00:1]:{upstream.port} HTTP/1.1\\r\\n\\r\\n"):
+            s = connect()
+            s.sendall(request)
+            print(head(s).split("\\r\\n")[0][:12])
+    """, plan)
+    assert out.split("\n")[:6] == ["HTTP/1.1 403"] * 3 + ["HTTP/1.1 403", "HTTP/1.1 403", "HTTP/1.1 200"], err
+    assert upstream.accepted == 1  # only the last: the same address, listed, in another spelling
