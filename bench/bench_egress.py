@@ -8,8 +8,8 @@ Usage: python bench/bench_egress.py [-n RUNS] [--mib 200]
    the proxy, the forwarder) against the same spec with today's port rules instead (``--net 22,53,80,443``), both
    running ``true``; and ``bash -c ls`` wrapped against unwrapped. Targets: namespace + bridge <= 2 ms (median of
    the paired differences); wrapped ``ls`` - unwrapped <= 10 ms (the existing launcher bar).
-2. A connection: inside one sandboxed command, CONNECT through ``127.0.0.1:3128`` and a 1-byte echo to a local
-   upstream, N times in sequence; the same script outside the sandbox connecting to the upstream directly. Target:
+2. A connection: inside one sandboxed command, CONNECT through ``127.0.0.1:3128`` and a 1-byte request and answer
+   to a local upstream (tests/egress/support.py's stand-in), N times in sequence; the same script outside the sandbox connecting to the upstream directly. Target:
    the proxy adds <= 5 ms per connection (medians).
 3. A download of --mib MiB through the forwarder and the proxy, checked byte for byte (sha256). Target >= 100 MB/s.
 """
@@ -19,13 +19,11 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import textwrap
-import threading
 import time
 from pathlib import Path
 
@@ -35,42 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _util import governed  # noqa: E402
 
 from orchestrator import sandbox  # noqa: E402
+from tests.egress.support import Upstream, pattern  # noqa: E402  (the tests' stand-in upstream)
 from orchestrator.engine.pipeline import Governor  # noqa: E402
 from orchestrator.engine.tools import to_call  # noqa: E402
-
-BLOCK = hashlib.sha256(b"egress").digest() * 2048  # 64 KiB
-
-
-class Upstream:
-    """On 127.0.0.2: ``echo`` answers one byte per byte it reads; ``get N`` sends N bytes of BLOCK and closes."""
-
-    def __init__(self) -> None:
-        self.sock = socket.create_server(("127.0.0.2", 0), backlog=512)  # lives as long as the bench
-        self.port = self.sock.getsockname()[1]
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._one, args=(conn,), daemon=True).start()
-
-    @staticmethod
-    def _one(conn: socket.socket) -> None:
-        with conn:
-            first = conn.recv(64)
-            if first.startswith(b"get "):
-                left = int(first.split()[1])
-                while left:
-                    n = conn.send(memoryview(BLOCK)[:min(left, len(BLOCK))])
-                    left -= n
-                return
-            while first:
-                conn.sendall(first)
-                first = conn.recv(64)
-
 
 CLIENT = textwrap.dedent("""\
     import hashlib, socket, statistics, sys, time
@@ -89,12 +54,12 @@ CLIENT = textwrap.dedent("""\
         times = []
         for _ in range(n):
             t = time.perf_counter()
-            s = connect(); s.sendall(b"x"); assert s.recv(1) == b"x"; s.close()
+            s = connect(); s.sendall(b"x"); s.shutdown(socket.SHUT_WR); assert s.recv(8).startswith(b"1 "); s.close()
             times.append(time.perf_counter() - t)
         print(statistics.median(times) * 1e3)
     else:
         size = -n
-        s = connect(); t = time.perf_counter(); s.sendall(f"get {size}".encode())
+        s = connect(); t = time.perf_counter(); s.sendall(f"download {size}".encode())
         h, got = hashlib.sha256(), 0
         while chunk := s.recv(1 << 20):
             h.update(chunk); got += len(chunk)
@@ -172,19 +137,15 @@ def connection(n: int, root: Path, gov: Governor, up: Upstream) -> None:
         proc = subprocess.run([sys.executable, "src/client.py", "direct", str(up.port), str(n)], cwd=root,
                               capture_output=True, text=True, check=True)
         direct.append(float(proc.stdout))
-    print(f"  connection + 1-byte echo, direct (unsandboxed)  p50 {statistics.median(direct):6.3f} ms")
-    print(f"  connection + 1-byte echo, through the proxy     p50 {statistics.median(through):6.3f} ms")
+    print(f"  connection + 1-byte exchange, direct (unsandboxed)  p50 {statistics.median(direct):6.3f} ms")
+    print(f"  connection + 1-byte exchange, through the proxy     p50 {statistics.median(through):6.3f} ms")
     print(f"the proxy per connection: {statistics.median(through) - statistics.median(direct):+.3f} ms"
           "   target <= 5 ms")
 
 
 def download(mib: int, root: Path, gov: Governor, up: Upstream) -> None:
     size = mib * 1024 * 1024
-    expected = hashlib.sha256()
-    left = size
-    while left:
-        expected.update(BLOCK[:min(left, len(BLOCK))])
-        left -= min(left, len(BLOCK))
+    expected = hashlib.sha256(pattern(size))
     rates = []
     for _ in range(3):
         proc = subprocess.run(["bash", "-c", wrapped(gov, root, f"python3 src/client.py proxy {up.port} -{size}")],
@@ -202,7 +163,7 @@ def main() -> None:
     ap.add_argument("--mib", type=int, default=200)
     args = ap.parse_args()
     root, gov = _workspace()
-    up = Upstream()
+    up = Upstream("127.0.0.2")
     print("1. launch")
     launch(args.n, root, gov)
     print("2. connection")

@@ -36,7 +36,6 @@ Safety:
 """
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -202,15 +201,11 @@ class Daemon:
     # -- lifecycle ------------------------------------------------------------------------------------------------
     def acquire(self) -> bool:
         """Take the per-workspace daemon lock; False when another daemon holds it."""
+        from orchestrator.core.fsutil import try_lock
+
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.run_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            return False
-        self._lock_fd = fd
-        return True
+        self._lock_fd = try_lock(self.run_dir / LOCK_NAME)
+        return self._lock_fd is not None
 
     def bind(self) -> None:
         """Bind the socket, replacing a stale one (we hold the lock, so nobody else is serving)."""

@@ -126,16 +126,12 @@ class Proxy:
     # -- lifecycle ------------------------------------------------------------------------------------------------
     def acquire(self) -> bool:
         """The directory's lock; False when another proxy holds it."""
+        from orchestrator.core.fsutil import try_lock
+
         self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         os.chmod(self.dir, 0o700)
-        fd = os.open(self.dir / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            return False
-        self._lock_fd = fd
-        return True
+        self._lock_fd = try_lock(self.dir / LOCK)
+        return self._lock_fd is not None
 
     async def serve(self) -> None:
         """Bind both sockets and serve until idle, stopped or orphaned. Call :meth:`acquire` first."""
