@@ -93,4 +93,7 @@ def _sandbox_lines(args: argparse.Namespace, verdict: Any, policy: Any) -> list[
     names = scrubbed_env(policy)
     lines.append("          environment not inherited: " + (", ".join(names) or "- (none of this shell's variables "
                                                            "looks like a secret)"))
+    from orchestrator.sandbox import network
+
+    lines.append("          network: " + network.explain(sb.get("network"), str(workspace_of(args).run_dir)))
     return lines

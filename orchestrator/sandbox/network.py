@@ -229,6 +229,24 @@ def summary(options: list[str]) -> dict[str, Any] | None:
     return out
 
 
+def explain(summary: dict[str, Any] | None, run_dir: str) -> str:
+    """``orch explain``'s network line for a verdict's ``network`` (:func:`summary`): the hosts of its plan."""
+    if not summary:
+        return "unrestricted (sandbox.network: allow)"
+    if "egress" not in summary:
+        return "a namespace of its own with no way out (sandbox.network: deny)"
+    from orchestrator.egress import plans
+
+    try:
+        allow, deny = plans.load(os.path.join(run_dir, "sandbox", summary["egress"] + plans.SUFFIX))
+    except ValueError as exc:
+        return f"egress plan {summary['egress']} unreadable ({exc})"
+    hosts = ", ".join(f"{host} [{source}]" for host, source in allow) or "no host"
+    denied = f"; denied: {', '.join(h for h, _ in deny)}" if deny else ""
+    return (f"its own namespace; out only through the egress proxy to: {hosts}{denied} (where no namespace can be "
+            f"made: TCP ports {summary.get('fallback_ports', 'unrestricted')})")
+
+
 def describe(value: str | dict[str, Any] | list[int]) -> str:
     """One line for ``orch doctor`` / ``orch explain``."""
     if value == "allow":
