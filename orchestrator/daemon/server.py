@@ -319,6 +319,9 @@ def serve(root: str | os.PathLike[str], *, idle_timeout: float | None = None, wa
         try:
             gov = daemon.governor(daemon.root, None)
             gov.intents()
+            from orchestrator.sandbox import network
+
+            network.prestart(gov.policy)  # the first sandboxed command need not wait for the egress proxy
             import orchestrator.adapters.claude_code  # noqa: F401
             from orchestrator.shell import analyze
 

@@ -37,8 +37,8 @@ import shlex
 import sys
 from typing import Any, Protocol
 
-from orchestrator.sandbox.exempt import (MAX_COMMAND_BYTES, cwd_only, exempt, opaque, unwrappable, writes_git,
-                                         writes_workspace)
+from orchestrator.sandbox.exempt import (MAX_COMMAND_BYTES, cwd_only, exempt, fetches, opaque, unwrappable,
+                                         writes_git, writes_workspace)
 
 
 class PlanContext(Protocol):
@@ -393,12 +393,6 @@ def _git_and_network(root: str, policy: Any, intent: Any, shell: Any, out: Plan)
         from orchestrator.sandbox.gitdir import git_dirs
 
         out.git = git_dirs(root)
-
-
-def fetches(sh: Any) -> bool:
-    """A read-only command that still writes git's own store (``git fetch``: objects, remote-tracking refs,
-    FETCH_HEAD): its read plan gets the git dir writable and guarded (gitdir.py), and nothing else."""
-    return any(name == "git" and sub in ("fetch", "lfs") for name, sub in getattr(sh, "programs", ()))
 
 
 def wants_git(sh: Any) -> bool:

@@ -174,6 +174,15 @@ def launcher_options(policy: Any, intent: Any, abi: int, root: str, run_dir: str
     return opts + (["--net-fallback", ports] if ports else [])
 
 
+def prestart(policy: Any) -> None:
+    """Start the egress proxy ahead of the first command (the daemon's warm-up), when the policy uses it."""
+    if isinstance(effective(policy), dict):
+        from orchestrator.egress import supervise
+        from orchestrator.egress.paths import egress_dir
+
+        supervise.ensure(egress_dir())
+
+
 #: the forwarder inside the namespace (launcher.c, netns.py)
 PROXY_URL = "http://127.0.0.1:3128"
 NO_PROXY = "localhost,127.0.0.1,::1"

@@ -254,8 +254,7 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
     if run.name in ("npm", "pnpm", "yarn", "bun") and low[:1] and low[0] in (
             "install", "i", "ci", "add", "isntall", "in", "update", "up", "upgrade", "rebuild") and \
             not any(a.text == "--ignore-scripts" for a in args) and "--dry-run" not in optnames:
-        # code of the packages runs (their lifecycle scripts): contained like any code when sandboxed, and what it
-        # downloads comes only from the hosts the egress proxy allows (orchestrator/egress)
+        # package code runs: contained when sandboxed; the egress proxy decides which hosts it reaches
         run.flag("unknown", f"{run.name} {low[0]} runs package lifecycle scripts", risk="runs-code")
         return
     if run.name == "gh" and low[:2] in (["extension", "browse"], ["ext", "browse"]):
