@@ -180,17 +180,20 @@ class Upstream:
 
 
 class Dns:
-    """A DNS server on UDP ``127.0.0.77:53`` answering A queries from ``answers`` (name -> [addresses], each
+    """A DNS server on UDP port 53 of its own loopback address (:attr:`address`) answering A queries from ``answers`` (name -> [addresses], each
     query taking the next list if several were given); every query's name is kept in ``asked``."""
 
-    ADDRESS = "127.0.0.77"
+    _next = [77]
 
     def __init__(self, answers: dict[str, Any]) -> None:
+        # an address of its own (127.0.0.77, .78, ...): a previous server's port may not be free again at once
+        self.address = f"127.0.0.{self._next[0]}"
+        self._next[0] = 77 + (self._next[0] - 76) % 100
         self.answers = answers
         self.asked: list[str] = []
         self.a_asked: list[str] = []
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.bind((self.ADDRESS, 53))
+        self.sock.bind((self.address, 53))
         threading.Thread(target=self._serve, daemon=True).start()
 
     def _serve(self) -> None:
@@ -231,11 +234,11 @@ class Dns:
         self.sock.close()
 
 
-def resolver_prefix(base: Path) -> list[str]:
-    """A command prefix that runs the proxy with ``/etc/resolv.conf`` naming :class:`Dns` (a mount namespace of its
-    own: nothing else on the machine sees it)."""
+def resolver_prefix(base: Path, dns: Dns) -> list[str]:
+    """A command prefix that runs the proxy with ``/etc/resolv.conf`` naming ``dns`` (a mount namespace of its own:
+    nothing else on the machine sees it)."""
     conf = base / "resolv.conf"
-    conf.write_text(f"nameserver {Dns.ADDRESS}\noptions timeout:2 attempts:1\n")
+    conf.write_text(f"nameserver {dns.address}\noptions timeout:2 attempts:1\n")
     hosts = base / "hosts"
     hosts.write_text("127.0.0.1 localhost\n")
     script = f"mount --bind {conf} /etc/resolv.conf && mount --bind {hosts} /etc/hosts && exec \"$@\""

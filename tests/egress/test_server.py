@@ -267,7 +267,7 @@ def resolving(tmp_path: Path) -> Iterator[tuple[Proxy, Dns]]:
     """The proxy with a resolver of its own: :class:`Dns` answers it (a private /etc/resolv.conf)."""
     dns = Dns({})
     proxy = Proxy(tmp_path)
-    proxy.start(prefix=resolver_prefix(tmp_path))
+    proxy.start(prefix=resolver_prefix(tmp_path, dns))
     yield proxy, dns
     proxy.stop()
     dns.close()
