@@ -145,7 +145,7 @@ def connection(n: int, root: Path, gov: Governor, up: Upstream) -> None:
 
 def download(mib: int, root: Path, gov: Governor, up: Upstream) -> None:
     size = mib * 1024 * 1024
-    expected = hashlib.sha256(pattern(size))
+    expected = hashlib.sha256(pattern(size))  # (made once: the upstream then only sends it)
     rates = []
     for _ in range(3):
         proc = subprocess.run(["bash", "-c", wrapped(gov, root, f"python3 src/client.py proxy {up.port} -{size}")],

@@ -437,7 +437,7 @@ def main(argv: list[str] | None = None, spec_dir: str | None = None) -> int:
             _exit_now(code)
         return code
     if isolated:
-        _exit_now(pidns.run_init(shell, opts.command, env, nest, bridge.start_forwarder if bridge else None))
+        _exit_now(pidns.run_init(shell, opts.command, env, nest, bridge.forward_on_demand if bridge else None))
     try:
         os.execve(shell, [shell, "-c", opts.command], env)
     except OSError as exc:

@@ -752,7 +752,9 @@ static int egress_register(const opts_t *o, pid_t init) {
     snprintf(path, sizeof path, "%d/ns/net", (int)init);
     int nsfd = openat(EG.procfd, path, O_RDONLY | O_CLOEXEC);
     if (nsfd < 0) {
-        snprintf(EG.why, sizeof EG.why, "no network for this command: cannot open /proc/%s: %s", path, strerror(errno));
+        if (errno != ENOENT) /* ENOENT: the command has already ended, there is nothing to register */
+            snprintf(EG.why, sizeof EG.why, "no network for this command: cannot open /proc/%s: %s", path,
+                     strerror(errno));
         return 0;
     }
     int len = snprintf(msg, sizeof msg, "ORCHEGRESS1 %s\n", o->egress_plan ? o->egress_plan : "-");
@@ -1030,6 +1032,42 @@ static void start_forwarder(void) {
     EG.listener = -1;
 }
 
+/* The init: start the forwarder only once a connection waits on the listener (a fork and its teardown cost ~1 ms
+ * per command, and most commands open none), or return when the command has ended. Orphans are reaped meanwhile,
+ * all but the command (the caller's wait collects it). */
+static void forwarder_on_demand(pid_t command) {
+    int pidfd = (int)syscall(SYS_pidfd_open, command, 0);
+    if (pidfd < 0) {
+        start_forwarder(); /* a kernel without pidfd_open: at once, as before */
+        return;
+    }
+    for (;;) {
+        struct pollfd p[2] = {{pidfd, POLLIN, 0}, {EG.listener, POLLIN, 0}};
+        int r = poll(p, 2, 1000);
+        if (r < 0 && errno != EINTR)
+            break;
+        siginfo_t info;
+        for (;;) {
+            memset(&info, 0, sizeof info);
+            if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) < 0 || info.si_pid == 0 || info.si_pid == command)
+                break;
+            waitpid(info.si_pid, NULL, 0);
+        }
+        if (r > 0 && p[0].revents)
+            break; /* the command ended */
+        if (r > 0 && (p[1].revents & POLLIN)) {
+            start_forwarder();
+            break;
+        }
+    }
+    close(pidfd);
+    if (EG.listener >= 0) { /* no connection came: nothing to forward */
+        close(EG.listener);
+        close(EG.go[0]);
+        EG.listener = -1;
+    }
+}
+
 /* the tiny init: run the command, pass signals on, reap every orphan until the command ends; then exit with its
  * status (every process still in the namespace is killed by the kernel when PID 1 exits) */
 static int run_init(const char *shell, char *const sh_argv[], char **env) {
@@ -1049,8 +1087,9 @@ static int run_init(const char *shell, char *const sh_argv[], char **env) {
         _exit(fail("cannot run %s: %s", shell, strerror(errno)));
     }
     forward_to = pid;
-    start_forwarder(); /* after the command: it stays PID 2 */
     sigprocmask(SIG_SETMASK, &unblocked, NULL);
+    if (EG.listener >= 0)
+        forwarder_on_demand(pid); /* after the command: it stays PID 2 */
     int status;
     for (;;) {
         pid_t r = wait(&status);

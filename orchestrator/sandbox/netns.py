@@ -139,6 +139,44 @@ class Bridge:
         self.listener = None
         os.close(self.go[0])
 
+    def forward_on_demand(self, command: int) -> None:
+        """PID 1: start the forwarder once a connection waits (most commands open none: a fork saved), or return
+        when the command has ended; orphans other than the command are reaped meanwhile (launcher.c's
+        ``forwarder_on_demand``)."""
+        import select
+
+        if self.listener is None:
+            return
+        try:
+            pidfd = os.pidfd_open(command)
+        except (OSError, AttributeError):
+            self.start_forwarder()
+            return
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        poller.register(self.listener.fileno(), select.POLLIN)
+        try:
+            while True:
+                ready = dict(poller.poll(1000))
+                while True:  # reap orphans, never the command (the caller's wait collects it)
+                    info = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+                    if info is None or info.si_pid in (0, command):
+                        break
+                    os.waitpid(info.si_pid, 0)
+                if pidfd in ready:
+                    break
+                if ready.get(self.listener.fileno(), 0) & select.POLLIN:
+                    self.start_forwarder()
+                    break
+        except ChildProcessError:
+            pass
+        finally:
+            os.close(pidfd)
+        if self.listener is not None:  # no connection came
+            self.listener.close()
+            self.listener = None
+            os.close(self.go[0])
+
     # -- the launcher, after forking PID 1 -----------------------------------------------------------------------
     def outer(self, pid: int) -> int:
         """Register, then wait for PID 1 while relaying the proxy's answer (to the forwarder) and refusals (to

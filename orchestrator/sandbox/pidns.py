@@ -145,10 +145,11 @@ def _wipe_environ_block(lib) -> None:  # noqa: ANN001 (ctypes.CDLL)
 
 
 def run_init(shell: str, command: str, env: dict[str, str], nest: Callable[[], object],
-             after_fork: Callable[[], object] | None = None) -> int:
+             after_fork: Callable[[int], object] | None = None) -> int:
     """PID 1's work: run the command (in the nested domain ``nest`` makes), pass signals on, reap every orphan until
     the command ends; its exit status. The forwarded signals are blocked (:func:`split`) until the child exists.
-    ``after_fork`` runs once the command is forked (the network bridge's forwarder: netns.py)."""
+    ``after_fork(pid)`` runs once the command is forked and signals are passed on (the network bridge's forwarder,
+    started when a first connection comes: netns.py)."""
     pid = os.fork()
     if pid == 0:
         try:
@@ -162,10 +163,10 @@ def run_init(shell: str, command: str, env: dict[str, str], nest: Callable[[], o
         except BaseException as exc:  # noqa: BLE001 — a child never returns into the launcher's code
             os.write(2, f"orchestrator sandbox: cannot run {shell}: {exc}\n".encode())
         os._exit(126)
-    if after_fork is not None:
-        after_fork()
     _forward_to(pid)
     unblock()
+    if after_fork is not None:
+        after_fork(pid)
     while True:
         try:
             reaped, status = os.wait()

@@ -3,6 +3,7 @@ it, upstream servers, and a DNS server the proxy's resolver asks (so a test sees
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import socket
@@ -64,6 +65,7 @@ PRELUDE = textwrap.dedent("""\
 """)
 
 
+@functools.lru_cache(maxsize=4)
 def pattern(size: int) -> bytes:
     """Deterministic bytes whose every 4 KiB block differs (a lost or repeated block changes the digest)."""
     block = b"".join(struct.pack(">Q", i) for i in range(512))
