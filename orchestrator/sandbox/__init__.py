@@ -98,7 +98,7 @@ class Plan:
     """
 
     __slots__ = ("enabled", "reason", "abi", "writable", "create", "tmp", "deny_read", "readable", "spec_dir",
-                 "scope", "env", "secret_patterns", "network", "git")
+                 "scope", "env", "secret_patterns", "network", "git", "mounts")
 
     def __init__(self, enabled: bool, reason: str = "", abi: int = 0, writable: list[str] | None = None,
                  create: list[str] | None = None, tmp: str | None = None, deny_read: list[str] | None = None,
@@ -124,6 +124,8 @@ class Plan:
         #: the launcher's ``--net`` (network.py; None: TCP unrestricted) and ``--git`` dirs (gitdir.py)
         self.network: str | None = None
         self.git: list[str] = []
+        #: the mount namespace's options: run dirs and servers' sockets hidden, protected paths read-only (hidden.py)
+        self.mounts: list[str] = []
 
     def to_dict(self) -> dict[str, Any]:
         if not self.enabled:
@@ -163,7 +165,7 @@ class Plan:
             opts += ["--net", self.network]
         for path in self.git:
             opts += ["--git", path]
-        return opts + self.env
+        return opts + self.mounts + self.env
 
     def wrap(self, command: str) -> str:
         """``command`` as a launcher invocation (a shell command line for the agent's own shell).
@@ -286,13 +288,15 @@ def plan(ctx: Context) -> Plan:
     sh = ctx.call.shell
     scope = ctx.intent is not None and (sh is None or sh.kind != "read_only")
     return plan_for(ctx.root, ctx.policy, ctx.call.session_id, ctx.workspace.run_dir,
-                    ctx.intent.owned_scope if scope and ctx.intent is not None else None, intent=ctx.intent, shell=sh)
+                    ctx.intent.owned_scope if scope and ctx.intent is not None else None, intent=ctx.intent, shell=sh,
+                    rules=ctx.ignore_rules() if scope else None)
 
 
 def plan_for(root: str, policy: Any, session_id: str, run_dir: Any, owned_scope: Any = None, *, intent: Any = None,
-             shell: Any = None) -> Plan:
+             shell: Any = None, rules: Any = None) -> Plan:
     """The plan for a command in workspace ``root``: the scope plan of ``owned_scope``, or the read plan (None).
-    ``intent`` (its ``network`` override) and ``shell`` (does it run git: the git-dir mode) refine it."""
+    ``intent`` (its ``network`` override) and ``shell`` (does it run git: the git-dir mode) refine it; ``rules``
+    (the ``.intentignore``) and the governance paths beneath the scope are made read-only (hidden.py)."""
     reason = unavailable_reason(policy)
     if reason is not None:
         return Plan(False, reason)
@@ -300,6 +304,7 @@ def plan_for(root: str, policy: Any, session_id: str, run_dir: Any, owned_scope:
     create: list[str] = []
     if owned_scope is not None:
         writable, create = scope_grants(root, owned_scope)
+    granted = list(writable)
     sb = policy.sandbox
     tmp = None
     for entry in sb.writable:
@@ -338,6 +343,9 @@ def plan_for(root: str, policy: Any, session_id: str, run_dir: Any, owned_scope:
                scope=owned_scope is not None, env=env_options(policy),
                secret_patterns={p: patterns[p] for p in deny})
     _git_and_network(root, policy, intent, shell, out)
+    from orchestrator.sandbox.hidden import namespace
+
+    out.mounts = namespace(root, policy, run_dir, granted, rules)
     return out
 
 
