@@ -37,9 +37,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _util import governed  # noqa: E402
 
-from orchestrator.pipeline import Governor  # noqa: E402
+from orchestrator.engine.pipeline import Governor  # noqa: E402
 from orchestrator.sandbox import compiled, hidden, landlock, options_of, protected  # noqa: E402
-from orchestrator.tools import to_call  # noqa: E402
+from orchestrator.engine.tools import to_call  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 NEW = ("--hide", "--cover", "--ro", "--abstract")

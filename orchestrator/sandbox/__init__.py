@@ -51,6 +51,9 @@ class PlanContext(Protocol):
     root: str
     workspace: Any
 
+    def ignore_rules(self) -> Any: ...  # the compiled .intentignore
+
+
 #: devices any program may write (terminal output, /dev/null redirections); granted as files
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts", "/dev/random", "/dev/urandom")
 #: directories inside which a governance file may be *created* (see orchestrator.core.governance): never granted whole
@@ -551,53 +554,6 @@ def readable_except(root: str, deny: list[str]) -> list[str]:
     return out
 
 
-def findings(ws: Any, pol: Any) -> Any:
-    """``orch doctor``: is the shell sandbox available here, and does the loaded policy ``pol`` use it? (The check
-    that loads the policy is :func:`orchestrator.config.checks.check_sandbox`: the sandbox sits below ``config``.)"""
-    from orchestrator.core.findings import Finding
-
-    reason = unavailable_reason(pol)
-    if reason is not None:
-        yield Finding("sandbox", "warn",
-                      f"shell commands are NOT sandboxed: {reason}. Commands the analyzer cannot vouch for (tests, "
-                      "builds, scripts) fall back to the approval channel",
-                      "enable Landlock (Linux >= 5.13, lsm=...,landlock) and set sandbox.enabled: true"
-                      if "policy" not in reason else "set sandbox.enabled: true in .orchestration/policy.yaml")
-        return
-    cursor = os.path.join(str(ws.root), ".cursor", "hooks.json")
-    try:
-        with open(cursor, encoding="utf-8") as fh:
-            cursor_hooked = "orch" in fh.read()
-    except OSError:
-        cursor_hooked = False
-    if cursor_hooked:
-        yield Finding("sandbox-cursor", "warn",
-                      "Cursor cannot replace a command: its shell commands run WITHOUT the kernel sandbox (no secret "
-                      "read denied by the kernel, no environment scrubbed, writes not held to the scope). Every "
-                      "command the analyzer does not call read-only asks through the approval channel instead",
-                      "prefer Claude Code, Codex or Gemini CLI for unattended work; see docs/adapters.md (Cursor)")
-    version = abi()
-    gaps = []
-    if version < 2:
-        gaps.append("ABI 1: renames across directories are refused inside the sandbox too")
-    if version < 3:
-        gaps.append("ABI < 3: truncate(2) outside the scope is not blocked")
-    if version < 4:
-        gaps.append("ABI < 4: sandbox.network (TCP ports) is not enforced")
-    if version < 6:
-        gaps.append("ABI < 6: a command running git can signal the launcher that restores .git after it")
-    status = "ok" if not gaps else "warn"
-    yield Finding("sandbox", status,
-                  f"Landlock ABI {version}: every shell command runs in the kernel sandbox on hosts that can replace "
-                  "it (Claude Code, Codex, Gemini CLI, the reference loop, LangChain): writes held to the intent's "
-                  "scope, secrets unreadable, secret environment variables not inherited"
-                  + (" (" + "; ".join(gaps) + ")" if gaps else ""),
-                  "" if not gaps else "upgrade the kernel (Landlock ABI >= 3)")
-    from orchestrator.sandbox import compiled
-
-    yield from compiled.check(ws)
-
-
 __all__ = ["Plan", "plan", "plan_for", "abi", "exempt", "writes_git", "cwd_only", "opaque", "unwrappable",
            "writes_workspace", "unavailable_reason", "unwrap", "scope_grants", "env_options", "scrubbed_env",
-           "findings", "CONTAINED", "MAX_COMMAND_BYTES", "options_of"]
+           "CONTAINED", "MAX_COMMAND_BYTES", "options_of"]

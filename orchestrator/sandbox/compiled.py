@@ -267,9 +267,6 @@ def check(ws: Any) -> Any:
                       "check the permissions of .orchestration/run/")
         return
     yield from _check_pidns(directory)
-    from orchestrator.sandbox.hidden import check as check_mounts
-
-    yield from check_mounts(directory)
     kind, detail = state(directory)
     if kind == "compiled":
         yield Finding("sandbox-launcher", "ok", f"compiled launcher in use ({os.path.basename(detail)}): ~1 ms per "

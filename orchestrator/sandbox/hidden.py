@@ -7,7 +7,7 @@ with the person's rights. Landlock cannot refuse ``connect()`` to a pathname soc
 hides them in the command's own mount namespace (:mod:`orchestrator.sandbox.mounts`, ``launcher.c``):
 
 - **run directories** (``--hide``, an empty read-only tmpfs over each): this workspace's ``.orchestration/run/``,
-  the shared one of its repository (:func:`orchestrator.worktrees.shared_run_dir`: the broker and the leases) and
+  the shared one of its repository (:func:`orchestrator.vcs.worktrees.shared_run_dir`: the broker and the leases) and
   every other worktree's;
 - **every bound pathname socket** the kernel lists (``/proc/net/unix``, read on each call: a server started since
   the last call is seen) that exists here and is not beneath a hidden directory (``--cover``: ``/dev/null`` bound
@@ -36,10 +36,10 @@ PROC_NET_UNIX = "/proc/net/unix"
 def run_dirs(root: str, run_dir: Any) -> list[str]:
     """The run directories to hide, existing ones only: ``run_dir``, the repository's shared one (the main
     worktree's, or the state directory of a repository without a governed main worktree:
-    :func:`orchestrator.worktrees.shared_run_dir`) and every linked worktree's. Read from git's registry without
+    :func:`orchestrator.vcs.worktrees.shared_run_dir`) and every linked worktree's. Read from git's registry without
     git; a few ``stat`` calls and one read per linked worktree."""
     out = [os.fspath(run_dir)]
-    from orchestrator.worktrees import git_dirs, state_dir
+    from orchestrator.vcs.worktrees import git_dirs, state_dir
 
     dirs = git_dirs(root)
     if dirs is not None:
@@ -195,118 +195,3 @@ def validate(value: Any) -> list[str]:
 
 
 __all__ = ["run_dirs", "bound_sockets", "allow_list", "options", "namespace", "validate", "SCREEN_DIRS"]
-
-
-# ------------------------------------------------------------------------------------------------ orch doctor
-_PROBE = r"""
-import os, socket, sys
-d, name, pid = sys.argv[1], sys.argv[2], int(sys.argv[3])
-out = []
-out.append("hidden" if not os.path.exists(os.path.join(d, "hidden", "x")) else "-")
-def reach(address):
-    s = socket.socket(socket.AF_UNIX)
-    try:
-        s.connect(address)
-        return True
-    except OSError:
-        return False
-    finally:
-        s.close()
-out.append("covered" if not reach(os.path.join(d, "srv.sock")) else "-")
-try:
-    open(os.path.join(d, "ro", "x"), "w").close()
-    out.append("-")
-except OSError:
-    out.append("read-only")
-out.append("abstract" if not reach("\0" + name) else "-")
-try:
-    os.kill(pid, 0)
-    out.append("-")
-except OSError:
-    out.append("signals")
-print(" ".join(out))
-"""
-#: what the probe prints when everything holds
-HOLDS = ("hidden", "covered", "read-only", "abstract", "signals")
-
-
-def probe(directory: str, runner: tuple[str, ...] = (), python: str | None = None, base: str | None = None
-          ) -> list[str]:
-    """Run a command through ``directory/orch-sandbox`` that tries each thing the namespace and the scopes hide;
-    the words of :data:`HOLDS` that held. ``runner``: a prefix that runs the launcher as another user (tests: the
-    user namespace of an unprivileged user); the probe's files are then open to everyone, so that only the
-    namespace keeps them out of reach (``python``: an interpreter that user may run; ``base``: where the probe's
-    files are made, default the temp dir)."""
-    import shutil
-    import subprocess
-    import sys
-    import tempfile
-
-    from orchestrator.sandbox.compiled import STUB, write_spec
-
-    scratch = tempfile.mkdtemp(prefix="orch-doctor-", dir=base)
-    name = f"orch-doctor-{os.getpid()}-{os.path.basename(scratch)}"
-    servers = [socket_at(os.path.join(scratch, "srv.sock")), socket_at("\0" + name)]
-    try:
-        for d in ("hidden", "ro"):
-            os.mkdir(os.path.join(scratch, d))
-            open(os.path.join(scratch, d, "x"), "w").close()
-        if runner:
-            for path, mode in ((scratch, 0o755), (os.path.join(scratch, "srv.sock"), 0o777),
-                               (os.path.join(scratch, "ro"), 0o777), (os.path.join(scratch, "ro", "x"), 0o666)):
-                os.chmod(path, mode)
-        spec = write_spec(directory, ["-w", scratch, "-w", "/dev/null", "--hide", os.path.join(scratch, "hidden"),
-                                      "--cover", os.path.join(scratch, "srv.sock"), "--ro", os.path.join(scratch, "ro")])
-        spec_id = os.path.basename(spec)[:-len(".spec")]
-        command = f"{python or sys.executable} -S -c {_quote(_PROBE)} {scratch} {name} {os.getpid()}"
-        proc = subprocess.run([*runner, os.path.join(directory, STUB), spec_id, "--", command], capture_output=True,
-                              text=True, timeout=30, check=False, cwd="/")
-        return [w for w in proc.stdout.split() if w in HOLDS]
-    except (OSError, subprocess.SubprocessError):
-        return []
-    finally:
-        for s in servers:
-            s.close()
-        shutil.rmtree(scratch, ignore_errors=True)
-
-
-def _quote(text: str) -> str:
-    import shlex
-
-    return shlex.quote(text)
-
-
-def socket_at(address: str) -> Any:
-    import socket
-
-    s = socket.socket(socket.AF_UNIX)
-    s.bind(address)
-    s.listen(1)
-    return s
-
-
-def check(directory: str) -> Any:
-    """``orch doctor``: what the command's mount namespace and Landlock's scopes hold here."""
-    from orchestrator.findings import Finding
-
-    held = probe(directory)
-    missing = [w for w in HOLDS if w not in held]
-    if not missing:
-        yield Finding("sandbox-mounts", "ok", "sandboxed commands run in their own mount namespace: orchestrator's "
-                      "run directories (the daemon's socket, the approval broker) are hidden, the sockets of servers "
-                      "outside (docker, ssh-agent, tmux, D-Bus, X11...) are covered unless sandbox.sockets.allow "
-                      "names them, protected paths beneath a writable scope root are read-only; abstract sockets and "
-                      "signals outside the sandbox are refused (Landlock scopes)")
-        return
-    gaps = []
-    if {"hidden", "covered", "read-only"} & set(missing):
-        gaps.append("the kernel refused the mount namespace (nested in another sandbox, or user namespaces "
-                    "restricted): a sandboxed command can connect to orchestrator's daemon and to every server "
-                    "outside (docker, ssh-agent, tmux...), and write protected paths beneath a writable scope root")
-    if "abstract" in missing:
-        gaps.append("abstract UNIX sockets outside the sandbox are reachable (Landlock ABI < 6)")
-    if "signals" in missing:
-        gaps.append("a sandboxed command can signal processes outside it (Landlock ABI < 6)")
-    yield Finding("sandbox-mounts", "warn", "; ".join(gaps),
-                  "allow unprivileged user namespaces (AppArmor: kernel.apparmor_restrict_unprivileged_userns=0) and "
-                  "use a kernel with Landlock ABI >= 6 (Linux 6.12)")

@@ -378,6 +378,8 @@ def spec_entries(data: bytes) -> list[str]:
 _VALUED = {"-w": "writable", "-r": "readable", "-W": "write_only", "--env-keep": "keep"}
 #: the mount namespace's lists (mounts.OPTIONS; kept here so that parsing imports nothing)
 _MOUNT_OPTIONS = ("--hide", "--cover", "--ro")
+#: options that take one of a few words
+_CHOICES = {"--pidns": ("on", "off"), "--abstract": ("allow", "scope")}
 
 
 def _parse(argv: list[str], spec_dir: str | None = None) -> Options:
@@ -423,6 +425,8 @@ def _parse(argv: list[str], spec_dir: str | None = None) -> Options:
             if value:
                 opts.scrub.append(value)
         elif a in ("--net", "--git", "--pidns", "--abstract", *_MOUNT_OPTIONS):
+            if a in _CHOICES and value not in _CHOICES[a]:
+                raise ValueError(f"malformed {a} value {value!r} ({' or '.join(_CHOICES[a])})")
             opts.extra.setdefault(a, []).append(value)
         else:
             raise ValueError(f"unknown option {a!r}")
@@ -465,27 +469,12 @@ def main(argv: list[str] | None = None, spec_dir: str | None = None) -> int:
             sys.stderr.write(f"orchestrator sandbox: cannot snapshot the git dir ({exc}); the command was NOT run\n")
             return EXIT_SETUP
         writable.extend(guard.roots)
-    off = opts.extra.get("--pidns", ["on"])[-1]
-    if off not in ("on", "off"):
-        sys.stderr.write(f"orchestrator sandbox: malformed --pidns value {off!r} (on or off)\n")
-        return EXIT_SETUP
-    abstract = opts.extra.get("--abstract", ["scope"])[-1]
-    if abstract not in ("allow", "scope"):
-        sys.stderr.write(f"orchestrator sandbox: malformed --abstract value {abstract!r} (allow or scope)\n")
-        return EXIT_SETUP
     pidns = _sibling("pidns")
-    mounts = _sibling("mounts")
-    # the command's own mount namespace, whatever the PID namespace (mounts.py): run dirs and servers' sockets
-    # hidden, protected paths read-only; then other processes out of sight (pidns.py). False: the kernel refused
-    isolated = False
-    if mounts.enter():
-        try:
-            mounts.apply(opts.extra)
-        except OSError as exc:
-            sys.stderr.write(f"orchestrator sandbox: {exc.strerror}; the command was NOT run\n")
-            return EXIT_SETUP
-        # policy sandbox.pid_namespace: false keeps the host's processes (and lets what the command starts outlive it)
-        isolated = off == "on" and pidns.enter()
+    try:
+        isolated = _namespaces(opts.extra, pidns)
+    except OSError as exc:
+        sys.stderr.write(f"orchestrator sandbox: {exc.strerror}; the command was NOT run\n")
+        return EXIT_SETUP
     if isolated:
         code = pidns.split()
         if code is not None:
@@ -493,7 +482,7 @@ def main(argv: list[str] | None = None, spec_dir: str | None = None) -> int:
     try:
         net = opts.extra.get("--net")
         restrict(writable, readable=opts.readable, write_only=opts.write_only, network=net[-1] if net else None,
-                 abstract=abstract == "allow")
+                 abstract=opts.extra.get("--abstract", ["scope"])[-1] == "allow")
     except OSError as exc:
         sys.stderr.write(f"orchestrator sandbox: cannot restrict the command ({exc}); it was NOT run. "
                          "Set policy sandbox.enabled: false to fall back to approvals.\n")
@@ -514,6 +503,19 @@ def main(argv: list[str] | None = None, spec_dir: str | None = None) -> int:
     except OSError as exc:
         sys.stderr.write(f"orchestrator sandbox: cannot run {shell}: {exc}\n")
     return EXIT_SETUP
+
+
+def _namespaces(extra: dict[str, list[str]], pidns) -> bool:  # noqa: ANN001 (the pidns module)
+    """The command's own mount namespace, whatever the PID namespace (mounts.py: run dirs and servers' sockets
+    hidden, protected paths read-only), then other processes out of sight unless ``--pidns off`` (pidns.py). True:
+    the next child is PID 1 of a new PID namespace; False: the kernel refused one of them (the command runs as
+    before). Raises OSError when the working directory is hidden in it."""
+    mounts = _sibling("mounts")
+    if not mounts.enter():
+        return False
+    mounts.apply(extra)
+    # policy sandbox.pid_namespace: false keeps the host's processes (and lets what the command starts outlive it)
+    return extra.get("--pidns", ["on"])[-1] == "on" and bool(pidns.enter())
 
 
 def _exit_now(code: int) -> None:

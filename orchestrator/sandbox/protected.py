@@ -5,13 +5,13 @@ revert`` could delete ``src/vendor/`` although ``.intentignore`` protects it (th
 names). The command has its own mount namespace (:mod:`orchestrator.sandbox.mounts`): every *existing* protected path
 beneath a granted root is bound over itself read-only there (``--ro``), so writes get ``EROFS`` and removing or
 renaming it gets ``EBUSY``, whatever the command runs. Protected means: matched by ``.intentignore`` (the pre-hook's
-own compiled rules) or a governance path at any depth (:func:`orchestrator.governance.protected_by`: a nested
+own compiled rules) or a governance path at any depth (:func:`orchestrator.core.governance.protected_by`: a nested
 ``.claude/settings.json``, ``.git/hooks/`` of a nested repository).
 
-Finding them is a walk of the granted roots, made cheap as the secret scan's (:mod:`orchestrator.secret_scan`): which
+Finding them is a walk of the granted roots, made cheap as the secret scan's (:mod:`orchestrator.secrets.scan`): which
 entries of a directory are protected, and which subdirectories it has, change only when its entries change, which
 moves its ``mtime``/``ctime``; so a directory whose ``lstat`` key equals the remembered one is not listed again (one
-``lstat`` per directory per call; a racy key is not remembered: ``orchestrator.fsutil``). A protected directory is
+``lstat`` per directory per call; a racy key is not remembered: ``orchestrator.core.fsutil``). A protected directory is
 bound whole and not entered, unless the rules hold a negation (``!keep.txt`` may re-open a path beneath it): then its
 entries are judged one by one. Dependency trees and caches (:data:`SKIP`) are judged but not entered.
 
@@ -37,7 +37,7 @@ MAX_ENTRIES = 300_000
 MAX_DIRS = 200_000
 #: (rules key, directory, its workspace-relative path) -> ((mtime_ns, ctime_ns, inode), protected (name, is_dir)
 #: pairs, subdirectories to enter)
-_MEMO: dict[tuple[Any, str], tuple[tuple[int, int, int], tuple[tuple[str, bool], ...], tuple[str, ...]]] = {}
+_MEMO: dict[tuple[Any, str, str], tuple[tuple[int, int, int], tuple[tuple[str, bool], ...], tuple[str, ...]]] = {}
 
 
 class _Judge:
@@ -45,7 +45,7 @@ class _Judge:
     ``IgnoreRules``, with ``prefilter`` and ``match``) or a governance path."""
 
     def __init__(self, rules: Any) -> None:
-        from orchestrator.governance import protected_by
+        from orchestrator.core.governance import protected_by
 
         self.governance = protected_by
         patterns = list(getattr(rules, "patterns", None) or ())
@@ -96,7 +96,7 @@ def read_only(root: str, grants: list[str], rules: Any) -> tuple[list[str], bool
 
 
 def _walk(top: str, top_rel: str, judge: _Judge, out: list[str], budget: list[int]) -> None:
-    from orchestrator import fsutil
+    from orchestrator.core import fsutil
 
     stack = [(top, top_rel)]
     while stack and budget[0] > 0 and len(out) < MAX_PATHS:

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator import sandbox
-from orchestrator.sandbox import compiled, hidden, landlock, protected
+from orchestrator.sandbox import compiled, doctor, hidden, landlock, protected
 from orchestrator.sandbox.cwd import split
 from tests.sandbox.conftest import Host, needs_landlock
 from tests.waiting import wait_until
@@ -175,7 +175,7 @@ def servers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[st
 @pytest.fixture
 def served(sws: Path) -> Iterator[Path]:
     """``orch serve`` for the workspace, answering on .orchestration/run/orch.sock."""
-    from orchestrator import daemon
+    from orchestrator.daemon import server as daemon
 
     proc = subprocess.Popen([sys.executable, "-m", "orchestrator", "serve", "--root", str(sws)],
                             env={**os.environ, "ORCH_DAEMON_IDLE": "60"}, stdout=subprocess.DEVNULL,
@@ -188,7 +188,7 @@ def served(sws: Path) -> Iterator[Path]:
 
 
 def _victim_intent(ws: Path) -> object:
-    from orchestrator.sessions import SessionStore
+    from orchestrator.state.sessions import SessionStore
 
     return SessionStore(ws / ".orchestration" / "run").get("victim").get("intent_id")
 
@@ -381,8 +381,8 @@ def test_sockets_beneath_a_hidden_or_allowed_dir_are_not_covered(tmp_path: Path)
 
 
 def test_the_policy_schema_validates_the_allow_list(sws: Path) -> None:
-    from orchestrator import policy
-    from orchestrator.errors import ConfigError
+    from orchestrator.config import policy
+    from orchestrator.core.errors import ConfigError
 
     path = sws / ".orchestration" / "policy.yaml"
     path.write_text("version: 1\nsandbox:\n  sockets:\n    allow: ['$SSH_AUTH_SOCK', /run/postgresql, '@bus']\n")
@@ -394,7 +394,7 @@ def test_the_policy_schema_validates_the_allow_list(sws: Path) -> None:
 
 
 def test_read_only_judges_entry_by_entry_under_a_negation(tmp_path: Path) -> None:
-    from orchestrator.pre.intentignore import IgnoreRules, _validate
+    from orchestrator.config.intentignore import IgnoreRules, _validate
 
     root = tmp_path / "ws"
     for rel in ("src/vendor/a.js", "src/vendor/README", "src/app/node_modules/x/AGENTS.md", "src/lib/AGENTS.md"):
@@ -414,9 +414,10 @@ def test_read_only_judges_entry_by_entry_under_a_negation(tmp_path: Path) -> Non
 
 
 def test_doctor_reports_what_the_mount_namespace_holds(sws: Path) -> None:
-    from orchestrator.workspace import Workspace
+    from orchestrator.config.checks import check_sandbox
+    from orchestrator.config.workspace import Workspace
 
-    findings = [f for f in sandbox.check_sandbox(Workspace(sws)) if f.check == "sandbox-mounts"]
+    findings = [f for f in check_sandbox(Workspace(sws)) if f.check == "sandbox-mounts"]
     assert [f.status for f in findings] == ["ok"], findings
     assert "hidden" in findings[0].message
 
@@ -448,7 +449,7 @@ def test_an_unprivileged_user_gets_the_same_namespace(launcher: str, locked: boo
             nobody = ("unshare", "-m", "--propagation", "private", "sh", "-c",
                       'mount --bind "$0" "$0" && mount -o remount,bind,nosuid,nodev,noexec "$0" && exec "$@"',
                       str(base), *nobody)
-        held = hidden.probe(directory, nobody, SYSTEM_PYTHON, str(base))
+        held = doctor.probe(directory, nobody, SYSTEM_PYTHON, str(base))
         assert {"hidden", "covered", "read-only"} <= set(held), held
     finally:
         shutil.rmtree(directory, ignore_errors=True)
