@@ -213,6 +213,32 @@ def test_the_daemon_and_the_run_dirs_are_out_of_reach(sws: Path, served: Path, k
     assert _victim_intent(sws) == "INT-ALL"
 
 
+LIFT = """\
+umount -l {run} 2>/dev/null && echo umounted
+mount -t tmpfs none {run} 2>/dev/null && echo mounted
+nsenter -t 1 -m ls -A {run} 2>/dev/null | grep -q . && echo host-namespace
+unshare -m sh -c 'umount -l {run} && ls -A {run}' 2>/dev/null | grep -q . && echo nested
+ls -A /proc/1/root{run} 2>/dev/null | grep -q . && echo proc-root
+ls -A {run} | grep -q . && echo visible
+echo done
+"""
+
+
+@pytest.mark.parametrize("pidns", ["on", "off"])
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_command_cannot_lift_its_namespace(sws: Path, kind: str, pidns: str) -> None:
+    """Landlock forbids mount, umount and remount to the command (in a nested namespace too); the host's mount
+    namespace is out of reach through PID 1 (``nsenter``, ``/proc/1/root``) with and without the PID namespace."""
+    if pidns == "off":
+        set_policy(sws, "  pid_namespace: false\n")
+    run_dir = sws / ".orchestration" / "run"
+    (sws / "src" / "lift.sh").write_text(LIFT.format(run=run_dir))
+    proc = run(sws, kind, "bash src/lift.sh")
+    assert proc.stdout == "done\n", (proc.stdout, proc.stderr)
+    # the judge's own check sees the run dir outside (never the script itself there: it would mount on the host)
+    assert os.listdir(run_dir)
+
+
 # ------------------------------------------------------------------------------------------ servers outside
 @pytest.mark.parametrize("kind", KINDS)
 def test_servers_outside_are_hidden_and_the_policy_opens_one(sws: Path, servers: dict[str, Server], kind: str) -> None:
