@@ -35,7 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _util import governed  # noqa: E402
+from _util import governed, paired  # noqa: E402
 
 from orchestrator.engine.pipeline import Governor  # noqa: E402
 from orchestrator.sandbox import compiled, hidden, landlock, options_of, protected  # noqa: E402
@@ -43,12 +43,6 @@ from orchestrator.engine.tools import to_call  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 NEW = ("--hide", "--cover", "--ro", "--abstract")
-
-
-def _time(argv: list[str], cwd: Path) -> float:
-    t0 = time.perf_counter()
-    subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return (time.perf_counter() - t0) * 1e3
 
 
 def _without_lists(opts: list[str]) -> list[str]:
@@ -132,16 +126,7 @@ def launch(n: int, sockets: int, base: str) -> Path:
     cases["bash -c <wrapped ls>"] = line(stub, full, "ls")
     if "compiled" in old:
         cases["bash -c <main-wrapped ls>"] = line(old["compiled"], bare, "ls")
-    samples: dict[str, list[float]] = {k: [] for k in cases}
-    for _ in range(3):
-        for argv in cases.values():
-            _time(argv, tmp)
-    for _ in range(n):
-        for label, argv in cases.items():
-            samples[label].append(_time(argv, tmp))
-    for label, s in samples.items():
-        s2 = sorted(s)
-        print(f"  {label:<30} min {s2[0]:6.1f}  p50 {statistics.median(s2):6.1f}  max {s2[-1]:6.1f} ms")
+    samples = paired(cases, n, tmp, width=30)
     ref = statistics.median(samples['sh -c "python -S -c pass"'])
     for kind in ("compiled", "python"):
         p50 = statistics.median(samples[f"{kind}: mounts"])

@@ -18,7 +18,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from orchestrator import sandbox
 from orchestrator.sandbox import compiled, doctor, hidden, landlock, protected
 from orchestrator.sandbox.cwd import split
 from tests.sandbox.conftest import Host, needs_landlock
+from tests.sandbox.escapes import Listener
 from tests.waiting import wait_until
 
 
@@ -120,51 +120,21 @@ def probe(ws: Path, kind: str, actions: list[str], prefix: str = "", script: str
     return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
+HELLO = b"hello from the sandbox\n"
+
+
 def set_policy(ws: Path, extra: str) -> None:
     policy = ws / ".orchestration" / "policy.yaml"
     policy.write_text(policy.read_text() + extra)
 
 
-class Server:
-    """A UNIX socket server outside the sandbox (docker, an ssh agent, a session bus): counts what reaches it."""
-
-    def __init__(self, address: str) -> None:
-        self.sock = socket.socket(socket.AF_UNIX)
-        self.sock.bind(address)
-        if not address.startswith("\0"):
-            os.chmod(address, 0o777)  # reachable by anyone who can see it: only the namespace can keep it away
-        self.sock.listen(16)
-        self.received: list[bytes] = []
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            with conn:
-                conn.settimeout(30)
-                data = b""
-                try:
-                    while chunk := conn.recv(4096):
-                        data += chunk
-                except OSError:
-                    pass
-                self.received.append(data)
-
-    def close(self) -> None:
-        self.sock.close()
-
-
 @pytest.fixture
-def servers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Server]]:
+def servers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Listener]]:
     """A docker-like socket and an ssh agent (``SSH_AUTH_SOCK`` in the hook's environment), outside the workspace."""
     (tmp_path / "docker").mkdir()
     (tmp_path / "ssh-Xq1").mkdir()
-    out = {"docker": Server(str(tmp_path / "docker" / "docker.sock")),
-           "agent": Server(str(tmp_path / "ssh-Xq1" / "agent.77"))}
+    out = {"docker": Listener(str(tmp_path / "docker" / "docker.sock")),
+           "agent": Listener(str(tmp_path / "ssh-Xq1" / "agent.77"))}
     monkeypatch.setenv("SSH_AUTH_SOCK", str(tmp_path / "ssh-Xq1" / "agent.77"))
     yield out
     for s in out.values():
@@ -241,29 +211,30 @@ def test_the_command_cannot_lift_its_namespace(sws: Path, kind: str, pidns: str)
 
 # ------------------------------------------------------------------------------------------ servers outside
 @pytest.mark.parametrize("kind", KINDS)
-def test_servers_outside_are_hidden_and_the_policy_opens_one(sws: Path, servers: dict[str, Server], kind: str) -> None:
+def test_servers_outside_are_hidden_and_the_policy_opens_one(sws: Path, servers: dict[str, Listener], kind: str
+                                                             ) -> None:
     docker, agent = (str(servers[n].sock.getsockname()) for n in ("docker", "agent"))
     actions = [f"connect={docker}", f"connect={agent}"]
     assert probe(sws, kind, actions) == dict.fromkeys(actions, "ECONNREFUSED")
-    assert servers["docker"].received == [] and servers["agent"].received == []
+    assert servers["docker"].take() == b"" and servers["agent"].take() == b""
     set_policy(sws, f"  sockets:\n    allow: ['$SSH_AUTH_SOCK', '{os.path.dirname(docker)}']\n")
     assert probe(sws, kind, actions) == dict.fromkeys(actions, "ok")
     for name in ("docker", "agent"):
-        wait_until(lambda n=name: servers[n].received, what=f"the {name} server to read the connection")  # type: ignore[misc]
-        assert servers[name].received == [b"hello from the sandbox\n"]
+        wait_until(lambda n=name: bytes(servers[n].received) == HELLO,  # type: ignore[misc]
+                   what=f"the {name} server to read the connection")
 
 
 @needs_scopes
 @pytest.mark.parametrize("kind", KINDS)
 def test_abstract_sockets_outside_are_refused_unless_allowed(sws: Path, kind: str) -> None:
     name = f"@orch-test-bus-{os.getpid()}-{kind}"
-    server = Server("\0" + name[1:])
+    server = Listener("\0" + name[1:])
     try:
         assert probe(sws, kind, [f"connect={name}"]) == {f"connect={name}": "EPERM"}
-        assert server.received == []
+        assert server.take() == b""
         set_policy(sws, f"  sockets:\n    allow: ['{name}']\n")
         assert probe(sws, kind, [f"connect={name}"]) == {f"connect={name}": "ok"}
-        wait_until(lambda: server.received, what="the abstract server to read the connection")
+        wait_until(lambda: bytes(server.received) == HELLO, what="the abstract server to read the connection")
     finally:
         server.close()
 
