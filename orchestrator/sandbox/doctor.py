@@ -56,12 +56,12 @@ def findings(ws: Any, pol: Any) -> Any:
     yield Finding("sandbox", status,
                   f"Landlock ABI {version}: every shell command runs in the kernel sandbox on hosts that can replace "
                   "it (Claude Code, Codex, Gemini CLI, the reference loop, LangChain): writes held to the intent's "
-                  "scope, secrets unreadable, secret environment variables not inherited"
+                  "scope, secrets unreadable, only an allow-list of environment variables inherited"
                   + (" (" + "; ".join(gaps) + ")" if gaps else ""),
                   "" if not gaps else "upgrade the kernel (Landlock ABI >= 3)")
     from orchestrator.sandbox import compiled
 
-    yield from compiled.check(ws)
+    yield from compiled.check(ws, getattr(getattr(pol, "sandbox", None), "writable", ()) or ())
     if compiled.install(os.path.join(str(ws.run_dir), "sandbox")) is not None:
         yield from check_mounts(os.path.join(str(ws.run_dir), "sandbox"))
 
