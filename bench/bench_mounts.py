@@ -5,8 +5,8 @@ Usage: python bench/bench_mounts.py [-n RUNS] [--sockets N] [--files N] [--dir P
 1. Launch, paired runs (each round runs every case once, in turn): ``sh -c "python -S -c pass"`` (the bar's
    reference), and the same real plan (a workspace with a secret: reads handled; scope ``src/**`` with a protected
    ``src/vendor/``) through
-   - **main**: the launcher as it was before (``launcher.c`` / ``landlock.py`` of ``git show BASE``, built or copied
-     beside the real one), on the plan without the new options;
+   - **main**: the launcher as it was before (revision ``--base``'s package, built by its own build and its Python
+     launcher), on the plan without the new options;
    - **mounts, no lists**: this launcher on the same plan (the mount namespace is made whatever the PID namespace
      says; Landlock's scopes on ABI >= 6);
    - **mounts**: this launcher with the plan's lists — the run dirs hidden, every bound socket covered (``--sockets``
@@ -50,24 +50,27 @@ def _without_lists(opts: list[str]) -> list[str]:
 
 
 def _base_launchers(directory: Path, base: str) -> dict[str, Path]:
-    """The launchers of ``base`` beside the real ones: ``launcher-base`` (compiled) and ``orch-sandbox-base-python``
-    (a stub running a copy of that revision's Python launcher)."""
+    """The launchers of revision ``base`` beside the real ones: ``launcher-base`` (compiled by that revision's own
+    build) and ``orch-sandbox-base-python`` (a stub running that revision's Python launcher). Its package is
+    extracted with ``git archive``."""
+    import tarfile
+
     out: dict[str, Path] = {}
     src = directory / "base-src"
-    src.mkdir(exist_ok=True)
-    for name in ("launcher.c", "landlock.py", "pidns.py", "gitdir.py"):
-        text = subprocess.run(["git", "-C", str(REPO), "show", f"{base}:orchestrator/sandbox/{name}"],
-                              capture_output=True, text=True, check=True).stdout
-        (src / name).write_text(text)
-    cc = shutil.which("cc")
-    if cc:
-        binary = directory / "launcher-base"
-        proc = subprocess.run([cc, *compiled.CFLAGS, "-o", str(binary), str(src / "launcher.c")], capture_output=True,
-                              check=False)
-        if proc.returncode == 0:
-            out["compiled"] = binary
+    shutil.rmtree(src, ignore_errors=True)
+    src.mkdir()
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", base, "orchestrator"], capture_output=True,
+                             check=True).stdout
+    with tarfile.open(fileobj=__import__("io").BytesIO(archive)) as tar:
+        tar.extractall(src)  # noqa: S202 — our own repository's archive
+    binary = directory / "launcher-base"
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from orchestrator.sandbox import build; "
+            "sys.exit(1 if build.build(sys.argv[2]) else 0)")
+    if subprocess.run([sys.executable, "-c", code, str(src), str(binary)], capture_output=True,
+                      check=False).returncode == 0:
+        out["compiled"] = binary
     stub = directory / "orch-sandbox-base-python"
-    stub.write_text(landlock.stub_text(sys.executable, str(src)))
+    stub.write_text(landlock.stub_text(sys.executable, str(src / "orchestrator" / "sandbox")))
     stub.chmod(0o755)
     out["python"] = stub
     return out

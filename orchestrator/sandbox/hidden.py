@@ -144,16 +144,20 @@ def options(root: str, policy: Any, run_dir: Any, *, keep: Any = (), env: Any = 
     hide.extend(d for d in _screen_dirs(env) if d not in hide)
     allowed, abstract = allow_list(root, policy, env)
     kept = [os.path.realpath(os.fspath(k)) for k in keep]
+    skip = [*hide, *allowed, *kept]
+    exact, prefixes = set(skip), tuple(d.rstrip("/") + "/" for d in skip)
     cover: list[str] = []
+    seen: set[str] = set()
     real_dirs: dict[str, str] = {}  # sockets share directories: one realpath each
     for sock in bound_sockets() if sockets is None else sockets:
-        parent, name = os.path.split(sock)
+        parent, _, name = sock.rpartition("/")
         real_parent = real_dirs.get(parent)
         if real_parent is None:
-            real_parent = real_dirs[parent] = os.path.realpath(parent)
-        real = os.path.join(real_parent, name)
-        if real in cover or _beneath(real, hide) or _beneath(real, allowed) or _beneath(real, kept):
+            real_parent = real_dirs[parent] = os.path.realpath(parent or "/").rstrip("/")
+        real = f"{real_parent}/{name}"
+        if real in seen or real in exact or real.startswith(prefixes):
             continue
+        seen.add(real)
         if _is_socket(real):  # a link there would be another socket (or none): only what is one now
             cover.append(real)
     opts: list[str] = []
