@@ -97,8 +97,11 @@ class IntentsDoc:
         self.text = text
         self.key = key
         yaml = _yaml()
+        self.root: Any = None
+        self.data: Any = None
         try:
-            self.root, self.data = _parse(text) if text.strip() else (None, None)
+            if text.strip():
+                self.root, self.data = _parse(text)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f" (line {mark.line + 1})" if mark is not None else ""
