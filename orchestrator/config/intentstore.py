@@ -2,9 +2,11 @@
 
 Every change is one *transaction* (:meth:`IntentStore.transact`):
 
-1. under an exclusive ``flock`` on ``.orchestration/run/intents.lock`` (every orchestrator writer of this
-   worktree's intents takes it: the CLI, the TUI, the web console, an accepted ``propose_intent``), so two writers
-   never interleave and two new intents never get the same id;
+1. under an exclusive ``flock`` on ``intents.lock`` in the shared run dir (the main worktree's
+   ``.orchestration/run/``: every orchestrator writer of every worktree's intents takes it — the CLI, the TUI, the
+   web console, an accepted ``propose_intent``), so two writers never interleave and two new intents never get the
+   same id, not even in two worktrees of the repository (a new id is the next one after every worktree's ids, so
+   two branches never both bring in a different ``INT-005``);
 2. the current files are read and must validate as ``orch validate`` validates them (a broken file is never
    edited: the error names its file and line);
 3. the change is made as a splice into the text (:mod:`orchestrator.config.intentdoc`: comments and formatting
@@ -78,7 +80,8 @@ class IntentStore:
         self.ws = ws
         self.active_path = Path(ws.intents_file)
         self.archive_path = Path(ws.orch_dir) / ARCHIVE_NAME
-        self.lock_path = Path(ws.run_dir) / "intents.lock"
+        # one lock for every worktree of the repository: ids are allocated across them (see :meth:`create`)
+        self.lock_path = Path(ws.shared_run_dir) / "intents.lock"
         self.clock = clock
 
     # ------------------------------------------------------------------ reading
@@ -99,7 +102,9 @@ class IntentStore:
         fields["status"] = normal_status(fields.get("status") or "IN_PROGRESS")
 
         def change(docs: Docs) -> tuple[Docs, dict[str, Any]]:
-            new_id = intent_id or allocate_id(docs.all_ids(), prefix_of(docs.all_ids()))
+            # the other worktrees' intents count too: two branches must not both bring in a new INT-005
+            used = docs.all_ids() + self._other_worktrees_ids()
+            new_id = intent_id or allocate_id(used, prefix_of(docs.all_ids() or used))
             if new_id in docs.all_ids():
                 where = "archived_intents.yaml" if new_id in docs.archive.ids() else "active_intents.yaml"
                 raise UsageError(f"intent id {new_id!r} is already used (in {where})",
@@ -171,6 +176,24 @@ class IntentStore:
             return docs, done
 
         return self.transact(change)
+
+    def _other_worktrees_ids(self) -> list[str]:
+        """The intent ids (active and archived) of the repository's other governed worktrees; a file that cannot be
+        read or parsed adds none (it is that worktree's problem, reported by its own `orch validate`)."""
+        from orchestrator.vcs.worktrees import governed
+
+        ids: list[str] = []
+        here = os.path.realpath(self.ws.root)
+        for root, _wt in governed(self.ws.root):
+            if os.path.realpath(root) == here:
+                continue
+            for name, key in (("active_intents.yaml", ACTIVE_KEY), (ARCHIVE_NAME, ARCHIVE_KEY)):
+                try:
+                    text = _read(Path(root) / ".orchestration" / name)
+                    ids += IntentsDoc(text, key).ids() if text else []
+                except (ConfigError, EditError):
+                    continue
+        return ids
 
     def _active_intent(self, docs: Docs, intent_id: str) -> dict[str, Any]:
         for raw in docs.active.intents():
