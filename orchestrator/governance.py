@@ -28,6 +28,12 @@ GOVERNANCE = (
     # servers, permissions, plugins to load), which it reads from opencode.json(c) at the root and in .opencode/
     (".opencode/**", r"\.opencode(?:/.*)?"),
     ("opencode.json", r"opencode\.jsonc?"),
+    # Qwen Code: .qwen/settings.json holds its hooks and MCP servers (agents and commands live beside them)
+    (".qwen/**", r"\.qwen(?:/.*)?"),
+    # Cline: .cline/plugins/ (orchestrator's plugin; another one could rewrite a call after it), and its hook files,
+    # which can rewrite a call's input too (.clinerules/hooks/)
+    (".cline/**", r"\.cline(?:/.*)?"),
+    (".clinerules/hooks/**", r"\.clinerules/hooks(?:/.*)?"),
     ("AGENTS.md", r"AGENTS\.md"),
     (".gitattributes", r"\.gitattributes"),
     # git internals: hooks and config would run code or rewrite history outside any governance
@@ -51,6 +57,9 @@ GOVERNANCE = (
     ("**/.github/copilot/settings*.json", r".*/\.github/copilot/settings[^/]*\.json"),
     ("**/.opencode/**", r".*/\.opencode(?:/.*)?"),
     ("**/opencode.json", r".*/opencode\.jsonc?"),
+    ("**/.qwen/**", r".*/\.qwen(?:/.*)?"),
+    ("**/.cline/**", r".*/\.cline(?:/.*)?"),
+    ("**/.clinerules/hooks/**", r".*/\.clinerules/hooks(?:/.*)?"),
 )
 # one alternation, one named group per pattern: a single fullmatch answers for all of them
 _RE = re.compile("|".join(f"(?P<g{i}>{rx})" for i, (_shown, rx) in enumerate(GOVERNANCE)),

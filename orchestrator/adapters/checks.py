@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.adapters import installer
+from orchestrator.adapters.managed import PLUGINS
 from orchestrator.findings import Finding
 from orchestrator.workspace import Workspace
 
@@ -70,6 +71,9 @@ def _probe_event(agent: str, root: Path) -> dict[str, Any]:
     if agent == "copilot":  # .github/hooks payloads name no event: a tool call without a result is a preToolUse
         return {"sessionId": PROBE_SESSION, "timestamp": 0, "cwd": str(root), "toolName": "create",
                 "toolArgs": {"path": target, "file_text": "probe"}}
+    if agent == "qwen-code":  # Qwen Code's own shape (a tool_use_id; its adapter refuses an event without one)
+        return {"hook_event_name": "PreToolUse", "session_id": PROBE_SESSION, "tool_name": "write_file",
+                "cwd": str(root), "tool_use_id": "doctor-probe", "tool_input": {"file_path": target, "content": "probe"}}
     name = "BeforeTool" if agent == "gemini" else "PreToolUse"
     tool = "write_file" if agent == "gemini" else "Write"
     return {"hook_event_name": name, "session_id": PROBE_SESSION, "tool_name": tool, "cwd": str(root),
@@ -112,11 +116,12 @@ def check_hooks(ws: Workspace) -> Iterable[Finding]:
     """Every installed agent hook resolves, runs and refuses a probe; shared files hold no machine paths."""
     root = Path(ws.root)
     found = installed(root)
-    if not found and (root / installer.OPENCODE_PLUGIN).exists():
-        return  # opencode runs a plugin, not hook commands: opencode_setup.check_opencode probes it
+    if not found and any((root / plugin).exists() for plugin in PLUGINS.values()):
+        return  # a plugin, not hook commands (opencode, Cline): its own check probes it
     if not found:
         yield Finding("hooks", "warn", "no agent hooks are installed: agents working here are not governed",
-                      "orch install claude-code   (or codex, gemini, cursor, copilot, opencode)")
+                      "orch install claude-code   (or " + ", ".join(a for a in installer.AGENTS if a != "claude-code")
+                      + ")")
         return
     for agent, path, commands in found:
         rel = path.relative_to(root)
@@ -163,8 +168,7 @@ def check_launcher(ws: Workspace) -> Iterable[Finding]:
     """The committed launcher exists, is executable, is this version's, and is tracked by git."""
     root = Path(ws.root)
     uses = [agent for agent, _path, commands in installed(root) if any(installer.LAUNCHER in c for c in commands)]
-    if (root / installer.OPENCODE_PLUGIN).exists():
-        uses.append("opencode")  # its plugin calls the launcher when no daemon answers
+    uses += [agent for agent, plugin in PLUGINS.items() if (root / plugin).exists()]  # plugins call it too
     path = root / installer.LAUNCHER
     if not uses and not path.exists():
         return

@@ -13,5 +13,10 @@ MARK = "# orch:managed"
 SERVER = "orchestrator"
 #: orchestrator's opencode plugin (opencode runs no hook commands; it names the launcher, like hook commands do)
 OPENCODE_PLUGIN = ".opencode/plugin/orchestrator.js"
+#: orchestrator's Cline plugin (Cline's hook files cannot refuse one call: its agent plugins can)
+CLINE_PLUGIN = ".cline/plugins/orchestrator.js"
+#: the agents governed by a plugin orchestrator writes instead of hook commands -> the plugin (it calls the launcher
+#: when no daemon answers, and its first line carries ``orch:managed``)
+PLUGINS: dict[str, str] = {"opencode": OPENCODE_PLUGIN, "cline": CLINE_PLUGIN}
 
-__all__ = ["MARK", "OPENCODE_PLUGIN", "SERVER"]
+__all__ = ["CLINE_PLUGIN", "MARK", "OPENCODE_PLUGIN", "PLUGINS", "SERVER"]
