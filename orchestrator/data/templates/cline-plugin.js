@@ -125,9 +125,14 @@ async function ask(event) {
       const why = answer.signal ? `was killed (${answer.signal})` : `failed (exit ${answer.code})`
       return { refused: failed(`the hook launcher ${why}: ${(answer.err || answer.out).trim().slice(-600)}`) }
     }
-    const parsed = JSON.parse(answer.out || "{}")
+    let parsed
+    try {
+      parsed = JSON.parse(answer.out || "{}")
+    } catch {
+      parsed = null
+    }
     if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-      return { refused: failed("unreadable answer") }
+      return { refused: failed(`unreadable answer ${JSON.stringify(answer.out.slice(0, 200))}`) }
     }
     return { value: parsed }
   } catch (exc) {
