@@ -234,6 +234,8 @@ def mcp_server_entry(agent: str, *, python: str | None = None, scope: str = "loc
     if scope == "shared":
         script = f'exec "$(git rev-parse --show-toplevel 2>/dev/null || pwd)/{LAUNCHER}" mcp'
         shared: dict[str, Any] = {"command": "sh", "args": ["-c", script, "orchestrator"], "env": env}
+        if agent == "qwen-code":
+            shared["trust"] = True  # its tools only select and list intents: no confirmation prompt in Qwen Code
         return {"type": "stdio", **shared} if agent == "claude-code" else shared
     parent = package_parent()
     # Gemini CLI refuses PYTHONPATH in an MCP server's env ("dangerous environment variable override")

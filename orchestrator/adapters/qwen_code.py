@@ -19,10 +19,12 @@ tests/e2e/test_qwen_code.py) sends Claude Code's events with Gemini's tools and 
   prompt a person (an interactive or ``--input-format stream-json`` session, not ``--yolo``, the tool not already
   allowed): there a shell command the analyzer cannot vouch for is answered ``{"decision": {"behavior": "allow",
   "updatedInput": …}}`` with the command wrapped in the kernel sandbox, which Qwen runs. Its PreToolUse then carries
-  the wrapped command: it is judged again and allowed only if orchestrator would wrap the original exactly so.
+  the wrapped command: the original is judged again, and the launcher line is allowed only if orchestrator issued
+  it to this session for this command (remembered in the session state, which no agent can write).
 - ``PostToolUse {…, tool_response {llmContent, returnDisplay}}`` → :meth:`Governor.post`; ``returnDisplay`` of a
   file tool carries ``originalContent`` (the pre-image; ``""`` for a new file *and* for an empty one, so an empty
-  one is left to the engine's snapshot). ``PostToolUseFailure {…, error}`` releases the call's leases.
+  one is left to the engine's snapshot). ``PostToolUseFailure {…, error, is_interrupt}`` fires only for a tool that
+  ran: a failed file tool releases its leases, a shell command that exited non-zero is recorded like any other.
 - ``SessionStart`` / ``UserPromptSubmit`` → ``additionalContext``: the mandate and the IN_PROGRESS intents.
 
 Failure modes (verified with 0.24.4, docs/adapters.md "Qwen Code"): a hook that exits 1, is killed, times out, prints
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from typing import Any
 
 from orchestrator.adapters import claude_code, gemini
@@ -48,6 +51,9 @@ SHELL_TOOL = "run_shell_command"
 QUIET = frozenset({"Stop", "SubagentStop", "SessionEnd", "Notification", "PreCompact", "PostToolBatch"})
 #: pre-images of a PermissionRequest's evaluation (its PreToolUse captures again): swept at SessionStart
 _PERMISSION_PREFIX = "qwen-perm-"
+#: session state: the launcher lines handed to Qwen by PermissionRequest, not yet run (sha256 -> when)
+_ISSUED = "qwen_sandboxed"
+_MAX_ISSUED = 32
 
 
 def _tool_event(event: dict[str, Any], name: str) -> dict[str, Any]:
@@ -123,18 +129,45 @@ def pre_tool_use(event: dict[str, Any], governor: Any) -> HookResult:
 
 
 def _rewrapped(event: dict[str, Any], original: str, wrapped: str, governor: Any) -> Verdict:
-    """A PreToolUse whose command is already the sandbox launcher (a PermissionRequest answer put it there): allowed
-    only if orchestrator wraps the original exactly so now. A command the model typed to look like a wrapper, or
-    one wrapped for another intent or scope, is refused."""
+    """A PreToolUse whose command is already the sandbox launcher (a PermissionRequest answer put it there): judged
+    again as the original (intent, scope, leases, pre-images), and allowed only if it is a launcher line orchestrator
+    issued to this session for exactly this command (:func:`_issue`). A command the model typed to look like one, or
+    one issued to another session, is refused: its sandbox could be another intent's."""
     call = call_of({**event, "tool_input": {**event["tool_input"], "command": original}})
     verdict = governor.pre(call, sandbox=True)
-    if not verdict.allowed or verdict.command == wrapped:
+    if not verdict.allowed:
+        return verdict
+    key = _wrap_key(wrapped)
+    taken: list[bool] = []
+
+    def take(state: dict[str, Any]) -> None:
+        issued = state.get(_ISSUED)
+        taken.append(isinstance(issued, dict) and issued.pop(key, None) is not None)
+
+    governor.sessions.update(call.session_id, take)
+    if taken and taken[0]:
         return verdict
     if call.leased:
         governor.release_leases(call)
     return Verdict.deny("sandbox-mismatch", "sandbox", "the command is a sandbox launcher line orchestrator did not "
-                        "produce for this call (or the intent or scope changed since)", agent=AGENT,
+                        "issue to this session for this command", agent=AGENT,
                         hint="send the plain command; orchestrator puts it in the sandbox itself")
+
+
+def _wrap_key(wrapped: str) -> str:
+    return hashlib.sha256(wrapped.encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _issue(governor: Any, session: str, wrapped: str) -> None:
+    """Remember that ``wrapped`` was handed to ``session`` (its PreToolUse accepts it once). The session state lives
+    under .orchestration/run/, which no agent can write."""
+    def add(state: dict[str, Any]) -> None:
+        issued = state.get(_ISSUED)
+        issued = dict(issued) if isinstance(issued, dict) else {}
+        issued[_wrap_key(wrapped)] = time.time()
+        state[_ISSUED] = dict(sorted(issued.items(), key=lambda kv: kv[1])[-_MAX_ISSUED:])
+
+    governor.sessions.update(session, add)
 
 
 def permission_request(event: dict[str, Any], governor: Any) -> HookResult:
@@ -155,6 +188,7 @@ def permission_request(event: dict[str, Any], governor: Any) -> HookResult:
     if call.leased:
         governor.release_leases(call)  # this is only the decision to wrap: its PreToolUse takes them again
     if verdict.allowed and verdict.command is not None:
+        _issue(governor, call.session_id, verdict.command)
         return HookResult.json({"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {
             "behavior": "allow", "message": sandbox_reason(verdict),
             "updatedInput": {**event["tool_input"], "command": verdict.command}}}})
@@ -192,7 +226,10 @@ def post_tool_use(event: dict[str, Any], governor: Any, *, failed: bool = False)
     call.sandboxed = sandboxed
     if call.kind.mutating and call.model_id is None:
         call.model_id = gemini.model_from_transcript(event.get("transcript_path"))
-    result = ToolResult.failure() if failed else tool_result(event.get("tool_response"))
+    # PostToolUseFailure fires only for a tool that ran: a shell command that exited non-zero (or was interrupted)
+    # may have changed files all the same, so it is recorded; a failed file tool changed nothing
+    result = ToolResult() if failed and call.kind is Kind.EXEC else \
+        ToolResult.failure() if failed else tool_result(event.get("tool_response"))
     warning = gemini._warning(governor.post(call, result))
     if warning is None:
         return HookResult()

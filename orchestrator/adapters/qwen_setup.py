@@ -3,6 +3,9 @@
 ``orch install qwen-code`` writes Claude-style hooks and the ``orchestrator`` MCP server into ``.qwen/settings.json``
 (:data:`orchestrator.adapters.installer.SPECS`). What decides whether Qwen Code (verified with 0.24.4) runs them:
 
+- **MCP approval**: outside ``--yolo`` (an interactive or stream-json session) a project's MCP servers start only once
+  the person approved them (``~/.qwen/mcpApprovals.json``, bound to a hash of the entry): until then the agent has
+  no ``select_active_intent``, so every mutation is refused. ``--trust`` approves orchestrator's.
 - **Folder trust** is off by default (project hooks and MCP servers load as they are). Turned on
   (``security.folderTrust.enabled: true`` in the user's or the system settings), an untrusted folder loads neither
   the project's hooks nor any MCP server: every call runs ungoverned. Trust lives in ``~/.qwen/trustedFolders.json``
@@ -24,7 +27,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from orchestrator.adapters.managed import MARK
+from orchestrator.adapters.managed import MARK, SERVER
 
 AGENT = "qwen-code"
 LABEL = "Qwen Code"
@@ -85,20 +88,78 @@ def folder_trust(root: Path, env: Mapping[str, str] | None = None) -> tuple[bool
     return trusted, f"folder trust is on ({enabled}); {why}"
 
 
-def write_trust(root: Path, env: Mapping[str, str] | None = None) -> Path:
-    """Trust ``root`` in Qwen Code's ``trustedFolders.json`` (``TRUST_FOLDER``), keeping the user's other rules."""
-    from orchestrator.errors import ConfigError
-    from orchestrator.fsutil import atomic_write
+def write_trust(root: Path, env: Mapping[str, str] | None = None) -> list[Path]:
+    """Trust ``root`` in Qwen Code's ``trustedFolders.json`` (``TRUST_FOLDER``) and approve orchestrator's MCP server
+    for it in ``mcpApprovals.json``, keeping the user's other entries; returns the files written."""
+    root = Path(root).resolve()
+    written = [_merge(trusted_folders_path(env), str(root), "TRUST_FOLDER")]
+    config = mcp_config(root)
+    if config is not None:
+        record = {"hash": mcp_hash(config), "status": "approved"}
+        path = mcp_approvals_path(env)
+        data = _object(path)
+        project = data.get(str(root))
+        written.append(_merge(path, str(root), {**(project if isinstance(project, dict) else {}), SERVER: record}))
+    return written
 
-    path = trusted_folders_path(env)
+
+def _object(path: Path) -> dict[str, Any]:
+    from orchestrator.errors import ConfigError
+
     data = _json(path) if path.exists() else {}
     if not isinstance(data, dict):
-        raise ConfigError("not a JSON object of folder rules; fix or move it, then run `orch install qwen-code "
-                          "--trust` again", file=path)
-    data[str(Path(root).resolve())] = "TRUST_FOLDER"
+        raise ConfigError("not a JSON object; fix or move it, then run `orch install qwen-code --trust` again",
+                          file=path)
+    return data
+
+
+def _merge(path: Path, key: str, value: Any) -> Path:
+    from orchestrator.fsutil import atomic_write
+
+    data = _object(path)
+    data[key] = value
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
+    path.chmod(0o600)
     return path
+
+
+def mcp_approvals_path(env: Mapping[str, str] | None = None) -> Path:
+    """Where Qwen Code keeps its approvals of project MCP servers (``$QWEN_CODE_MCP_APPROVALS_PATH``)."""
+    env = os.environ if env is None else env
+    return Path(env.get("QWEN_CODE_MCP_APPROVALS_PATH") or qwen_dir(env) / "mcpApprovals.json")
+
+
+def mcp_config(root: Path) -> dict[str, Any] | None:
+    """The ``orchestrator`` MCP server Qwen Code uses in ``root``: ``.qwen/settings.json``'s, else ``.mcp.json``'s."""
+    for rel in (SETTINGS_FILE, ".mcp.json"):
+        data = _json(Path(root) / rel)
+        servers = data.get("mcpServers") if isinstance(data, dict) else None
+        if isinstance(servers, dict) and isinstance(servers.get(SERVER), dict):
+            return servers[SERVER]
+    return None
+
+
+def mcp_hash(config: Mapping[str, Any]) -> str:
+    """Qwen Code 0.24.4's ``hashMcpServerConfig``: sha256 of the entry's JSON (keys sorted, no spaces) without the
+    fields that do not change what runs (``scope``, ``extensionName``, ``description``). An approval holds only
+    while the entry hashes the same: editing it asks again."""
+    import hashlib
+
+    behavioral = {k: v for k, v in config.items() if k not in ("scope", "extensionName", "description")}
+    text = json.dumps(behavioral, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def mcp_approved(root: Path, env: Mapping[str, str] | None = None) -> bool | None:
+    """Whether Qwen Code has approved orchestrator's MCP server here as it is now (None: there is none)."""
+    config = mcp_config(root)
+    if config is None:
+        return None
+    data = _json(mcp_approvals_path(env))
+    project = data.get(str(Path(root).resolve())) if isinstance(data, dict) else None
+    record = project.get(SERVER) if isinstance(project, dict) else None
+    return isinstance(record, dict) and record.get("status") == "approved" and record.get("hash") == mcp_hash(config)
 
 
 def hooks_disabled(root: Path, env: Mapping[str, str] | None = None) -> str | None:
@@ -117,6 +178,8 @@ def notes(root: Path) -> list[str]:
         f"Qwen Code runs {SETTINGS_FILE} (these hooks and the MCP server) as it is while folder trust is off (its "
         "default). With security.folderTrust.enabled it loads them only in a TRUSTED folder:",
         f"  orch install qwen-code --trust   (writes {trusted_folders_path()}), or trust the folder when qwen asks.",
+        "  Outside --yolo Qwen also asks once to approve the project's MCP server: --trust approves orchestrator's "
+        f"({mcp_approvals_path()}).",
         "  Never run `qwen --safe-mode` or `--bare`, nor set disableAllHooks: Qwen then runs no hook (nothing governed).",
         "Qwen Code cannot run a shell command in orchestrator's sandbox from PreToolUse: commands the analyzer cannot "
         "vouch for go to the approval channel (with --yolo / -p a refusal); an interactive session without --yolo "
@@ -154,12 +217,19 @@ def check_qwen(ws: Any, env: Mapping[str, str] | None = None) -> Iterable[Any]:
         yield Finding("qwen-code.hooks", "fail", f"disableAllHooks is true in {disabled}: Qwen Code runs no hook, so "
                       "its tool calls are not governed", f"remove disableAllHooks from {disabled}")
     trusted, why = folder_trust(root, env)
-    fix = f"orch install qwen-code --trust   (writes {trusted_folders_path(env)})"
+    fix = f"orch install qwen-code --trust   (writes {trusted_folders_path(env)} and {mcp_approvals_path(env)})"
     if trusted:
         yield Finding("qwen-code.trust", "ok", f"Qwen Code loads {SETTINGS_FILE} here ({why})")
     else:
         yield Finding("qwen-code.trust", "fail", f"Qwen Code ignores {SETTINGS_FILE} here ({why}): no hook and no MCP "
                       "server, every call ungoverned", fix)
+    approved = mcp_approved(root, env)
+    if approved is False:
+        yield Finding("qwen-code.mcp", "warn", "Qwen Code has not approved orchestrator's MCP server here (or it changed "
+                      "since): outside --yolo it starts without it and asks, so until approved the agent cannot "
+                      "select an intent and every mutation is refused", fix)
+    elif approved:
+        yield Finding("qwen-code.mcp", "ok", f"orchestrator's MCP server is approved in {mcp_approvals_path(env)}")
     if wrapped and (timeout or 0) >= MIN_PRE_TIMEOUT:
         yield Finding("qwen-code.failopen", "ok", "Qwen Code lets a call run when its PreToolUse hook exits 1, crashes "
                       f"or times out: the hook command turns every failure into exit 2 with a reason, and its timeout "

@@ -78,7 +78,9 @@ def _trust(agent: str, root: Path) -> str | None:
     if agent == "qwen-code":
         from orchestrator.adapters import qwen_setup
 
-        return f"trusted the folder in {qwen_setup.write_trust(root)}"
+        folders, *approvals = qwen_setup.write_trust(root)
+        return f"trusted the folder in {folders}" + "".join(f"; approved orchestrator's MCP server in {a}"
+                                                              for a in approvals)
     return None
 
 

@@ -161,14 +161,20 @@ def test_permission_request_hands_qwen_the_sandboxed_command_and_pre_tool_use_ch
     pre = find(events, "PreToolUse", "run_shell_command")
     pre["session_id"] = request["session_id"]
     pre["tool_input"] = decided["updatedInput"]
-    assert hook(pre) == (0, None, "")  # the wrap orchestrator made: allowed
+    assert hook(pre) == (0, None, "")  # the launcher line orchestrator issued to this session: allowed, once
+    assert decision(hook(pre)[1])[1]["type"] == "sandbox-mismatch"
     forged = decided["updatedInput"]["command"].replace("python3 src/tool.py", "rm -rf src")
     pre["tool_input"] = {"command": forged}
     verdict, error = decision(hook(pre)[1])
     assert verdict in ("deny", "ask") and error["type"] != "internal-error"
-    # the sandboxed command's post records the command the model asked for
+    # a launcher line issued to another session is not this session's
+    assert hook({**request, "session_id": "other"})[0] == 0  # no intent there: not wrapped, nothing issued
     pre["tool_input"] = decided["updatedInput"]
-    hook(pre)
+    assert decision(hook({**pre, "session_id": "other"})[1])[1]["type"] in ("intent-required", "sandbox-mismatch")
+    # the sandboxed command's post records the command the model asked for
+    decided = hook(request)[1]["hookSpecificOutput"]["decision"]
+    pre["tool_input"] = decided["updatedInput"]
+    assert hook(pre) == (0, None, "")
     (ws / "src" / "tool.py").write_text("t = 1\n")
     post = find(events, "PostToolUse", "run_shell_command")
     post.update(session_id=request["session_id"], tool_use_id=pre["tool_use_id"], tool_input=decided["updatedInput"])
@@ -229,3 +235,18 @@ def test_malformed_payloads_are_refused_naming_the_agent_and_the_field(ws: Path)
         assert error["missing"] == missing, (label, error)
         assert not err.lstrip().startswith("{"), label  # Qwen would parse JSON on stderr as a (decisionless) answer
     assert not (ws / ".orchestration" / "agent_trace.jsonl").read_text().strip()
+
+
+def test_a_shell_command_that_exited_non_zero_is_recorded(ws: Path) -> None:
+    """Qwen fires PostToolUseFailure only for a tool that ran: a failing shell command may still have written."""
+    events = captured(ws)
+    select(ws, events)
+    pre = find(events, "PreToolUse", "run_shell_command")
+    pre["tool_input"]["command"] = "echo z > other.txt && false"
+    assert hook(pre) == (0, None, "")
+    (ws / "src" / "other.txt").write_text("z\n")
+    failure = find(events, "PostToolUseFailure", "edit")
+    failure.update(tool_name="run_shell_command", tool_input=pre["tool_input"], tool_use_id=pre["tool_use_id"],
+                   error="Command exited with code 1")
+    assert hook(failure) == (0, None, "")
+    assert records(ws)[-1]["files"][0]["path"] == "src/other.txt"
