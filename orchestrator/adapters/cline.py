@@ -34,9 +34,9 @@ from typing import Any
 from orchestrator.adapters import claude_code, gemini
 from orchestrator.adapters.base import HookResult
 from orchestrator.adapters.payload import Malformed, field
-from orchestrator.models import ToolCall, ToolResult, Verdict
-from orchestrator.sessions import session_from
-from orchestrator.tools import to_call
+from orchestrator.core.models import ToolCall, ToolResult, Verdict
+from orchestrator.state.sessions import session_from
+from orchestrator.engine.tools import to_call
 
 AGENT = "cline"
 SELECT_TOOL = "orchestrator__select_active_intent"

@@ -83,7 +83,7 @@ def install(root: str | os.PathLike[str], *, python: str | None = None, mcp: boo
             scope: str = "shared") -> list[Path]:
     """Write the plugin, the launcher and (``mcp``) the user-level MCP server; returns the files written."""
     if scope != "shared":
-        from orchestrator.errors import UsageError
+        from orchestrator.core.errors import UsageError
 
         raise UsageError("cline has no machine-local settings file; install it with --scope shared",
                          hint=f"the plugin {CLINE_PLUGIN} names only the committed launcher {installer.LAUNCHER}")
@@ -119,7 +119,7 @@ def notes(root: Path) -> list[str]:
 
 def probe_event(root: Path) -> dict[str, Any]:
     """An ``editor`` write to a governance file, which orchestrator must refuse (``orch doctor``'s probe)."""
-    from orchestrator.pipeline import PROBE_SESSION
+    from orchestrator.engine.pipeline import PROBE_SESSION
 
     return {"hook_event_name": "beforeTool", "tool": "editor", "toolCallId": "doctor-probe",
             "sessionID": PROBE_SESSION, "agentId": "doctor", "cwd": str(root),
@@ -131,7 +131,7 @@ def check_cline(ws: Any, env: Mapping[str, str] | None = None) -> Iterable[Any]:
     Cline see the MCP server?"""
     from orchestrator.adapters import checks
     from orchestrator.adapters.hostcli import version_finding
-    from orchestrator.findings import Finding
+    from orchestrator.core.findings import Finding
 
     env = os.environ if env is None else env
     root = Path(ws.root)

@@ -41,7 +41,7 @@ def version_finding(check: str, label: str, binary: str, verified: str,
                     env: Mapping[str, str] | None = None) -> Any:
     """The ``<agent>.version`` finding: ok for the verified version, a warning for another one, info when the
     CLI is not installed on this machine (a teammate's may be)."""
-    from orchestrator.findings import Finding
+    from orchestrator.core.findings import Finding
 
     version, where = version_of(binary, env)
     if version is None:

@@ -7,7 +7,7 @@ saw) must not get an "allow" by accident: an adapter reads what it needs through
 refusal (``malformed-call``, with ``agent``, ``event`` and ``missing``) in the host's blocking answer; an adapter
 that answers in its own protocol (a plugin's ``{"skip": …}``) uses :func:`verdict`.
 
-Standard library only at import (the hook's hot path); :mod:`orchestrator.models` is loaded by :func:`verdict`.
+Standard library only at import (the hook's hot path); :mod:`orchestrator.core.models` is loaded by :func:`verdict`.
 """
 from __future__ import annotations
 
@@ -52,16 +52,16 @@ def field(data: Mapping[str, Any], key: str, kind: type, agent: str, *, event: s
 
 
 def error(agent: str, exc: BaseException) -> dict[str, Any]:
-    """The structured error of a malformed payload (the shape of :attr:`orchestrator.models.Verdict.error`)."""
+    """The structured error of a malformed payload (the shape of :attr:`orchestrator.core.models.Verdict.error`)."""
     details = exc.details() if isinstance(exc, Malformed) else {"agent": agent}
     message = str(exc) if isinstance(exc, Malformed) else f"{agent}: {exc}"
     return {"type": "malformed-call", "hook": "adapter", "message": message, **details, "hint": HINT}
 
 
 def verdict(agent: str, exc: BaseException) -> Any:
-    """The refusal of a malformed payload as a :class:`~orchestrator.models.Verdict` (for a host answered in its own
+    """The refusal of a malformed payload as a :class:`~orchestrator.core.models.Verdict` (for a host answered in its own
     protocol)."""
-    from orchestrator.models import Verdict
+    from orchestrator.core.models import Verdict
 
     data = error(agent, exc)
     return Verdict("deny", data)

@@ -37,7 +37,7 @@ def is_ours(path: Path) -> bool:
 def write(root: Path, rel: str, text: str) -> Path | None:
     """Write the plugin ``rel`` under ``root`` (readable, like the project's other sources); the path when it
     changed, None when it already said exactly that."""
-    from orchestrator.fsutil import atomic_write
+    from orchestrator.core.fsutil import atomic_write
 
     path = root / rel
     try:
@@ -80,7 +80,7 @@ def probe(root: Path, agent: str, event: dict[str, Any], refused: str) -> Iterab
     """``<agent>.hook``: run the launcher as the plugin does when no daemon answers, with ``event`` (a write to a
     governance file), and check that the answer refuses it (``refused``: text the agent's refusal contains)."""
     from orchestrator.adapters import checks
-    from orchestrator.findings import Finding
+    from orchestrator.core.findings import Finding
 
     command = f"{shlex.quote(str(root / os.path.normpath(checks.installer.LAUNCHER)))} {agent}"
     try:

@@ -42,7 +42,7 @@ from typing import Any
 from orchestrator.adapters import claude_code, gemini
 from orchestrator.adapters.base import HookResult, sandbox_reason
 from orchestrator.adapters.payload import Malformed, field
-from orchestrator.models import Kind, ToolCall, ToolResult, Verdict
+from orchestrator.core.models import Kind, ToolCall, ToolResult, Verdict
 
 AGENT = "qwen-code"
 SELECT_TOOL = claude_code.SELECT_TOOL

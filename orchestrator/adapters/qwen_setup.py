@@ -104,7 +104,7 @@ def write_trust(root: Path, env: Mapping[str, str] | None = None) -> list[Path]:
 
 
 def _object(path: Path) -> dict[str, Any]:
-    from orchestrator.errors import ConfigError
+    from orchestrator.core.errors import ConfigError
 
     data = _json(path) if path.exists() else {}
     if not isinstance(data, dict):
@@ -114,7 +114,7 @@ def _object(path: Path) -> dict[str, Any]:
 
 
 def _merge(path: Path, key: str, value: Any) -> Path:
-    from orchestrator.fsutil import atomic_write
+    from orchestrator.core.fsutil import atomic_write
 
     data = _object(path)
     data[key] = value
@@ -205,7 +205,7 @@ def check_qwen(ws: Any, env: Mapping[str, str] | None = None) -> Iterable[Any]:
     """``orch doctor``: will Qwen Code run orchestrator's hooks here, and what fails open? (That the hook command
     runs and refuses a probe, and that the MCP server answers, is checked with every agent's.)"""
     from orchestrator.adapters.hostcli import version_finding
-    from orchestrator.findings import Finding
+    from orchestrator.core.findings import Finding
 
     env = os.environ if env is None else env
     root = Path(ws.root)
@@ -241,7 +241,7 @@ def check_qwen(ws: Any, env: Mapping[str, str] | None = None) -> Iterable[Any]:
     from orchestrator.pre.approval import channel_of
 
     try:
-        from orchestrator.policy import load
+        from orchestrator.config.policy import load
 
         channel = channel_of(load(ws.policy_file))
     except Exception:  # noqa: BLE001 - a broken policy is check_config's to report

@@ -136,7 +136,7 @@ def cover(root: str | Path, install: Callable[[str], Any], installable: Iterable
 
 def check_exposure(ws: Any) -> Iterable[Any]:
     """``orch doctor``: no CLI reads orchestrator's configuration here without orchestrator's guard."""
-    from orchestrator.findings import Finding
+    from orchestrator.core.findings import Finding
 
     root = Path(ws.root)
     found = exposed(root)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from orchestrator.adapters.installer import AGENTS, LAUNCHER, REMEMBERED, SCOPES, install, notes, own_setup
 from orchestrator.commands import add_workspace_arg, workspace_of
-from orchestrator.output import out
+from orchestrator.core.output import out
 
 EPILOG = f"""\
 scopes:
@@ -60,7 +60,7 @@ def _install_one(agent: str, root: Path, args: argparse.Namespace, *, mcp: bool)
     setup = own_setup(agent)
     if setup is not None:
         if args.no_daemon:
-            from orchestrator.errors import UsageError
+            from orchestrator.core.errors import UsageError
 
             raise UsageError(f"--no-daemon does not apply to {agent}: its plugin asks the daemon first",
                              hint=f"set ORCH_NO_DAEMON=1 in {agent}'s environment instead: no daemon is started "

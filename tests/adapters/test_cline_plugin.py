@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from orchestrator import daemon
+from orchestrator.daemon import server as daemon
 from orchestrator.adapters import cline_setup, installer
 from orchestrator.adapters.managed import CLINE_PLUGIN
 from orchestrator.sandbox import landlock, unwrap

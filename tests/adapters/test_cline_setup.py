@@ -13,9 +13,9 @@ from orchestrator.adapters import cline_setup, installer
 from orchestrator.adapters.checks import probe_mcp
 from orchestrator.adapters.managed import CLINE_PLUGIN
 from orchestrator.cli import main
-from orchestrator.errors import UsageError
-from orchestrator.governance import protected_by
-from orchestrator.workspace import Workspace
+from orchestrator.core.errors import UsageError
+from orchestrator.core.governance import protected_by
+from orchestrator.config.workspace import Workspace
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -14,10 +14,10 @@ import pytest
 
 from orchestrator.adapters import qwen_code
 from orchestrator.adapters.base import run_hook
-from orchestrator.models import Kind
-from orchestrator.pipeline import Governor
+from orchestrator.core.models import Kind
+from orchestrator.engine.pipeline import Governor
 from orchestrator.sandbox import landlock, unwrap
-from orchestrator.tools import to_call
+from orchestrator.engine.tools import to_call
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "qwen-code" / "hooks.jsonl"
 DOC_ROOT = "/home/dev/project"

@@ -12,8 +12,8 @@ import pytest
 
 from orchestrator.adapters import checks, installer, qwen_setup
 from orchestrator.cli import main
-from orchestrator.governance import protected_by
-from orchestrator.workspace import Workspace
+from orchestrator.core.governance import protected_by
+from orchestrator.config.workspace import Workspace
 
 
 @pytest.fixture

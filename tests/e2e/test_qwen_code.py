@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 
-from orchestrator import daemon
+from orchestrator.daemon import server as daemon
 from orchestrator.adapters import installer
 from orchestrator.sandbox import landlock
 from tests.e2e.cli_proc import run_cli
@@ -193,7 +193,7 @@ def test_write_before_intent_is_refused(scenario: Scenario) -> None:
 
 
 def test_intent_selected_through_mcp(scenario: Scenario) -> None:
-    from orchestrator.pipeline import Governor
+    from orchestrator.engine.pipeline import Governor
 
     assert 'intent_context id="INT-1"' in scenario.outputs["q_select"], scenario.outputs["q_select"]
     sessions = {rec["metadata"]["dev.orchestrator"]["session_id"] for rec in scenario.ledger()}
