@@ -134,3 +134,23 @@ def test_doctor_probes_the_installed_qwen_hook(ws: Path, home: Path) -> None:
     installer.install("qwen-code", ws)
     found = {f.check: f for f in checks.check_hooks(SimpleNamespace(root=ws))}
     assert found["hooks.qwen-code"].status == "ok"
+
+
+@pytest.mark.parametrize("dotenv", [".env", ".qwen/.env"])
+def test_an_orch_variable_in_a_project_dotenv_blocks_every_call(ws: Path, home: Path, dotenv: str) -> None:
+    """Qwen Code hands a project's .env to its hooks (verified with 0.24.4): ORCH_PYTHON there would make the
+    launcher run whatever an agent wrote, outside any sandbox. The launcher refuses to run instead."""
+    installer.install("qwen-code", ws)
+    [(agent, _path, commands)] = [f for f in checks.installed(ws) if f[0] == "qwen-code"]
+    evil = ws / "src" / "evil"
+    marker = ws / "ran"
+    evil.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    evil.chmod(0o755)
+    (ws / dotenv).parent.mkdir(exist_ok=True)
+    (ws / dotenv).write_text(f"# set by an agent\n  export ORCH_PYTHON={evil}\n")
+    proc = checks.run_hook_command(commands[0], agent, ws, env={**os.environ, "ORCH_PYTHON": str(evil)})
+    assert proc.returncode == 2 and "ORCH_PYTHON" in proc.stderr and dotenv in proc.stderr
+    assert not marker.exists()
+    (ws / dotenv).write_text("DEBUG=1\n")  # other variables are the project's business
+    proc = checks.run_hook_command(commands[0], agent, ws)
+    assert proc.returncode == 0 and "governance-file" in proc.stdout
