@@ -32,7 +32,8 @@ READERS: dict[str, tuple[str, ...]] = {
     ".gemini/settings.json": ("gemini",),  # not read by Qwen Code 0.24.4 (verified)
     ".codex/config.toml": ("codex",),
     ".cursor/mcp.json": ("cursor",),
-    "opencode.json": ("opencode",),
+    # Kilo CLI (an opencode fork) reads opencode.json, not .opencode/plugin/ (issue 30: 0 of 7 unsafe calls stopped)
+    "opencode.json": ("opencode", "kilo"),
     ".qwen/settings.json": ("qwen-code",),
     # Cline 3.0.65 reads no project MCP file (.mcp.json, .cursor/, .vscode/, opencode.json: verified); its MCP
     # server is user-level and starts only where its plugin is installed (cline_setup.mcp_entry)
@@ -54,7 +55,7 @@ GUARDS: dict[str, tuple[str, ...]] = {
 #: the CLIs' names for people
 LABELS: dict[str, str] = {
     "claude-code": "Claude Code", "copilot": "GitHub Copilot CLI", "codex": "Codex CLI", "gemini": "Gemini CLI",
-    "cursor": "Cursor", "opencode": "opencode", "qwen-code": "Qwen Code", "cline": "Cline",
+    "cursor": "Cursor", "opencode": "opencode", "qwen-code": "Qwen Code", "cline": "Cline", "kilo": "Kilo CLI",
 }
 
 MARK = "orch:managed"

@@ -70,3 +70,15 @@ def test_doctor_lists_the_clis_that_would_run_ungoverned_here(ws: Path) -> None:
     installer.install("qwen-code", ws, mcp=False)
     status, message = statuses(ws)["exposure.others"]
     assert status == "info" and "Cline" in message and "opencode" in message and "Qwen Code" not in message
+
+
+def test_kilo_reads_opencodes_mcp_server(ws: Path, capsys) -> None:
+    """Kilo CLI reads opencode.json but not .opencode/plugin/: a repository installed for opencode is open to it
+    until orchestrator installs Kilo's own guard (where ``kilo`` is an agent ``orch install`` knows, it does)."""
+    assert main(["install", "opencode", "-C", str(ws)]) == 0
+    said = capsys.readouterr().out
+    if "kilo" in installer.AGENTS:
+        assert "also installed kilo" in said and not readers.exposed(ws)
+    else:
+        assert "WARNING: Kilo CLI reads opencode.json" in said
+        assert statuses(ws)["exposure.kilo"][0] == "fail"
