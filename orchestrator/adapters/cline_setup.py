@@ -36,7 +36,7 @@ MCP_FILE = "cline_mcp_settings.json"
 
 def plugin_text() -> str:
     """The plugin as this version writes it (``orchestrator/data/templates/cline-plugin.js``)."""
-    return plugins.template("cline-plugin.js")
+    return plugins.render("cline-plugin.js", AGENT)
 
 
 def mcp_settings_path(env: Mapping[str, str] | None = None) -> Path:
@@ -101,7 +101,11 @@ def install(root: str | os.PathLike[str], *, python: str | None = None, mcp: boo
 
 def uninstall(root: str | os.PathLike[str]) -> list[Path]:
     """Remove the plugin (and the launcher when no agent names it); the user-level MCP entry stays."""
-    return plugins.remove(Path(root), CLINE_PLUGIN)
+    root = Path(root)
+    removed = plugins.remove(root, CLINE_PLUGIN)
+    changed = [removed] if removed is not None else []
+    plugins.remove_launcher_if_unused(root, changed)
+    return changed
 
 
 def notes(root: Path) -> list[str]:
@@ -123,7 +127,7 @@ def probe_event(root: Path) -> dict[str, Any]:
 
     return {"hook_event_name": "beforeTool", "tool": "editor", "toolCallId": "doctor-probe",
             "sessionID": PROBE_SESSION, "agentId": "doctor", "cwd": str(root),
-            "input": {"path": str(root / ".orchestration" / "doctor-probe.txt"), "new_text": "probe"}}
+            "input": {"path": plugins.probe_target(root), "new_text": "probe"}}
 
 
 def check_cline(ws: Any, env: Mapping[str, str] | None = None) -> Iterable[Any]:
@@ -138,12 +142,8 @@ def check_cline(ws: Any, env: Mapping[str, str] | None = None) -> Iterable[Any]:
     path = root / CLINE_PLUGIN
     if not path.exists():
         return
-    if path.read_text(encoding="utf-8", errors="replace") != plugin_text():
-        yield Finding("cline.plugin", "warn", f"{CLINE_PLUGIN} differs from this orchestrator version's (an older "
-                      "install, or edited by hand): it may not govern every call", "orch install cline")
-    else:
-        yield Finding("cline.plugin", "ok", f"{CLINE_PLUGIN} is this version's (Cline loads it with no trust step)")
-    yield from plugins.probe(root, AGENT, probe_event(root), '"skip"')
+    yield plugins.check_file(root, CLINE_PLUGIN, plugin_text(), "cline.plugin", AGENT)
+    yield from plugins.probe(root, AGENT, probe_event(root))
     settings = mcp_settings_path(env)
     data = checks._load(settings) or {}
     server = (data.get("mcpServers") or {}).get(SERVER) if isinstance(data.get("mcpServers"), dict) else None

@@ -1,4 +1,4 @@
-// orchestrator's Cline plugin, written by `orch install cline` (orch:managed). Commit it: it names no path of this
+// orchestrator's plugin for @ORCH_AGENT@, written by `orch install cline` (orch:managed). Commit it: it names no path of this
 // machine. Cline loads every .cline/plugins/*.js of the project (in a plugin subprocess); this one sends each tool
 // call to orchestrator before it runs (beforeTool) and after (afterTool). When orchestrator refuses a call, cannot be
 // reached, or does not answer in time, the call is SKIPPED with the reason (the model reads it, the run goes on):
@@ -13,130 +13,32 @@ import { createConnection } from "node:net"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 
-const AGENT = "cline"
-// <root>/.cline/plugins/orchestrator.js -> <root>
-const ROOT = dirname(dirname(dirname(fileURLToPath(import.meta.url))))
-const SOCKET = join(ROOT, ".orchestration", "run", "orch.sock")
-const LAUNCHER = join(ROOT, ".orchestration", "bin", "orch-hook")
-const CONNECT_MS = 500
+// @orch-include hook-wire.js
+
 // under Cline's own 3 s plugin-hook deadline (not configurable in 3.0.65), with room for its IPC
 const DEADLINE_MS = Math.min(2500, Number(process.env.ORCH_CLINE_DEADLINE_MS) || 2500)
 
 let session = null // the Cline session (setup), shared by the subagents of spawn_agent
 let cwd = process.cwd()
 
-const failed = (why) => `orchestrator: ${why}; this call was not run (fail closed)`
-
-// the wire format of orchestrator/hookclient.py: "ORCH1 <agent>", the ORCH_* variables, an empty line, the event
-function request(raw) {
-  const lines = [`ORCH1 ${AGENT}`]
-  for (const [key, value] of Object.entries(process.env)) {
-    if (key.startsWith("ORCH_") && !key.includes("=") && typeof value === "string" && !value.includes("\n")) {
-      lines.push(`${key}=${value}`)
-    }
-  }
-  return Buffer.concat([Buffer.from(lines.join("\n") + "\n\n"), Buffer.from(raw)])
-}
-
-// "<exit> <len stdout> <len stderr>\n" + both bodies; null when malformed
-function decode(data) {
-  const nl = data.indexOf(10)
-  const parts = nl < 0 ? [] : data.subarray(0, nl).toString().split(" ")
-  if (parts.length !== 3 || !parts.every((p) => /^\d+$/.test(p))) return null
-  const [code, nOut, nErr] = parts.map(Number)
-  const body = data.subarray(nl + 1)
-  if ((code !== 0 && code !== 2) || body.length !== nOut + nErr) return null
-  return { code, out: body.subarray(0, nOut).toString(), err: body.subarray(nOut).toString() }
-}
-
-// one request over the daemon socket; null when there is no usable daemon (the launcher answers instead)
-function askDaemon(raw, deadline) {
-  return new Promise((resolve) => {
-    const chunks = []
-    let done = false
-    const finish = (answer) => {
-      if (done) return
-      done = true
-      clearTimeout(timer)
-      sock.destroy()
-      resolve(answer)
-    }
-    const sock = createConnection({ path: SOCKET })
-    let timer = setTimeout(() => finish(null), Math.min(CONNECT_MS, deadline - Date.now()))
-    sock.on("connect", () => {
-      clearTimeout(timer)
-      timer = setTimeout(() => finish({ late: true }), Math.max(0, deadline - Date.now()))
-      sock.end(request(raw))
-    })
-    sock.on("data", (chunk) => chunks.push(chunk))
-    sock.on("end", () => finish(decode(Buffer.concat(chunks)) || { broken: true }))
-    sock.on("error", () => finish(null))
+// orchestrator's answer: { value } (an object), or { refused } (why the call must not run). Never throws: the wire
+// client's refusals and failures (it throws them, for hosts where a throw blocks) become a refusal, and so does an
+// answer later than Cline would wait (the request goes on in the background; its result is dropped)
+async function answerOf(event) {
+  let timer
+  const late = new Promise((resolve) => {
+    timer = setTimeout(() => resolve({ refused: `orchestrator: orchestrator did not answer within ${DEADLINE_MS / 1000} ` +
+      "s (Cline gives a plugin 3 s); if a person is deciding it in `orch tui`, retry once decided, else retry once; " +
+      "this call was not run (fail closed)" }), DEADLINE_MS)
   })
-}
-
-// the committed launcher, the event on stdin: it evaluates the call (and starts a daemon for the next ones)
-function askLauncher(raw, deadline) {
-  return new Promise((resolve) => {
-    const out = []
-    const err = []
-    let child
-    try {
-      child = spawn(LAUNCHER, [AGENT], { cwd: ROOT, stdio: ["pipe", "pipe", "pipe"] })
-    } catch (exc) {
-      resolve({ error: `cannot run the hook launcher .orchestration/bin/orch-hook (${exc && exc.message})` })
-      return
-    }
-    let late = false
-    const timer = setTimeout(() => {
-      late = true
-      child.kill("SIGKILL")
-    }, Math.max(0, deadline - Date.now()))
-    child.on("error", (exc) => {
-      clearTimeout(timer)
-      resolve({ error: `the hook launcher .orchestration/bin/orch-hook is missing or not executable (${exc.code || exc.message}); ` +
-        "restore it (git checkout .orchestration/bin/orch-hook, or orch install cline) and run orch doctor" })
-    })
-    child.stdout.on("data", (chunk) => out.push(chunk))
-    child.stderr.on("data", (chunk) => err.push(chunk))
-    child.stdin.on("error", () => {})
-    child.on("close", (code, signal) => {
-      clearTimeout(timer)
-      if (late) resolve({ late: true })
-      else resolve({ code: signal ? -1 : code, out: Buffer.concat(out).toString(), err: Buffer.concat(err).toString(), signal })
-    })
-    child.stdin.end(raw)
-  })
-}
-
-// orchestrator's answer: { value } (an object), or { refused } (the reason the call must not run). Never throws.
-async function ask(event) {
+  const asked = ask(event).then((value) => ({ value }), (exc) => ({
+    refused: String((exc && exc.message) || exc).replace("this call is blocked", "this call was not run") }))
   try {
-    const raw = JSON.stringify(event)
-    const deadline = Date.now() + DEADLINE_MS
-    const answer = (await askDaemon(raw, deadline)) || (await askLauncher(raw, deadline))
-    if (answer.late) {
-      return { refused: failed(`orchestrator did not answer within ${DEADLINE_MS / 1000} s (Cline gives a plugin 3 s); ` +
-        "if a person is deciding it in `orch tui`, retry once decided, else retry once") }
-    }
-    if (answer.broken) return { refused: failed("the orchestrator daemon sent an unreadable answer") }
-    if (answer.error) return { refused: failed(answer.error) }
-    if (answer.code === 2) return { refused: (answer.err || answer.out).trim() || failed("call blocked") }
-    if (answer.code !== 0) {
-      const why = answer.signal ? `was killed (${answer.signal})` : `failed (exit ${answer.code})`
-      return { refused: failed(`the hook launcher ${why}: ${(answer.err || answer.out).trim().slice(-600)}`) }
-    }
-    let parsed
-    try {
-      parsed = JSON.parse(answer.out || "{}")
-    } catch {
-      parsed = null
-    }
-    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-      return { refused: failed(`unreadable answer ${JSON.stringify(answer.out.slice(0, 200))}`) }
-    }
-    return { value: parsed }
+    return await Promise.race([asked, late])
   } catch (exc) {
-    return { refused: failed(`the plugin failed (${exc && exc.message})`) }
+    return { refused: `orchestrator: the plugin failed (${exc && exc.message}); this call was not run (fail closed)` }
+  } finally {
+    clearTimeout(timer)
   }
 }
 
@@ -170,12 +72,12 @@ export default {
   },
   hooks: {
     async beforeRun() {
-      const answer = await ask({ hook_event_name: "session.context", sessionID: session, cwd })
+      const answer = await answerOf({ hook_event_name: "session.context", sessionID: session, cwd })
       // the mandate is advice: the first tool call is refused with the reason if orchestrator is unreachable
       return answer.value && typeof answer.value.context === "string" ? { appendContext: answer.value.context } : undefined
     },
     async beforeTool(ctx) {
-      const answer = await ask(toolEvent("beforeTool", ctx))
+      const answer = await answerOf(toolEvent("beforeTool", ctx))
       if (answer.refused) return { skip: true, reason: answer.refused }
       const value = answer.value
       if (typeof value.skip === "string") return { skip: true, reason: value.skip }
@@ -187,7 +89,7 @@ export default {
       return input ? { input } : undefined
     },
     async afterTool(ctx) {
-      const answer = await ask({ ...toolEvent("afterTool", ctx), result: resultOf(ctx && ctx.result) })
+      const answer = await answerOf({ ...toolEvent("afterTool", ctx), result: resultOf(ctx && ctx.result) })
       if (answer.refused) return { appendContext: `orchestrator could not record this call: ${answer.refused}` }
       return typeof answer.value.appendContext === "string" && answer.value.appendContext
         ? { appendContext: answer.value.appendContext } : undefined
