@@ -60,7 +60,9 @@ def installed(ws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path
 def run_plugin(ws: Path, steps: list[dict[str, Any]], **env: str) -> list[dict[str, Any]]:
     driver = ws.parent / "driver.mjs"
     driver.write_text(DRIVER)
-    full = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "ORCH_DAEMON_IDLE": "30", **env}
+    # a cold launcher on a loaded machine can outlast the plugin's 2.5 s: only the deadline test keeps it
+    full = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "ORCH_DAEMON_IDLE": "30", "ORCH_CLINE_DEADLINE_MS": "120000",
+            **env}
     proc = subprocess.run([str(NODE), str(driver), str(ws / CLINE_PLUGIN), str(ws), SESSION], cwd=ws, env=full,
                           input="\n".join(json.dumps(s) for s in steps), capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
