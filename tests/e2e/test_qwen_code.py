@@ -311,3 +311,51 @@ def test_a_repository_installed_only_for_claude_code_is_covered_by_orch_install(
     for call in ("y_shell_out", "y_edit_out", "y_governance", "y_rm", "y_py", "y_dir_out"):
         assert "[orchestrator:" in out[call], (call, out[call])
     assert_unsafe_stopped(root)
+
+
+@pytest.mark.parametrize("broken", ["exit 1", "kill -9 $$"])
+def test_a_failing_hook_blocks_in_the_real_qwen(
+        qwen_bin: Path, tmp_path_factory: pytest.TempPathFactory, broken: str) -> None:
+    """Qwen Code lets a call RUN when its PreToolUse hook exits 1 or is killed: the installed command turns both into
+    exit 2 with a reason, which Qwen treats as a refusal the model reads. (The launcher fails for PreToolUse only;
+    a launcher failing for every event blocks the prompt itself at UserPromptSubmit: no model request at all.)"""
+    base = tmp_path_factory.mktemp("qwen-broken")
+    root, home = base / "repo", base / "home"
+    make_repo(root)
+    orch(root, "install", "qwen-code")
+    launcher = root / installer.LAUNCHER
+    launcher.rename(launcher.with_name("orch-hook.real"))
+    launcher.write_text(f"""#!/bin/sh
+[ "$1" = mcp ] && exec "$0.real" "$@"
+event=$(cat)
+case $event in *'"PreToolUse"'*) {broken} ;; esac
+printf '%s' "$event" | exec "$0.real" "$@"
+""")
+    launcher.chmod(0o755)
+    api = FakeChat([*select_turns("b"),
+                    [ccall("b_write", "write_file", {"file_path": str(root / "src" / "x.py"), "content": "x\n"})],
+                    shell("b_shell", "echo h > src/y.txt"), "B done"])
+    try:
+        with api:
+            proc = run_qwen(qwen_bin, root, home, api)
+    finally:
+        daemon.stop(root)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = api.outputs()
+    for call in ("b_write", "b_shell"):
+        assert "the hook launcher .orchestration/bin/orch-hook is missing or failed" in out[call], out[call]
+    assert not (root / "src" / "x.py").exists() and not (root / "src" / "y.txt").exists()
+
+
+def test_a_launcher_failing_for_every_event_blocks_the_prompt(
+        qwen_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    base = tmp_path_factory.mktemp("qwen-dead")
+    root, home = base / "repo", base / "home"
+    make_repo(root)
+    orch(root, "install", "qwen-code")
+    (root / installer.LAUNCHER).write_text("#!/bin/sh\nexit 1\n")
+    api = FakeChat([[ccall("d_write", "write_file", {"file_path": str(root / "README.md"), "content": "x\n"})]])
+    with api:
+        proc = run_qwen(qwen_bin, root, home, api)
+    assert proc.returncode == 0 and api.turns_used == 0  # UserPromptSubmit's exit 2: the prompt never went out
+    assert (root / "README.md").read_text() == "readme\n"
