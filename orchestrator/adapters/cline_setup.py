@@ -11,7 +11,8 @@ Cline (verified with 3.0.65, tests/e2e/test_cline.py) loads every ``.cline/plugi
   ``.mcp.json``, not ``.cline/``). One entry serves every repository: it runs the launcher of the repository Cline
   works in and **starts only where that repository has orchestrator's Cline plugin** — elsewhere it exits with a
   message, so no repository gets orchestrator's handshake without the guard that enforces it. Its ``timeout``
-  (seconds) is set: Cline's default 3 s initialize budget can drop a server that starts cold.
+  (seconds) is set: Cline's default 3 s initialize budget can drop a server that starts cold, and
+  ``propose_intent`` waits inside the MCP call for a person (a plugin hook has 3 s).
 
 Uninstall removes the plugin (and the launcher when no agent names it); the user-level MCP entry stays (other
 repositories may use it; here it no longer starts).
@@ -29,8 +30,9 @@ AGENT = "cline"
 LABEL = "Cline"
 #: the version tests/e2e/test_cline.py runs (tests/e2e/package.json)
 VERIFIED = "3.0.65"
-#: seconds Cline gives the MCP server (initialize and each request)
-MCP_TIMEOUT_S = 60
+#: seconds Cline gives the MCP server (initialize and each request): ``propose_intent`` waits there for a person (up
+#: to the policy's approval timeout, 300 s by default; the plugin's 3 s cannot), so a generous bound
+MCP_TIMEOUT_S = 600
 MCP_FILE = "cline_mcp_settings.json"
 
 

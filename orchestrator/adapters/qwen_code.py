@@ -8,7 +8,8 @@ tests/e2e/test_qwen_code.py) sends Claude Code's events with Gemini's tools and 
   old_string, new_string, replace_all?}``, ``run_shell_command {command, description?, directory?, is_background?,
   timeout?}`` (``directory``: an absolute directory the command runs in), ``read_file {file_path}``; MCP tools are
   deferred behind ``tool_search``/``tool_call`` but reach the hooks under their own name ``mcp__<server>__<tool>``:
-  the handshake is ``mcp__orchestrator__select_active_intent``, recorded here for the event's ``session_id``.
+  the handshake is ``mcp__orchestrator__select_active_intent``, recorded here for the event's ``session_id``;
+  ``mcp__orchestrator__propose_intent`` waits here for a person, as Claude Code's (:mod:`orchestrator.adapters.propose`).
   Answer: nothing (allow), or ``hookSpecificOutput.permissionDecision`` ``deny`` (the model reads the reason, the
   run goes on) or ``ask`` (an interactive session asks the person; ``-p`` refuses with the reason).
 - **PreToolUse ignores ``updatedInput``** (Qwen applies it to PermissionRequest hooks only): a shell command cannot be
@@ -116,6 +117,10 @@ def pre_tool_use(event: dict[str, Any], governor: Any) -> HookResult:
     _tool_event(event, "PreToolUse")
     if event["tool_name"] == SELECT_TOOL:
         return claude_code.decision(claude_code.select_intent(event, governor, agent=AGENT))
+    if event["tool_name"] == claude_code.PROPOSE_TOOL:
+        # a person decides while this hook waits (its 660 s outlast the approval timeout); Qwen ignores updatedInput,
+        # so the MCP tool finds the decided proposal by its fields, as Codex's does (adapters/propose.py)
+        return claude_code.propose_intent(event, governor, agent=AGENT)
     command = _command(event)
     if command is not None:
         from orchestrator.sandbox import unwrap

@@ -132,11 +132,14 @@ class Broker:
 
     # ---------------------------------------------------------------- deciding (TUI / CLI)
     def decide(self, request_id: str, decision: str, *, scope: str = "once", reason: str | None = None,
-               by: str = "cli", forbid_remember: Iterable[str] = ()) -> dict[str, Any]:
+               by: str = "cli", forbid_remember: Iterable[str] = (),
+               intent: dict[str, Any] | None = None) -> dict[str, Any]:
         """Write the decision for a pending request; for scope session/intent also remember a grant.
 
-        Raises :class:`ApprovalError` for an unknown, corrupt, expired or already decided request and
-        :class:`GrantRefused` when policy forbids remembering this risk class.
+        ``intent``: for an intent proposal, the fields the person changed before accepting (the waiting side
+        validates and writes the intent, :mod:`orchestrator.approvals.proposal`). Raises :class:`ApprovalError`
+        for an unknown, corrupt, expired or already decided request and :class:`GrantRefused` when policy forbids
+        remembering this risk class.
         """
         if decision not in DECISIONS:
             raise ApprovalError(f"decision must be one of {DECISIONS}, not {decision!r}")
@@ -154,6 +157,11 @@ class Broker:
             if req.expired(now):
                 raise ApprovalError(f"approval {request_id} expired; the call was denied",
                                     hint="the agent may retry the call to ask again")
+            if req.proposal is not None and scope != "once":
+                raise ApprovalError("a proposed intent is accepted once, never remembered",
+                                    hint="approve it without --session/--intent")
+            if intent is not None and (req.proposal is None or decision != "approve"):
+                raise ApprovalError("only an accepted intent proposal carries intent fields")
             forbidden = set(forbid_remember)
             if scope != "once":
                 if req.risk in forbidden:
@@ -163,8 +171,11 @@ class Broker:
                 if scope == "intent" and not req.intent_id:
                     raise ApprovalError("the request has no intent to remember the grant for",
                                         hint="approve once or for this session")
-            data = {"id": req.id, "session_id": req.session_id, "decision": decision, "scope": scope,
-                    "reason": (reason or "").strip() or None, "by": by, "decided_at": now}
+            data: dict[str, Any] = {"id": req.id, "session_id": req.session_id, "decision": decision,
+                                    "scope": scope, "reason": (reason or "").strip() or None, "by": by,
+                                    "decided_at": now}
+            if intent is not None:
+                data["intent"] = intent
             atomic_write(self.decision_path(request_id), json.dumps(data, indent=1).encode())
             grant = None
             if decision == "approve" and scope != "once":
@@ -216,12 +227,15 @@ class Broker:
             return {"id": request_id, "decision": "invalid", "error": "decision file does not match the request"}
         return data
 
-    def resolve(self, request: ApprovalRequest, *, timed_out: bool) -> dict[str, Any]:
+    def resolve(self, request: ApprovalRequest, *, timed_out: bool,
+                apply: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> dict[str, Any]:
         """Close a request (under the lock): the final decision, archived to ``resolved/<id>.json``.
 
         A decision that landed in the same instant as the timeout still wins. Without one, a
         ``timeout`` decision is recorded. The request and decision files are then removed; the
-        archive keeps both.
+        archive keeps both. ``apply``: what an approval *does* (an accepted intent proposal writes the intent),
+        run under the lock on the final decision so that the decision and its effect are one step; what it
+        returns is archived as the record's ``outcome`` (and returned as ``decision["outcome"]``).
         """
         with self._lock():
             dpath = self.decision_path(request.id)
@@ -235,6 +249,13 @@ class Broker:
                 decision = {"id": request.id, "decision": "timeout" if timed_out else "invalid",
                             "decided_at": self.clock(), "by": "broker"}
             record = {"request": request.to_dict(), "decision": decision, "resolved_at": self.clock()}
+            if apply is not None and decision.get("decision") == "approve":
+                try:
+                    outcome = apply(decision)
+                except Exception as exc:  # noqa: BLE001 — the request is closed all the same, the error kept
+                    outcome = {"error": f"{type(exc).__name__}: {exc}"}
+                record["outcome"] = outcome
+                decision = {**decision, "outcome": outcome}
             atomic_write_json(self.resolved_path(request.id), record)
             for p in (dpath, self.request_path(request.id)):
                 with contextlib.suppress(FileNotFoundError):

@@ -250,3 +250,13 @@ def test_a_shell_command_that_exited_non_zero_is_recorded(ws: Path) -> None:
                    error="Command exited with code 1")
     assert hook(failure) == (0, None, "")
     assert records(ws)[-1]["files"][0]["path"] == "src/other.txt"
+
+
+def test_a_proposal_is_decided_in_the_hook(ws: Path) -> None:
+    """propose_intent waits for a person in Qwen's PreToolUse, as in Claude Code's (here the policy refuses)."""
+    events = captured(ws)
+    event = find(events, "PreToolUse", qwen_code.SELECT_TOOL)
+    event.update(tool_name="mcp__orchestrator__propose_intent",
+                 tool_input={"name": "docs", "owned_scope": ["docs/**"], "why": "the guide is stale"})
+    verdict, error = decision(hook(event, ORCH_APPROVAL_CHANNEL="deny")[1])
+    assert verdict == "deny" and error["type"] == "proposal-denied"
