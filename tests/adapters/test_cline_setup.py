@@ -84,8 +84,8 @@ def test_uninstall_removes_the_plugin_and_keeps_the_shared_user_entry(ws: Path, 
 
 
 def test_doctor_checks_the_plugin_the_launcher_and_the_mcp_server(ws: Path, home: Path) -> None:
-    def found() -> dict[str, tuple[str, str]]:
-        env = {**os.environ, "PATH": "/nonexistent"}
+    def found(**extra: str) -> dict[str, tuple[str, str]]:
+        env = {**os.environ, "PATH": "/nonexistent", "CLINE_PLUGIN_IMPORT_TIMEOUT_MS": "30000", **extra}
         return {f.check: (f.status, f.message) for f in cline_setup.check_cline(Workspace(ws), env)}
 
     assert found() == {}
@@ -94,6 +94,8 @@ def test_doctor_checks_the_plugin_the_launcher_and_the_mcp_server(ws: Path, home
     for check in ("cline.plugin", "cline.hook", "cline.mcp", "cline.failopen"):
         assert result[check][0] == "ok", result
     assert result["cline.version"][0] == "info"
+    # Cline's default: a plugin host slower than 4 s and the session runs without the plugin
+    assert found(CLINE_PLUGIN_IMPORT_TIMEOUT_MS="")["cline.failopen"][0] == "warn"
     (ws / CLINE_PLUGIN).write_text((ws / CLINE_PLUGIN).read_text() + "// edited\n")
     (ws / installer.LAUNCHER).write_text("#!/bin/sh\nexit 0\n")  # answers nothing: would allow everything
     cline_setup.mcp_settings_path().write_text("{}")

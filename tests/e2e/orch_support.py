@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 INTENTS = """\
@@ -46,3 +48,19 @@ def app_repo(base: Path, app: str = "x = 1\n", intents: str = INTENTS) -> Path:
     root = governed_repo(base / "repo", app, intents)
     orch(root, "install", "claude-code")
     return root
+
+
+def target_repo(root: Path) -> Path:
+    """:func:`governed_repo` plus what the unsafe calls of the e2e scenarios aim at: ``README.md`` and a ``docs/``
+    tree (outside the intent's ``src/**``)."""
+    governed_repo(root)
+    (root / "docs").mkdir()
+    (root / "docs" / "guide.md").write_text("guide\n")
+    (root / "README.md").write_text("readme\n")
+    return root
+
+
+def ledger(root: Path) -> list[dict[str, Any]]:
+    """The records of ``root``'s ledger."""
+    text = (root / ".orchestration" / "agent_trace.jsonl").read_text()
+    return [json.loads(line) for line in text.splitlines() if line.strip()]

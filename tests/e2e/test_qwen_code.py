@@ -37,7 +37,7 @@ from orchestrator.sandbox import landlock
 from tests.e2e.cli_proc import run_cli
 from tests.e2e.conftest import node22_path
 from tests.e2e.fake_llm import FakeChat, ccall
-from tests.e2e.orch_support import APP, INTENTS, NEW, REPO_ROOT, orch
+from tests.e2e.orch_support import NEW, REPO_ROOT, ledger, orch, target_repo
 
 MODEL = "scripted-1"
 EVIL = "open('src/made.txt', 'w').write('made\\n')\nopen('README.md', 'w').write('hijack\\n')\n"
@@ -73,18 +73,6 @@ def run_qwen(qwen_bin: Path, root: Path, home: Path, api: FakeChat, *, stream: b
         args, stdin = ["--auth-type", "openai", "--yolo", "-p", "go"], ""
     return run_cli([str(qwen_bin), *args], cwd=root, env=qwen_env(home, api), input=stdin,
                    label="qwen " + " ".join(args[2:4]))
-
-
-def make_repo(root: Path) -> None:
-    root.mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    (root / "src").mkdir()
-    (root / "src" / "app.py").write_text(APP)
-    (root / "docs").mkdir()
-    (root / "docs" / "guide.md").write_text("guide\n")
-    (root / "README.md").write_text("readme\n")
-    orch(root, "init")
-    (root / ".orchestration" / "active_intents.yaml").write_text(INTENTS)
 
 
 def shell(call_id: str, command: str, directory: Path | None = None) -> list[dict[str, Any]]:
@@ -135,15 +123,14 @@ class Scenario:
     doctor: list[dict]
 
     def ledger(self) -> list[dict[str, Any]]:
-        text = (self.root / ".orchestration" / "agent_trace.jsonl").read_text()
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
+        return ledger(self.root)
 
 
 @pytest.fixture(scope="module")
 def scenario(qwen_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Scenario:
     base = tmp_path_factory.mktemp("qwen")
     root, home = base / "repo", base / "home"
-    make_repo(root)
+    target_repo(root)
     install_out = orch(root, "install", "qwen-code").stdout
     doctor = json.loads(orch(root, "doctor", "--json", check=False, env={"PATH": node22_path()}).stdout)
     src = root / "src"
@@ -243,7 +230,7 @@ def test_without_yolo_permission_request_runs_a_script_in_the_sandbox(
         qwen_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     base = tmp_path_factory.mktemp("qwen-stream")
     root, home = base / "repo", base / "home"
-    make_repo(root)
+    target_repo(root)
     # outside --yolo Qwen starts a project's MCP server only once approved: --trust approves orchestrator's
     said = orch(root, "install", "qwen-code", "--trust", env={"HOME": str(home)}).stdout
     assert "approved orchestrator's MCP server" in said
@@ -264,7 +251,7 @@ def test_without_yolo_permission_request_runs_a_script_in_the_sandbox(
     assert "Permission denied" in out["s_run"] and "README.md" in out["s_run"], out["s_run"]
     assert (root / "README.md").read_text() == "readme\n"  # held by the kernel
     assert (root / "src" / "made.txt").read_text() == "made\n"
-    records = [json.loads(line) for line in (root / ".orchestration" / "agent_trace.jsonl").read_text().splitlines()]
+    records = ledger(root)
     paths = {f["path"] for rec in records for f in rec["files"]}
     assert paths == {"src/evil.py", "src/made.txt"}
     assert "orch-sandbox" not in json.dumps(records)  # the command recorded as the model asked for it
@@ -288,7 +275,7 @@ def test_a_repository_installed_only_for_claude_code_is_covered_by_orch_install(
     selects an intent and then nothing stops it. ``orch doctor`` says so; ``orch install claude-code`` covers it."""
     base = tmp_path_factory.mktemp("qwen-claude")
     root, home = base / "repo", base / "home"
-    make_repo(root)
+    target_repo(root)
     installer.install("claude-code", root)  # the files alone (an older orchestrator, or the library call)
     subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
     subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"],
@@ -321,7 +308,7 @@ def test_a_failing_hook_blocks_in_the_real_qwen(
     a launcher failing for every event blocks the prompt itself at UserPromptSubmit: no model request at all.)"""
     base = tmp_path_factory.mktemp("qwen-broken")
     root, home = base / "repo", base / "home"
-    make_repo(root)
+    target_repo(root)
     orch(root, "install", "qwen-code")
     launcher = root / installer.LAUNCHER
     launcher.rename(launcher.with_name("orch-hook.real"))
@@ -351,7 +338,7 @@ def test_a_launcher_failing_for_every_event_blocks_the_prompt(
         qwen_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     base = tmp_path_factory.mktemp("qwen-dead")
     root, home = base / "repo", base / "home"
-    make_repo(root)
+    target_repo(root)
     orch(root, "install", "qwen-code")
     (root / installer.LAUNCHER).write_text("#!/bin/sh\nexit 1\n")
     api = FakeChat([[ccall("d_write", "write_file", {"file_path": str(root / "README.md"), "content": "x\n"})]])
