@@ -27,6 +27,8 @@ ADAPTERS: dict[str, str] = {
     "opencode": "orchestrator.adapters.opencode",
     "qwen-code": "orchestrator.adapters.qwen_code",
     "cline": "orchestrator.adapters.cline",
+    "kilo": "orchestrator.adapters.kilo",
+    "pi": "orchestrator.adapters.pi",
 }
 
 #: exit code that blocks the call in every supported agent (Claude Code, Codex, Gemini CLI, Cursor, Copilot CLI)

@@ -117,11 +117,10 @@ def check_hooks(ws: Workspace) -> Iterable[Finding]:
     root = Path(ws.root)
     found = installed(root)
     if not found and any((root / plugin).exists() for plugin in PLUGINS.values()):
-        return  # a plugin, not hook commands (opencode, Cline): its own check probes it
+        return  # opencode, Kilo, pi and Cline run a plugin, not hook commands: their own checks probe it
     if not found:
         yield Finding("hooks", "warn", "no agent hooks are installed: agents working here are not governed",
-                      "orch install claude-code   (or " + ", ".join(a for a in installer.AGENTS if a != "claude-code")
-                      + ")")
+                      f"orch install claude-code   (or {', '.join(a for a in installer.AGENTS if a != 'claude-code')})")
         return
     for agent, path, commands in found:
         rel = path.relative_to(root)
@@ -168,7 +167,8 @@ def check_launcher(ws: Workspace) -> Iterable[Finding]:
     """The committed launcher exists, is executable, is this version's, and is tracked by git."""
     root = Path(ws.root)
     uses = [agent for agent, _path, commands in installed(root) if any(installer.LAUNCHER in c for c in commands)]
-    uses += [agent for agent, plugin in PLUGINS.items() if (root / plugin).exists()]  # plugins call it too
+    # a plugin calls the launcher when no daemon answers
+    uses += [agent for agent, plugin in PLUGINS.items() if (root / plugin).exists()]
     path = root / installer.LAUNCHER
     if not uses and not path.exists():
         return

@@ -122,7 +122,8 @@ _FLAT = ("cursor", "copilot")
 #: commands: it loads a plugin). Each module has ``install(root, python=, mcp=, scope=)``, ``uninstall(root)`` and
 #: ``notes(root)``; named, not imported, so that this module stays below them in the import graph.
 OWN_SETUP: dict[str, str] = {"opencode": "orchestrator.adapters.opencode_setup",
-                             "cline": "orchestrator.adapters.cline_setup"}
+                              "kilo": "orchestrator.adapters.kilo_setup", "pi": "orchestrator.adapters.pi_setup",
+                              "cline": "orchestrator.adapters.cline_setup"}
 #: every agent ``orch install`` knows
 AGENTS: tuple[str, ...] = tuple(sorted([*SPECS, *OWN_SETUP]))
 
@@ -489,7 +490,8 @@ def uninstall(agent: str, root: str | os.PathLike[str]) -> list[Path]:
 
 
 def _launcher_in_use(root: Path) -> bool:
-    """Whether any agent's hook settings (or one of orchestrator's plugins) still name the launcher."""
+    """Whether any agent's hook settings (or one of orchestrator's plugins: opencode, Kilo, pi, Cline) still name the
+    launcher."""
     if any((root / plugin).exists() for plugin in PLUGINS.values()):
         return True
     for agent, spec in SPECS.items():

@@ -13,10 +13,13 @@ MARK = "# orch:managed"
 SERVER = "orchestrator"
 #: orchestrator's opencode plugin (opencode runs no hook commands; it names the launcher, like hook commands do)
 OPENCODE_PLUGIN = ".opencode/plugin/orchestrator.js"
+#: the same plugin where Kilo CLI (an opencode fork) loads it: Kilo reads no .opencode/plugin/
+KILO_PLUGIN = ".kilo/plugin/orchestrator.js"
+#: orchestrator's pi extension (loaded only in a trusted project, started in its root)
+PI_EXTENSION = ".pi/extensions/orchestrator.js"
 #: orchestrator's Cline plugin (Cline's hook files cannot refuse one call: its agent plugins can)
 CLINE_PLUGIN = ".cline/plugins/orchestrator.js"
-#: the agents governed by a plugin orchestrator writes instead of hook commands -> the plugin (it calls the launcher
-#: when no daemon answers, and its first line carries ``orch:managed``)
-PLUGINS: dict[str, str] = {"opencode": OPENCODE_PLUGIN, "cline": CLINE_PLUGIN}
+#: every plugin file orchestrator writes, by agent: each calls the launcher when no daemon answers
+PLUGINS = {"opencode": OPENCODE_PLUGIN, "kilo": KILO_PLUGIN, "pi": PI_EXTENSION, "cline": CLINE_PLUGIN}
 
-__all__ = ["CLINE_PLUGIN", "MARK", "OPENCODE_PLUGIN", "PLUGINS", "SERVER"]
+__all__ = ["CLINE_PLUGIN", "KILO_PLUGIN", "MARK", "OPENCODE_PLUGIN", "PI_EXTENSION", "PLUGINS", "SERVER"]

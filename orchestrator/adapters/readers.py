@@ -35,6 +35,8 @@ READERS: dict[str, tuple[str, ...]] = {
     # Kilo CLI (an opencode fork) reads opencode.json, not .opencode/plugin/ (issue 30: 0 of 7 unsafe calls stopped)
     "opencode.json": ("opencode", "kilo"),
     ".qwen/settings.json": ("qwen-code",),
+    "kilo.json": ("kilo",),
+    ".pi/mcp.json": ("pi",),
     # Cline 3.0.65 reads no project MCP file (.mcp.json, .cursor/, .vscode/, opencode.json: verified); its MCP
     # server is user-level and starts only where its plugin is installed (cline_setup.mcp_entry)
 }
@@ -50,12 +52,15 @@ GUARDS: dict[str, tuple[str, ...]] = {
     "opencode": (".opencode/plugin/orchestrator.js",),
     "qwen-code": (".qwen/settings.json",),
     "cline": (".cline/plugins/orchestrator.js",),
+    "kilo": (".kilo/plugin/orchestrator.js",),
+    "pi": (".pi/extensions/orchestrator.js",),
 }
 
 #: the CLIs' names for people
 LABELS: dict[str, str] = {
     "claude-code": "Claude Code", "copilot": "GitHub Copilot CLI", "codex": "Codex CLI", "gemini": "Gemini CLI",
     "cursor": "Cursor", "opencode": "opencode", "qwen-code": "Qwen Code", "cline": "Cline", "kilo": "Kilo CLI",
+    "pi": "pi",
 }
 
 MARK = "orch:managed"

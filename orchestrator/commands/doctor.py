@@ -35,6 +35,8 @@ CHECKS: list[str] = [
     "orchestrator.adapters.qwen_setup:check_qwen",
     "orchestrator.adapters.cline_setup:check_cline",
     "orchestrator.adapters.readers:check_exposure",
+    "orchestrator.adapters.kilo_setup:check_kilo",
+    "orchestrator.adapters.pi_setup:check_pi",
     "orchestrator.config.intentignore:check_hooks_path",
     "orchestrator.state.keys:check_signing",
     "orchestrator.commands.status:check_daemon",

@@ -13,9 +13,8 @@ EPILOG = f"""\
 scopes:
   shared (default)  for teams. The files you commit (.claude/settings.json,
                     .mcp.json, .codex/, .gemini/, .cursor/, .github/hooks/,
-                    .github/mcp.json, .opencode/, opencode.json, .qwen/,
-                    .cline/) name
-                    only the
+                    .github/mcp.json, .opencode/, opencode.json, .kilo/,
+                    kilo.json, .pi/, .qwen/ and .cline/) name only the
                     launcher {LAUNCHER}, written too:
                     commit it. On each machine it finds an interpreter with
                     orchestrator: $ORCH_PYTHON, the one this command used
@@ -52,8 +51,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-mcp", action="store_true", help="do not register the MCP server")
     parser.add_argument("--trust", action="store_true",
                         help="codex: also trust this project and its orchestrator hooks in Codex's user config "
-                             "($CODEX_HOME/config.toml, default ~/.codex/config.toml); qwen-code: trust the folder "
-                             "in ~/.qwen/trustedFolders.json")
+                             "($CODEX_HOME/config.toml, default ~/.codex/config.toml); pi: trust this project in "
+                             "pi's trust.json ($PI_CODING_AGENT_DIR, default ~/.pi/agent); qwen-code: trust the folder "
+                             "in ~/.qwen/trustedFolders.json and approve the MCP server in ~/.qwen/mcpApprovals.json")
 
 
 def _install_one(agent: str, root: Path, args: argparse.Namespace, *, mcp: bool) -> list[Path]:
@@ -81,6 +81,11 @@ def _trust(agent: str, root: Path) -> str | None:
         folders, *approvals = qwen_setup.write_trust(root)
         return f"trusted the folder in {folders}" + "".join(f"; approved orchestrator's MCP server in {a}"
                                                               for a in approvals)
+    if agent == "pi":
+        from orchestrator.adapters import pi_setup
+
+        return (f"trusted the project in {pi_setup.write_trust(root)}: pi loads its .pi/ (the extension and the MCP "
+                "server) when started here")
     return None
 
 
@@ -114,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
     trusted = None
     if args.trust:
         trusted = _trust(args.agent, ws.root)
-        out(trusted or f"--trust applies to codex and qwen-code; {args.agent}: see the notes below")
+        out(trusted or f"--trust applies to codex, pi and qwen-code; {args.agent}: see the notes below")
     _cover(ws.root, args)
     out(f"orchestrator now governs {args.agent} in {ws.root} ({args.scope} install)")
     if args.scope == "shared":

@@ -94,8 +94,8 @@ REGISTRY: dict[str, ToolSpec] = {
     # --- opencode (1.18.33: the tools it offers a model, and those of other builds and settings) ---------------
     # (``glob`` is Gemini's entry and ``bash``, ``edit``, ``grep``, ``task``, ``skill`` Copilot's above:
     # the same kinds; ``edit`` reads opencode's ``filePath`` too)
-    "read": (Kind.READ, ("filePath",)),
-    "write": (Kind.WRITE, ("filePath",)),
+    "read": (Kind.READ, ("filePath", "path")),  # pi: path
+    "write": (Kind.WRITE, ("filePath", "path")),  # pi: path
     "multiedit": (Kind.EDIT, ("filePath",)),
     "list": (Kind.META, ()),
     "todowrite": (Kind.META, ()),
@@ -111,7 +111,7 @@ REGISTRY: dict[str, ToolSpec] = {
     # --- Qwen Code (0.24.4: tests/data/qwen-code/; write_file, read_file, run_shell_command, edit above) ------
     "notebook_edit": (Kind.EDIT, ("notebook_path",)),
     "grep_search": (Kind.META, ()),
-    "tool_search": (Kind.META, ()),  # finds deferred (MCP) tools; the hooks see the MCP tool's own name when called
+    "tool_search": (Kind.META, ()),  # finds deferred (MCP) tools (Qwen Code, pi); a found tool is called by its name
     "agent": (Kind.META, ()),  # a subagent: its own tool calls come through the hooks
     "get_goal": (Kind.META, ()),
     "update_goal": (Kind.META, ()),
@@ -134,6 +134,23 @@ REGISTRY: dict[str, ToolSpec] = {
         "spawn_teammate", "shutdown_teammate", "status", "task", "run_task", "cancel_run", "list_runs",
         "await_runs", "send_message", "broadcast", "read_mailbox", "mission_log", "cleanup", "create_outcome",
         "attach_outcome_fragment", "review_outcome_fragment", "finalize_outcome", "list_outcomes")},
+    # --- Kilo CLI (7.7.7: opencode's tools, and its own that touch no file; ``background_process`` is told apart
+    # by its ``action`` in orchestrator.adapters.opencode: ``start`` runs its ``command``) ---------------------------
+    "background_process": (Kind.EXEC, ("command",)),
+    "board_post": (Kind.META, ()),
+    "board_read": (Kind.META, ()),
+    "schedule_wakeup": (Kind.META, ()),
+    "cancel_wakeup": (Kind.META, ()),
+    "kilo_local_recall": (Kind.META, ()),
+    "list_mcp_resources": (Kind.META, ()),
+    "list_mcp_resource_templates": (Kind.META, ()),
+    "read_mcp_resource": (Kind.META, ()),
+    # --- pi (1.6.0: ``read``/``write``/``edit``/``bash``/``grep`` above, with ``path``) ----------------------------
+    "find": (Kind.META, ()),
+    "ls": (Kind.META, ()),
+    # a QuickJS script with no file system, network or process of its own: it reaches files only through
+    # ``tools.<name>(args)``, each a tool call of its own that the extension governs (``parentToolCallId``)
+    "codemode": (Kind.META, ()),
     # --- Cursor hook events (mapped by its adapter) -------------------------------------------
     "Shell": (Kind.EXEC, ("command",)),
     "Delete": (Kind.DELETE, ("file_path", "path")),

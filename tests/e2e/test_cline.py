@@ -19,7 +19,6 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,7 @@ from orchestrator.daemon import server as daemon
 from orchestrator.sandbox import landlock
 from tests.e2e.cli_proc import run_cli
 from tests.e2e.fake_llm import FakeChat, ccall
-from tests.e2e.orch_support import NEW, REPO_ROOT, ledger, orch, target_repo
+from tests.e2e.orch_support import NEW, REPO_ROOT, Scenario, doctor, finding, ledger, orch, ranges_by_path, target_repo
 from tests.waiting import wait_until
 
 MODEL = "scripted-1"
@@ -69,26 +68,12 @@ def commands(call_id: str, *entries: str) -> list[dict[str, Any]]:
     return [ccall(call_id, "run_commands", {"commands": list(entries)})]
 
 
-@dataclass
-class Scenario:
-    root: Path
-    proc: subprocess.CompletedProcess
-    api: FakeChat
-    outputs: dict[str, str]
-    install_out: str
-    doctor: list[dict]
-
-    def ledger(self) -> list[dict[str, Any]]:
-        return ledger(self.root)
-
-
 @pytest.fixture(scope="module")
 def scenario(cline_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Scenario:
     base = tmp_path_factory.mktemp("cline")
     root, home = base / "repo", base / "home"
     install_out = make_repo(root, home)
-    doctor = json.loads(orch(root, "doctor", "--json", check=False,
-                             env={"HOME": str(home), "CLINE_PLUGIN_IMPORT_TIMEOUT_MS": "60000"}).stdout)
+    findings = doctor(root, env={"HOME": str(home), "CLINE_PLUGIN_IMPORT_TIMEOUT_MS": "60000"})
     script: list[Any] = [
         [ccall("c_write_no_intent", "editor", {"path": "src/new.py", "new_text": NEW})],
         [ccall("c_select", "orchestrator__select_active_intent", {"intent_id": "INT-1"})],
@@ -118,7 +103,7 @@ def scenario(cline_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Scena
         daemon.stop(root)
         serve.wait(timeout=60)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
-    return Scenario(root, proc, api, api.outputs(), install_out, doctor)
+    return Scenario(root, proc, api, api.outputs(), install_out, findings, home)
 
 
 def start_daemon(root: Path) -> subprocess.Popen:
@@ -141,14 +126,10 @@ def start_daemon(root: Path) -> subprocess.Popen:
     return proc
 
 
-def _finding(findings: list[dict], check: str) -> dict:
-    return next(f for f in findings if f["check"] == check)
-
-
 def test_install_and_doctor(scenario: Scenario) -> None:
     assert "3 s" in scenario.install_out and "cline_mcp_settings.json" in scenario.install_out
     for check in ("cline.plugin", "cline.hook", "cline.mcp", "cline.failopen"):
-        assert _finding(scenario.doctor, check)["status"] == "ok", scenario.doctor
+        assert finding(scenario.doctor, check)["status"] == "ok", scenario.doctor
     assert not any(f["check"] == "hooks" for f in scenario.doctor)  # no "no agent hooks installed" warning
 
 
@@ -177,14 +158,7 @@ def test_in_scope_writes_edits_and_commands_land_and_are_recorded(scenario: Scen
     assert (scenario.root / "src/new.py").read_text() == NEW
     assert (scenario.root / "src/app.py").read_text() == "x = 2\ny = 3\nprint(x)\n"
     assert (scenario.root / "src/other.py").read_text() == "z\n"
-    ranges: dict[str, list[tuple[int, int]]] = {}
-    for rec in scenario.ledger():
-        meta = rec["metadata"]["dev.orchestrator"]
-        assert meta["intent_id"] == "INT-1" and meta["agent"] == "cline"
-        for f in rec["files"]:
-            for conv in f["conversations"]:
-                assert conv["contributor"]["model_id"] == MODEL
-                ranges.setdefault(f["path"], []).extend((r["start_line"], r["end_line"]) for r in conv["ranges"])
+    ranges = ranges_by_path(scenario.ledger(), agent="cline", model=MODEL)
     assert ranges == {"src/new.py": [(1, 2)], "src/app.py": [(1, 2)], "src/other.py": [(1, 1)],
                       "src/sub.py": [(1, 1)]}, ranges
 

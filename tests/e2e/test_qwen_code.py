@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,9 +34,9 @@ from orchestrator.daemon import server as daemon
 from orchestrator.adapters import installer
 from orchestrator.sandbox import landlock
 from tests.e2e.cli_proc import run_cli
-from tests.e2e.conftest import node22_path
+from tests.e2e.conftest import with_node22
 from tests.e2e.fake_llm import FakeChat, ccall
-from tests.e2e.orch_support import NEW, REPO_ROOT, ledger, orch, target_repo
+from tests.e2e.orch_support import NEW, REPO_ROOT, Scenario, doctor, finding, ledger, orch, ranges_by_path, target_repo
 
 MODEL = "scripted-1"
 EVIL = "open('src/made.txt', 'w').write('made\\n')\nopen('README.md', 'w').write('hijack\\n')\n"
@@ -46,13 +45,13 @@ PY_WRITE = "python3 -c \"open('README.md', 'w').write('hijack')\""
 
 def qwen_env(home: Path, api: FakeChat, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI", "QWEN", "ORCH_SANDBOX", "npm_"))}
-    env.update(HOME=str(home), PATH=node22_path(env.get("PATH")), OPENAI_API_KEY="dummy",
+    env.update(HOME=str(home), OPENAI_API_KEY="dummy",
                OPENAI_BASE_URL=f"{api.base_url}/v1", OPENAI_MODEL=MODEL, QWEN_CODE_SUPPRESS_YOLO_WARNING="1",
                PYTHONPATH=str(REPO_ROOT), ORCH_APPROVAL_CHANNEL="deny", ORCH_DAEMON_IDLE="60", NO_COLOR="1",
                # MCP servers connect before the first turn (else in the background: a stream-json session's first
                # tool_search may not find the handshake yet)
                QWEN_CODE_LEGACY_MCP_BLOCKING="1", **extra)
-    return env
+    return with_node22(env)
 
 
 def user_settings(home: Path) -> None:
@@ -113,26 +112,13 @@ def assert_unsafe_stopped(root: Path) -> None:
     assert not (root / "docs" / "notes.txt").exists() and not (root.parent / "escape.txt").exists()
 
 
-@dataclass
-class Scenario:
-    root: Path
-    proc: subprocess.CompletedProcess
-    api: FakeChat
-    outputs: dict[str, str]
-    install_out: str
-    doctor: list[dict]
-
-    def ledger(self) -> list[dict[str, Any]]:
-        return ledger(self.root)
-
-
 @pytest.fixture(scope="module")
 def scenario(qwen_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Scenario:
     base = tmp_path_factory.mktemp("qwen")
     root, home = base / "repo", base / "home"
     target_repo(root)
     install_out = orch(root, "install", "qwen-code").stdout
-    doctor = json.loads(orch(root, "doctor", "--json", check=False, env={"PATH": node22_path()}).stdout)
+    findings = doctor(root, env={"PATH": with_node22({})["PATH"]})
     src = root / "src"
     script: list[Any] = [
         [ccall("q_write_no_intent", "write_file", {"file_path": str(src / "new.py"), "content": NEW})],
@@ -152,18 +138,14 @@ def scenario(qwen_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Scenar
     finally:
         daemon.stop(root)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
-    return Scenario(root, proc, api, api.outputs(), install_out, doctor)
-
-
-def _finding(findings: list[dict], check: str) -> dict:
-    return next(f for f in findings if f["check"] == check)
+    return Scenario(root, proc, api, api.outputs(), install_out, findings)
 
 
 def test_install_and_doctor(scenario: Scenario) -> None:
     assert "--trust" in scenario.install_out and "PermissionRequest" in scenario.install_out
     for check in ("hooks.qwen-code", "mcp", "qwen-code.trust", "qwen-code.failopen", "qwen-code.version",
                   "install.launcher"):
-        assert _finding(scenario.doctor, check)["status"] in ("ok", "warn" if check == "install.launcher" else "ok"), \
+        assert finding(scenario.doctor, check)["status"] in ("ok", "warn" if check == "install.launcher" else "ok"), \
             scenario.doctor
     assert not any(f["check"].startswith("exposure.") and f["status"] == "fail" for f in scenario.doctor)
 
@@ -194,14 +176,7 @@ def test_in_scope_write_edit_and_shell_land_and_are_recorded(scenario: Scenario)
     assert (scenario.root / "src/new.py").read_text() == NEW
     assert (scenario.root / "src/app.py").read_text() == "x = 2\ny = 3\nprint(x)\n"
     assert (scenario.root / "src/other.py").read_text() == "z\n"
-    ranges: dict[str, list[tuple[int, int]]] = {}
-    for rec in scenario.ledger():
-        meta = rec["metadata"]["dev.orchestrator"]
-        assert meta["intent_id"] == "INT-1" and meta["agent"] == "qwen-code"
-        for f in rec["files"]:
-            for conv in f["conversations"]:
-                assert conv["contributor"]["model_id"] == MODEL
-                ranges.setdefault(f["path"], []).extend((r["start_line"], r["end_line"]) for r in conv["ranges"])
+    ranges = ranges_by_path(scenario.ledger(), agent="qwen-code", model=MODEL)
     assert ranges == {"src/new.py": [(1, 2)], "src/app.py": [(1, 2)], "src/other.py": [(1, 1)]}, ranges
 
 
@@ -280,8 +255,7 @@ def test_a_repository_installed_only_for_claude_code_is_covered_by_orch_install(
     subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
     subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"],
                    check=True)
-    doctor = json.loads(orch(root, "doctor", "--json", check=False).stdout)
-    assert _finding(doctor, "exposure.qwen-code")["status"] == "fail"
+    assert finding(doctor(root), "exposure.qwen-code")["status"] == "fail"
     out = _exposed_session(qwen_bin, root, home, "x")
     assert "selected" in out["x_select"].lower() or "INT-1" in out["x_select"]  # it got the handshake...
     assert (root / "README.md").read_text() != "readme\n" and not (root / "docs").exists()  # ...and no guard
@@ -291,9 +265,9 @@ def test_a_repository_installed_only_for_claude_code_is_covered_by_orch_install(
 
     said = orch(root, "install", "claude-code").stdout
     assert "also installed qwen-code" in said
-    doctor = json.loads(orch(root, "doctor", "--json", check=False).stdout)
-    assert not any(f["check"].startswith("exposure.") and f["status"] == "fail" for f in doctor), doctor
-    assert _finding(doctor, "exposure")["status"] == "ok"
+    findings = doctor(root)
+    assert not any(f["check"].startswith("exposure.") and f["status"] == "fail" for f in findings), findings
+    assert finding(findings, "exposure")["status"] == "ok"
     out = _exposed_session(qwen_bin, root, home, "y")
     for call in ("y_shell_out", "y_edit_out", "y_governance", "y_rm", "y_py", "y_dir_out"):
         assert "[orchestrator:" in out[call], (call, out[call])
