@@ -34,7 +34,7 @@ from orchestrator.daemon import server as daemon
 from orchestrator.adapters import installer
 from orchestrator.sandbox import landlock
 from tests.e2e.cli_proc import run_cli
-from tests.e2e.conftest import with_node22
+from tests.e2e.conftest import E2E_DIR, with_node22
 from tests.e2e.fake_llm import FakeChat, ccall
 from tests.e2e.orch_support import NEW, REPO_ROOT, Scenario, doctor, finding, ledger, orch, ranges_by_path, target_repo
 
@@ -118,7 +118,9 @@ def scenario(qwen_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Scenar
     root, home = base / "repo", base / "home"
     target_repo(root)
     install_out = orch(root, "install", "qwen-code").stdout
-    findings = doctor(root, env={"PATH": with_node22({})["PATH"]})
+    # the pinned qwen on PATH (doctor's qwen-code.version), with node 22 before it
+    findings = doctor(root, env=with_node22({"PATH": f"{E2E_DIR / 'node_modules' / '.bin'}{os.pathsep}"
+                                                      f"{os.environ.get('PATH', '')}"}))
     src = root / "src"
     script: list[Any] = [
         [ccall("q_write_no_intent", "write_file", {"file_path": str(src / "new.py"), "content": NEW})],
