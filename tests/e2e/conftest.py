@@ -27,7 +27,7 @@ CODEX_VERSION = _PINNED["@openai/codex"]
 GEMINI_VERSION = _PINNED["@google/gemini-cli"]
 COPILOT_VERSION = _PINNED["@github/copilot"]
 OPENCODE_VERSION = _PINNED["opencode-ai"]
-KILO_VERSION = _PINNED["@kilocode/cli"]
+KILO_VERSION = _PINNED["@kilocode/cli-linux-x64"]
 PI_VERSION = _PINNED["@earendil-works/pi-coding-agent"]
 QWEN_VERSION = _PINNED["@qwen-code/qwen-code"]
 CLINE_VERSION = _PINNED["cline"]
@@ -46,7 +46,7 @@ def _unavailable(reason: str, what: str = "Claude Code CLI") -> None:
     pytest.skip(f"{what} unavailable: {reason}")
 
 
-def _pinned_bin(name: str, what: str) -> Path:
+def _pinned_bin(name: str, what: str, path: str | None = None) -> Path:
     """``node_modules/.bin/<name>``, running ``npm ci`` here once when it is missing.
 
     ``ORCH_E2E_<NAME>_BIN`` (e.g. ``ORCH_E2E_CODEX_BIN=$(command -v codex)``) runs the same scenarios against a
@@ -55,7 +55,7 @@ def _pinned_bin(name: str, what: str) -> Path:
     override = os.environ.get(f"ORCH_E2E_{name.upper()}_BIN")
     if override:
         return Path(override)
-    binary = E2E_DIR / "node_modules" / ".bin" / name
+    binary = E2E_DIR / "node_modules" / (path or f".bin/{name}")
     if not binary.exists():
         npm = shutil.which("npm")
         if npm is None:
@@ -120,8 +120,10 @@ def opencode_bin() -> Path:
 
 @pytest.fixture(scope="session")
 def kilo_bin() -> Path:
-    """Path to the pinned ``kilo`` binary (npm ``@kilocode/cli``; the native binary ships in its platform package)."""
-    return _checked(_pinned_bin("kilo", "Kilo CLI"), KILO_VERSION, "Kilo CLI")
+    """Path to the pinned ``kilo`` binary: the native binary of npm ``@kilocode/cli``'s linux-x64 platform package,
+    pinned directly (``@kilocode/cli`` itself only spawns it, and its other platform packages are not all on the
+    registry, which makes ``npm ci`` refuse the lock file)."""
+    return _checked(_pinned_bin("kilo", "Kilo CLI", "@kilocode/cli-linux-x64/bin/kilo"), KILO_VERSION, "Kilo CLI")
 
 
 @pytest.fixture(scope="session")
