@@ -164,3 +164,28 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.write_line(
             "agent CLI runs: " + ", ".join(f"{s:.2f}s" for _, s in CLI_TIMINGS)
             + f" (total {sum(s for _, s in CLI_TIMINGS):.1f}s)")
+
+
+@pytest.fixture(autouse=True)
+def _the_daemon_served_every_hook_client(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Issue 28: ``orch serve`` refuses processes it may not serve (orchestrator/daemon/peer.py), and a refused hook
+    client still answers, in-process (only slower) — so a real CLI's hook client wrongly refused would pass every
+    other check. After each end-to-end test: no refused peer was logged during it (in any workspace of this run;
+    other tests' deliberate refusals, logged before, are not counted)."""
+    base = tmp_path_factory.getbasetemp()
+    before = {path: len(_daemon_refusals(path)) for path in base.rglob("refusals.jsonl")}
+    yield
+    refused = [entry for path in base.rglob("refusals.jsonl") for entry in _daemon_refusals(path)[before.get(path, 0):]]
+    assert not refused, f"the daemon refused a hook client of a real CLI: {refused}"
+
+
+def _daemon_refusals(path: Path) -> list[dict[str, Any]]:
+    out = []
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and entry.get("hook") == "daemon" and entry.get("type") == "peer-refused":
+            out.append(entry)
+    return out
