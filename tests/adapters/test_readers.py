@@ -77,8 +77,8 @@ def test_kilo_reads_opencodes_mcp_server(ws: Path) -> None:
     it (doctor fails), and ``orch install opencode`` writes Kilo's plugin too."""
     from orchestrator.adapters import opencode_setup
 
-    opencode_setup.install(ws)
-    (ws / PLUGINS["kilo"]).unlink()  # what an older orchestrator's install left
+    opencode_setup.install(ws)  # opencode's files alone: what an older orchestrator's install left
+    assert not (ws / PLUGINS["kilo"]).exists()
     status, message = statuses(ws)["exposure.kilo"]
     assert status == "fail" and "opencode.json" in message
     assert main(["install", "opencode", "-C", str(ws)]) == 0
