@@ -474,3 +474,40 @@ def test_malformed_options_and_a_hidden_working_directory_fail_closed_in_both(tm
     assert "is hidden in the sandbox" in deeper.stderr
     itself = launch(["--hide", str(tmp_path / "work")], tmp_path / "work")
     assert (itself.returncode, itself.stdout) == (0, "ran\n")  # the empty directory over it
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_name_screen_never_changes_what_is_protected(tmp_path: Path, seed: int,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """protected.py tests each entry's name against the last segment of every pattern before the full match: on
+    random trees of governance and pattern-like names, the result equals the full test's."""
+    import random
+
+    from orchestrator.config.intentignore import IgnoreRules, _validate
+    from orchestrator.core.governance import GOVERNANCE
+
+    rng = random.Random(seed)
+    names = ["src", "vendor", "lib", "a.golden", "x.key", ".env", "AGENTS.md", ".claude", "settings.local.json",
+             ".mcp.json", ".git", "hooks", "config", ".github", "mcp.json", "copilot", "opencode.jsonc", "foo", "b",
+             "keep.txt", "x[a]y", "xby", ".codex", "deep"]
+    root = tmp_path / "ws"
+    for _ in range(250):
+        rel = "/".join(rng.choice(names) for _ in range(rng.randint(1, 5)))
+        path = root / "src" / rel
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if not path.exists():
+                path.write_text("x")
+        except (NotADirectoryError, FileExistsError):
+            continue
+    text = rng.choice(["vendor/\n*.golden\nAGENTS.md\n", "**/foo/**\na/**/b\n/src/lib\n", "src/deep/\nx[!a]y\n",
+                       ".env\n*.key\n.git/\nconfig\n"])
+    rules = IgnoreRules(_validate(root / ".intentignore", text))
+    assert len(GOVERNANCE) > 10
+    protected.clear()
+    screened = protected.read_only(str(root), [str(root / "src")], rules)
+    assert protected._Judge(rules).screen is not None  # the screen was in use
+    protected.clear()
+    monkeypatch.setattr(protected, "_glob_last", lambda _p: None)  # no screen: every entry fully tested
+    assert protected._Judge(rules).screen is None
+    assert protected.read_only(str(root), [str(root / "src")], rules) == screened
