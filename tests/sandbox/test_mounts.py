@@ -157,6 +157,14 @@ def served(sws: Path) -> Iterator[Path]:
     proc.wait(timeout=60)
 
 
+def _daemon_refusals(run: Path) -> list[dict[str, object]]:
+    try:
+        lines = (run / "refusals.jsonl").read_text().splitlines()
+    except FileNotFoundError:
+        return []
+    return [r for r in map(json.loads, lines) if r.get("hook") == "daemon"]
+
+
 def _victim_intent(ws: Path) -> object:
     from orchestrator.state.sessions import SessionStore
 
@@ -176,6 +184,7 @@ def test_the_daemon_and_the_run_dirs_are_out_of_reach(sws: Path, served: Path, k
     out = probe(sws, kind, [f"daemon={served}", f"read={run}/approvals/req-1.json", f"list={run}"])
     assert out == {f"daemon={served}": "ENOENT", f"read={run}/approvals/req-1.json": "ENOENT", f"list={run}": []}
     assert _victim_intent(sws) is None
+    assert _daemon_refusals(run) == []  # it never saw a request to refuse (it would log one: daemon/server.py)
     # the same script outside the sandbox does reach it: the judge would see a request that got through
     proc = subprocess.run([sys.executable, "src/probe.py", f"daemon={served}"], cwd=sws, capture_output=True,
                           text=True, timeout=120)
