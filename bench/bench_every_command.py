@@ -29,17 +29,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _util import governed  # noqa: E402
+from _util import governed, paired  # noqa: E402
 
 from orchestrator.engine.pipeline import Governor  # noqa: E402
 from orchestrator.sandbox import compiled, landlock  # noqa: E402
 from orchestrator.engine.tools import to_call  # noqa: E402
-
-
-def _time(argv: list[str], cwd: Path) -> float:
-    t0 = time.perf_counter()
-    subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return (time.perf_counter() - t0) * 1e3
 
 
 def launch(n: int) -> None:
@@ -86,16 +80,7 @@ def launch(n: int) -> None:
         "bash -c <wrapped ls>": ["bash", "-c", ls],
         "bash -c <python-wrapped ls>": ["bash", "-c", python_stub(ls)],
     }
-    samples: dict[str, list[float]] = {k: [] for k in cases}
-    for _ in range(3):
-        for argv in cases.values():
-            _time(argv, tmp)
-    for _ in range(n):
-        for label, argv in cases.items():
-            samples[label].append(_time(argv, tmp))
-    for label, s in samples.items():
-        s2 = sorted(s)
-        print(f"  {label:<28} min {s2[0]:6.1f}  p50 {statistics.median(s2):6.1f}  max {s2[-1]:6.1f} ms")
+    samples = paired(cases, n, tmp)
     ratio = statistics.median(samples["launcher stub -- true"]) / statistics.median(samples['sh -c "python -S -c pass"'])
     diffs = [w - u for w, u in zip(samples["bash -c <wrapped ls>"], samples["bash -c ls"])]
     print(f"launcher / sh -c 'python -S -c pass' (medians): {ratio:.2f}x   target <= 2x")
