@@ -74,7 +74,7 @@ def launch(n: int) -> None:
     cases = {
         'sh -c "python -S -c pass"': ["sh", "-c", f"{sys.executable} -S -c pass"],
         "launcher stub -- true": ["bash", "-c", true],
-        "same, no PID namespace": ["bash", "-c", variant(true)],
+        "same, no namespaces": ["bash", "-c", variant(true)],
         "python launcher -- true": ["bash", "-c", python_stub(true)],
         "bash -c ls": ["bash", "-c", "ls"],
         "bash -c <wrapped ls>": ["bash", "-c", ls],
@@ -87,8 +87,8 @@ def launch(n: int) -> None:
     print(f"wrapped ls - unwrapped ls (median of {n} paired differences): {statistics.median(diffs):.1f} ms"
           f"   target <= 10 ms")
     if no_pidns:
-        ns = [a - b for a, b in zip(samples["launcher stub -- true"], samples["same, no PID namespace"])]
-        print(f"  the PID namespace + own /proc (median of {n} paired differences): {statistics.median(ns):+.1f} ms")
+        ns = [a - b for a, b in zip(samples["launcher stub -- true"], samples["same, no namespaces"])]
+        print(f"  the mount and PID namespaces + own /proc (median of {n} paired differences): {statistics.median(ns):+.1f} ms")
     py_ratio = statistics.median(samples["python launcher -- true"]) / statistics.median(
         samples['sh -c "python -S -c pass"'])
     py_diffs = [w - u for w, u in zip(samples["bash -c <python-wrapped ls>"], samples["bash -c ls"])]
@@ -97,7 +97,7 @@ def launch(n: int) -> None:
 
 
 def _no_pidns_variant(directory: str) -> str | None:
-    """The compiled launcher built with -DORCH_NO_PIDNS beside the real one (same spec dir), or None."""
+    """The compiled launcher built with -DORCH_NO_PIDNS (no mount or PID namespace) beside the real one (same spec dir), or None."""
     from orchestrator.sandbox import build
 
     out = os.path.join(directory, "orch-sandbox-no-pidns")

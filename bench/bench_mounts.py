@@ -13,7 +13,8 @@ Usage: python bench/bench_mounts.py [-n RUNS] [--sockets N] [--files N] [--dir P
      listening sockets are started first, standing in for a desktop's docker, agents, D-Bus...), the protected
      paths read-only;
    for the compiled launcher and the Python one, and ``bash -c ls`` against the same ``ls`` wrapped. Bars: launcher
-   <= 2x the Python hook; wrapped ``ls`` - unwrapped <= 10 ms.
+   <= 2x the Python hook; wrapped ``ls`` - unwrapped <= 10 ms. Then the CPU time of each case (user + system of the
+   children), which the load of other processes hardly moves.
 2. The pre-hook: ``hidden.namespace`` per call (``/proc/net/unix`` read and matched, the run dirs, the protected
    walk of the scope) on that workspace; then on a committed repository of ``--files`` files (scope ``**``, the
    default ``.intentignore`` plus ``vendor/``), cold (a new process) and warm (the directory memo, as the daemon).
@@ -144,8 +145,29 @@ def launch(n: int, sockets: int, base: str) -> Path:
     if "bash -c <main-wrapped ls>" in samples:
         d = [w - u for w, u in zip(samples["bash -c <main-wrapped ls>"], samples["bash -c ls"])]
         print(f"  (main's launcher: {statistics.median(d):.1f} ms)")
+    cpu(cases, n, tmp)
     hook(gov, tmp, n)
     return tmp
+
+
+def cpu(cases: dict[str, list[str]], n: int, cwd: Path) -> None:
+    """The CPU time (user + system, of the process and its children) each case costs: unlike wall time it hardly
+    moves with the machine's load (the 2 cores are shared with other sessions' test suites)."""
+    import resource
+
+    def used() -> float:
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+
+    per: dict[str, list[float]] = {k: [] for k in cases}
+    for _ in range(n):
+        for label, argv in cases.items():
+            before = used()
+            subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+            per[label].append((used() - before) * 1e3)
+    print("CPU time per run (user + system, children), median:")
+    for label, values in per.items():
+        print(f"  {label:<30} {statistics.median(values):6.2f} ms")
 
 
 def hook(gov: Governor, tmp: Path, n: int) -> None:

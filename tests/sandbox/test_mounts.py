@@ -157,6 +157,14 @@ def served(sws: Path) -> Iterator[Path]:
     proc.wait(timeout=60)
 
 
+def _daemon_refusals(run: Path) -> list[dict[str, object]]:
+    try:
+        lines = (run / "refusals.jsonl").read_text().splitlines()
+    except FileNotFoundError:
+        return []
+    return [r for r in map(json.loads, lines) if r.get("hook") == "daemon"]
+
+
 def _victim_intent(ws: Path) -> object:
     from orchestrator.state.sessions import SessionStore
 
@@ -176,6 +184,7 @@ def test_the_daemon_and_the_run_dirs_are_out_of_reach(sws: Path, served: Path, k
     out = probe(sws, kind, [f"daemon={served}", f"read={run}/approvals/req-1.json", f"list={run}"])
     assert out == {f"daemon={served}": "ENOENT", f"read={run}/approvals/req-1.json": "ENOENT", f"list={run}": []}
     assert _victim_intent(sws) is None
+    assert _daemon_refusals(run) == []  # it never saw a request to refuse (it would log one: daemon/server.py)
     # the same script outside the sandbox does reach it: the judge would see a request that got through
     proc = subprocess.run([sys.executable, "src/probe.py", f"daemon={served}"], cwd=sws, capture_output=True,
                           text=True, timeout=120)
@@ -474,3 +483,40 @@ def test_malformed_options_and_a_hidden_working_directory_fail_closed_in_both(tm
     assert "is hidden in the sandbox" in deeper.stderr
     itself = launch(["--hide", str(tmp_path / "work")], tmp_path / "work")
     assert (itself.returncode, itself.stdout) == (0, "ran\n")  # the empty directory over it
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_the_name_screen_never_changes_what_is_protected(tmp_path: Path, seed: int,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """protected.py tests each entry's name against the last segment of every pattern before the full match: on
+    random trees of governance and pattern-like names, the result equals the full test's."""
+    import random
+
+    from orchestrator.config.intentignore import IgnoreRules, _validate
+    from orchestrator.core.governance import GOVERNANCE
+
+    rng = random.Random(seed)
+    names = ["src", "vendor", "lib", "a.golden", "x.key", ".env", "AGENTS.md", ".claude", "settings.local.json",
+             ".mcp.json", ".git", "hooks", "config", ".github", "mcp.json", "copilot", "opencode.jsonc", "foo", "b",
+             "keep.txt", "x[a]y", "xby", ".codex", "deep"]
+    root = tmp_path / "ws"
+    for _ in range(250):
+        rel = "/".join(rng.choice(names) for _ in range(rng.randint(1, 5)))
+        path = root / "src" / rel
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if not path.exists():
+                path.write_text("x")
+        except (NotADirectoryError, FileExistsError):
+            continue
+    text = rng.choice(["vendor/\n*.golden\nAGENTS.md\n", "**/foo/**\na/**/b\n/src/lib\n", "src/deep/\nx[!a]y\n",
+                       ".env\n*.key\n.git/\nconfig\n"])
+    rules = IgnoreRules(_validate(root / ".intentignore", text))
+    assert len(GOVERNANCE) > 10
+    protected.clear()
+    screened = protected.read_only(str(root), [str(root / "src")], rules)
+    assert protected._Judge(rules).screen is not None  # the screen was in use
+    protected.clear()
+    monkeypatch.setattr(protected, "_glob_last", lambda _p: None)  # no screen: every entry fully tested
+    assert protected._Judge(rules).screen is None
+    assert protected.read_only(str(root), [str(root / "src")], rules) == screened
