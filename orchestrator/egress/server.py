@@ -333,7 +333,10 @@ class Proxy:
         except OSError:
             return None
         key = netns_of(pid) if uid == os.getuid() else None
-        return self.registrations.get(key) if key is not None else None
+        reg = self.registrations.get(key) if key is not None else None
+        if reg is None:  # answered with a refusal, never relayed; logged so that the person can see who tried
+            self._log(f"connection refused: peer pid {pid} uid {uid} is not in a registered sandbox's namespace")
+        return reg
 
     async def _http(self, reg: Registration | None, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                     first: bytes) -> None:

@@ -47,6 +47,12 @@ def check(ws: Any, policy: Any, abi: int) -> Iterator[Any]:
                       "port (no network namespace, no egress proxy)",
                       "remove `network: allow` from .orchestration/policy.yaml (egress by host is the default)")
         return
+    if isinstance(value, dict) and network.host_abstract(policy):
+        yield Finding("sandbox-network", "warn", "sandbox.sockets.allow names an abstract socket: sandboxed commands "
+                      "keep the host's network (abstract sockets belong to a network namespace) under the TCP port "
+                      f"rules ({network.option(policy, None, abi) or 'none'}): any host on those ports",
+                      "drop the @name from sandbox.sockets.allow to get egress by host back")
+        return
     run_dir = str(ws.run_dir)
     options = network.launcher_options(policy, None, abi, str(ws.root), run_dir)
     if not getattr(getattr(policy, "sandbox", None), "pid_namespace", True):

@@ -158,6 +158,9 @@ def launcher_options(policy: Any, intent: Any, abi: int, root: str, run_dir: str
     if value == "deny":
         return ["--netns", "on"] + (["--net", "deny"] if ports else [])
     assert isinstance(value, dict)
+    if host_abstract(policy):
+        # a network namespace has abstract sockets of its own: the one the person opened would be out of reach
+        return ["--net", ports] if ports else []
     from orchestrator.egress import plans, sources, supervise
     from orchestrator.egress.paths import egress_dir
 
@@ -172,6 +175,13 @@ def launcher_options(policy: Any, intent: Any, abi: int, root: str, run_dir: str
     for item in proxy_environment():
         opts += ["--egress-env", item]
     return opts + (["--net-fallback", ports] if ports else [])
+
+
+def host_abstract(policy: Any) -> bool:
+    """``sandbox.sockets.allow`` names an abstract socket (``@name``): the command stays in the host's network
+    namespace (abstract sockets belong to one), and the TCP port rules apply instead of egress by host."""
+    sockets = getattr(getattr(policy, "sandbox", None), "sockets", None)
+    return any(str(entry).startswith("@") for entry in getattr(sockets, "allow", ()) or ())
 
 
 def prestart(policy: Any) -> None:
@@ -242,6 +252,9 @@ def explain(summary: dict[str, Any] | None, run_dir: str) -> str:
     """``orch explain``'s network line for a verdict's ``network`` (:func:`summary`): the hosts of its plan."""
     if not summary:
         return "unrestricted (sandbox.network: allow)"
+    if not summary.get("namespace"):
+        return (f"the host's network (sandbox.sockets.allow names an abstract socket): TCP ports "
+                f"{summary.get('tcp', 'unrestricted')} only, to any host")
     if "egress" not in summary:
         return "a namespace of its own with no way out (sandbox.network: deny)"
     from orchestrator.egress import plans

@@ -116,6 +116,7 @@ def test_an_unregistered_namespace_gets_nothing(proxy: Proxy, upstream: Upstream
     """, None)
     assert out.startswith("HTTP/1.1 403") and "registered sandbox" in out, err
     assert upstream.accepted == 0
+    assert "connection refused: peer pid" in (proxy.dir / "log").read_text()  # and the person can see who tried
 
 
 def test_socks5_connect_is_served_and_bind_udp_and_socks4_are_refused(proxy: Proxy, upstream: Upstream) -> None:

@@ -236,7 +236,7 @@ def test_git_fetch_and_push_to_the_repositorys_own_remote(sws: Path, tmp_path: P
     shown = subprocess.run(["git", "-C", str(remotes / "app.git"), "show", "feature:src/pushed.py"],
                            capture_output=True, text=True, check=True)
     assert shown.stdout == "x = 2\n"
-    assert any("git-receive-pack" in p for p in server.paths) and any("git-upload-pack" in p for p in server.paths)
+    assert any("git-receive-pack" in p for p in server.paths) and any("git-upload-pack" in p for p in server.paths), (server.paths, fetch.stdout, fetch.stderr)
 
 
 def _node_reads_proxy_variables() -> bool:

@@ -190,3 +190,20 @@ def test_the_policy_shapes_and_how_an_intent_changes_them() -> None:
     for bad in ({"allow": "x.com"}, {"allow": ["*.com"]}, {"hosts": []}, {"ports": [0]}, {"configured": 1}):
         with pytest.raises(ValueError):
             network.normalize(bad)
+
+
+def test_an_opened_abstract_socket_keeps_the_hosts_network_under_the_port_rules(tmp_path: Path) -> None:
+    """``sandbox.sockets.allow: ['@name']``: a network namespace has abstract sockets of its own, so the command
+    stays in the host's (the opened name is reachable) and the port rules apply; explain and the summary say so."""
+    from orchestrator.config.policy import load
+
+    (tmp_path / ".orchestration" / "run").mkdir(parents=True)
+    (tmp_path / ".orchestration" / "policy.yaml").write_text("version: 1\nsandbox:\n  sockets:\n    allow: ['@bus']\n")
+    policy = load(tmp_path / ".orchestration" / "policy.yaml")
+    assert network.host_abstract(policy)
+    opts = network.launcher_options(policy, None, 7, str(tmp_path), str(tmp_path / ".orchestration" / "run"), env={})
+    assert opts == ["--net", "22,53,80,443"]
+    line = network.explain(network.summary(opts), str(tmp_path / ".orchestration" / "run"))
+    assert "host's network" in line and "22,53,80,443" in line and "abstract socket" in line
+    (tmp_path / ".orchestration" / "policy.yaml").write_text("version: 1\nsandbox:\n  sockets:\n    allow: ['/x']\n")
+    assert not network.host_abstract(load(tmp_path / ".orchestration" / "policy.yaml"))
