@@ -193,6 +193,8 @@ def capture(gov: Any, call: Any, lstats: dict[str, Any] | None = None, *, intent
         root = Path(gov.workspace.root)
         files = {r: snap_file(root / r) for r in targets(gov, call)}
     snap: dict[str, Any] = {"key": key, "files": files}
+    if getattr(call, "approval", None):
+        snap["approval"] = call.approval  # who approved it, for the record the post-hook writes (maybe elsewhere)
     if getattr(call, "shell", None) is None:
         # what the pre-hook allowed, resolved: the post-hook checks the write landed there (post/swap.py)
         snap["allowed"] = list(getattr(call, "resolved", None) or ())

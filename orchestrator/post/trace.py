@@ -323,6 +323,9 @@ def record(gov: Any, call: Any, result: ToolResult | None = None) -> dict | None
                 outside = sorted({*outside, c["path"]})
         rec = build_record(gov, call, changes)
         ns = rec["metadata"][_ns_key()]
+        approval = (snap or {}).get("approval") or _get(call, "approval")
+        if isinstance(approval, dict) and approval:
+            ns["approval"] = approval  # which person (passkey approver) or grant let the call through
         if scanned is not None:
             ns["scan"] = scanned
         if outside:
