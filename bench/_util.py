@@ -35,7 +35,7 @@ def report(label: str, samples: list[float], *, unit: str = "us", target: str = 
 
 def governed(root: Path, scope: str = "src/**", intent: str = "INT-1", name: str = "bench") -> Path:
     """``orch init`` in ``root`` (created if missing) with one IN_PROGRESS intent owning ``scope``; returns ``root``."""
-    from orchestrator import workspace
+    from orchestrator.config import workspace
 
     root.mkdir(parents=True, exist_ok=True)
     workspace.init(root)

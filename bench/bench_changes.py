@@ -32,9 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _util import governed  # noqa: E402
 
-from orchestrator.pipeline import Governor  # noqa: E402
+from orchestrator.engine.pipeline import Governor  # noqa: E402
 from orchestrator.post import changes  # noqa: E402
-from orchestrator.tools import to_call  # noqa: E402
+from orchestrator.engine.tools import to_call  # noqa: E402
 
 GIT_ENV = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@x", "GIT_COMMITTER_NAME": "b",
            "GIT_COMMITTER_EMAIL": "b@x"}

@@ -17,8 +17,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from orchestrator.classify import AST_REFACTOR, classify  # noqa: E402
-from orchestrator.diffing import changed_ranges  # noqa: E402
+from orchestrator.classify.mutation import AST_REFACTOR, classify  # noqa: E402
+from orchestrator.core.diffing import changed_ranges  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "classify"
 

@@ -6,7 +6,7 @@ post-hook process, an allowed ``Read``):
   ``Governor.pre``, the pre-image, the framed answer);
 - one request/answer on the Unix socket of a real ``orch serve`` (what the stdlib hook client waits for).
 
-The governance and session files are aged past the racy-key window first (orchestrator.fsutil.RACY_NS), as they
+The governance and session files are aged past the racy-key window first (orchestrator.core.fsutil.RACY_NS), as they
 are in real use. The whole hook process (interpreter start, client imports, this) is bench/bench_hook.py.
 
 Usage: PYTHONPATH=. python bench/bench_daemon.py [-n 2000]
@@ -30,9 +30,10 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from _util import governed, report  # noqa: E402
 
-from orchestrator import daemon, hookclient  # noqa: E402
-from orchestrator.fsutil import RACY_NS  # noqa: E402
-from orchestrator.pipeline import Governor  # noqa: E402
+from orchestrator import hookclient
+from orchestrator.daemon import server as daemon  # noqa: E402
+from orchestrator.core.fsutil import RACY_NS  # noqa: E402
+from orchestrator.engine.pipeline import Governor  # noqa: E402
 
 
 def main() -> int:

@@ -1,4 +1,4 @@
-"""The post-hook's line diff (``orchestrator.diffing.diff_hunks``) on its worst case: a big file whose changed middle
+"""The post-hook's line diff (``orchestrator.core.diffing.diff_hunks``) on its worst case: a big file whose changed middle
 is full of repeated lines (half the lines of a brace-heavy JS file re-indented). difflib is near-quadratic there;
 above ``diffing._BIG`` line pairs the diff goes to ``git diff --no-index --histogram``.
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from orchestrator.diffing import diff_hunks  # noqa: E402
+from orchestrator.core.diffing import diff_hunks  # noqa: E402
 
 
 def case(n: int) -> tuple[list[str], list[str]]:

@@ -31,9 +31,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _util import governed  # noqa: E402
 
-from orchestrator.pipeline import Governor  # noqa: E402
+from orchestrator.engine.pipeline import Governor  # noqa: E402
 from orchestrator.sandbox import compiled, landlock  # noqa: E402
-from orchestrator.tools import to_call  # noqa: E402
+from orchestrator.engine.tools import to_call  # noqa: E402
 
 
 def _time(argv: list[str], cwd: Path) -> float:

@@ -34,7 +34,7 @@ sys.path.insert(0, str(REPO))
 
 from _util import governed  # noqa: E402
 
-from orchestrator import daemon  # noqa: E402
+from orchestrator.daemon import server as daemon  # noqa: E402
 from orchestrator.adapters.installer import hook_command  # noqa: E402
 
 BASELINE: list[float] = []
@@ -99,7 +99,7 @@ def main() -> int:
                            "tool_name": tool, "tool_input": tool_input, "tool_response": response,
                            "tool_use_id": "toolu_bench_post"}).encode()
 
-    from orchestrator.pipeline import Governor
+    from orchestrator.engine.pipeline import Governor
 
     Governor(root).select_intent("INT-1", "bench-selected")
     events = copilot_events(root) if args.agent == "copilot" else {

@@ -22,7 +22,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from orchestrator import workspace  # noqa: E402
+from orchestrator.config import workspace  # noqa: E402
 from orchestrator.adapters import installer  # noqa: E402
 
 
@@ -60,9 +60,9 @@ def main() -> None:
         diff = statistics.median(times["shared (launcher)"]) - statistics.median(times["local (absolute)"])
         print(f"launcher overhead (median difference): {diff * 1e3:+.1f} ms")
 
-        from orchestrator.pipeline import Governor
+        from orchestrator.engine.pipeline import Governor
         from orchestrator.pre import secrets
-        from orchestrator.tools import to_call
+        from orchestrator.engine.tools import to_call
 
         gov = Governor(root)
         pol = gov.policy

@@ -37,7 +37,7 @@ sys.path.insert(0, str(REPO))
 
 from _util import governed  # noqa: E402
 
-from orchestrator import daemon  # noqa: E402
+from orchestrator.daemon import server as daemon  # noqa: E402
 from orchestrator.adapters import installer, opencode_setup  # noqa: E402
 from orchestrator.adapters.managed import OPENCODE_PLUGIN  # noqa: E402
 
@@ -134,7 +134,7 @@ def main() -> int:
     (root / "src/app.py").write_text("x = 1\n" * 200)
     opencode_setup.install(root)
     installer.install("claude-code", root)
-    from orchestrator.pipeline import Governor
+    from orchestrator.engine.pipeline import Governor
 
     Governor(root).select_intent("INT-1", "ses_bench")
     env = {**os.environ, "PYTHONPATH": str(REPO), "ORCH_DAEMON_IDLE": "300", "CLAUDE_PROJECT_DIR": str(root)}

@@ -31,9 +31,10 @@ sys.path.insert(0, str(REPO))
 
 from _util import governed  # noqa: E402
 
-from orchestrator import daemon, ledger  # noqa: E402
+from orchestrator import ledger
+from orchestrator.daemon import server as daemon  # noqa: E402
 from orchestrator.approvals import ApprovalRequest, Broker  # noqa: E402
-from orchestrator.pipeline import Governor  # noqa: E402
+from orchestrator.engine.pipeline import Governor  # noqa: E402
 
 CLIENT = REPO / "orchestrator" / "hookclient.py"
 def _pct(values: list[float], q: float) -> float:

@@ -8,7 +8,7 @@ component), exactly as a one-call hook process does. Calls are built before the 
 timed on its own), and the cost of one ``os.stat`` measured in the same run is printed first: this VM's system
 calls are slow and its two vCPUs differ, so read figures against it. The last two rows are an agent loop's usual
 rhythm: an allowed write right after a ``post`` rewrote the session file (its stat key moved: it is read again), and
-the call after that, within 2 s (the key is too recent to prove anything: read again, orchestrator.fsutil.racy).
+the call after that, within 2 s (the key is too recent to prove anything: read again, orchestrator.core.fsutil.racy).
 """
 
 from __future__ import annotations
@@ -25,11 +25,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _util import report  # noqa: E402
 
-from orchestrator import workspace  # noqa: E402
-from orchestrator.fsutil import RACY_NS  # noqa: E402
-from orchestrator.models import ToolCall  # noqa: E402
-from orchestrator.pipeline import Governor  # noqa: E402
-from orchestrator.tools import to_call  # noqa: E402
+from orchestrator.config import workspace  # noqa: E402
+from orchestrator.core.fsutil import RACY_NS  # noqa: E402
+from orchestrator.core.models import ToolCall  # noqa: E402
+from orchestrator.engine.pipeline import Governor  # noqa: E402
+from orchestrator.engine.tools import to_call  # noqa: E402
 
 N = 3000
 

@@ -66,8 +66,8 @@ def main(argv: list[str]) -> int:
 def engine(tmp: Path) -> None:
     """Governor.pre for `pytest` with sandbox=True (plan + wrap) vs. without (the fallback's verdict)."""
     from bench._util import governed, measure
-    from orchestrator.pipeline import Governor
-    from orchestrator.tools import to_call
+    from orchestrator.engine.pipeline import Governor
+    from orchestrator.engine.tools import to_call
 
     ws = tmp / "repo"
     ws.mkdir()

@@ -7,8 +7,8 @@ Builds, in a temp dir, ``parent/ws`` (a workspace of 2,000 files) beside sibling
 fresh processes (a one-shot hook process: nothing memoised) and in one process (the daemon: the directory memo
 warm):
 
-- ``workspace``: :func:`orchestrator.secrets.find_secret_files` as before (the workspace + the home's credentials);
-- ``siblings``: :func:`orchestrator.secret_scan.sibling_secrets` alone (depth 3 below the parent, budget 5,000 entries).
+- ``workspace``: :func:`orchestrator.secrets.patterns.find_secret_files` as before (the workspace + the home's credentials);
+- ``siblings``: :func:`orchestrator.secrets.scan.sibling_secrets` alone (depth 3 below the parent, budget 5,000 entries).
 
 Prints milliseconds (median of N runs) for 2, 8 and 20 siblings.
 """
@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PROBE = r"""
 import sys, time, json
 t0 = time.perf_counter()
-from orchestrator import secrets, secret_scan
+from orchestrator.secrets import patterns as secrets, scan as secret_scan
 m = secrets.matcher()
 root = sys.argv[1]
 t1 = time.perf_counter()

@@ -27,7 +27,8 @@ os.environ["XDG_CONFIG_HOME"] = os.path.join(_TMP, "config")
 os.environ["XDG_STATE_HOME"] = os.path.join(_TMP, "state")
 
 from bench._util import measure, report  # noqa: E402
-from orchestrator import keys, ledger  # noqa: E402
+from orchestrator import ledger
+from orchestrator.state import keys  # noqa: E402
 from orchestrator.ledger import anchor, signing  # noqa: E402
 from orchestrator.ledger.format import make_line  # noqa: E402
 

@@ -33,12 +33,13 @@ sys.path.insert(0, str(REPO / "bench"))
 
 from _util import governed, measure, report  # noqa: E402
 
-from orchestrator import daemon, hookclient  # noqa: E402
+from orchestrator import hookclient
+from orchestrator.daemon import server as daemon  # noqa: E402
 from orchestrator.adapters.installer import hook_command  # noqa: E402
-from orchestrator.pipeline import Governor  # noqa: E402
+from orchestrator.engine.pipeline import Governor  # noqa: E402
 from orchestrator.telemetry import export, spool  # noqa: E402
 from orchestrator.telemetry.config import Settings  # noqa: E402
-from orchestrator.tools import to_call  # noqa: E402
+from orchestrator.engine.tools import to_call  # noqa: E402
 
 
 def _closed_port() -> int:
@@ -140,7 +141,7 @@ for _ in sys.stdin:
 
 
 def throughput(n: int, tmp: Path) -> None:
-    from orchestrator.models import Verdict
+    from orchestrator.core.models import Verdict
     from orchestrator.telemetry import events
 
     call = to_call("Write", {"file_path": "src/a.py"}, session_id="bench", agent="claude-code")

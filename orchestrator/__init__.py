@@ -30,10 +30,10 @@ if _sys.argv[:1] == ["-m"] and _sys.path:
     _sys.path[:] = [e for e in _sys.path if _mine(e)]
 
 from orchestrator._version import __version__
-from orchestrator.errors import ConfigError, IntentError, OrchestratorError, WorkspaceError
-from orchestrator.models import Kind, ToolCall, ToolResult, Verdict
-from orchestrator.pipeline import Denied, Governor
-from orchestrator.tools import to_call
+from orchestrator.core.errors import ConfigError, IntentError, OrchestratorError, WorkspaceError
+from orchestrator.core.models import Kind, ToolCall, ToolResult, Verdict
+from orchestrator.engine.pipeline import Denied, Governor
+from orchestrator.engine.tools import to_call
 
 __all__ = [
     "ConfigError",

@@ -12,7 +12,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from orchestrator.errors import OrchestratorError
+from orchestrator.core.errors import OrchestratorError
 
 #: subcommand name -> module under orchestrator.commands (imported only when that command runs,
 #: so `orch hook` never pays for textual or rich)

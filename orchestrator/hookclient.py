@@ -37,9 +37,9 @@ PROJECT_VARS = ("ORCH_ROOT", "CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CURSOR
 def _find_root() -> str | None:
     """The workspace to ask, from the environment or the cwd — without parsing the event (json costs ~10 ms).
 
-    The same walk as :func:`orchestrator.workspace.find_root_of` (the project's workspace finder), written out with
+    The same walk as :func:`orchestrator.config.workspace.find_root_of` (the project's workspace finder), written out with
     ``os.path`` because this file runs with ``-S`` before the package can be imported (importing it would load the
-    engine); ``tests/test_workspace.py`` checks that the two agree."""
+    engine); ``tests/config/test_workspace.py`` checks that the two agree."""
     starts = [os.environ.get(name) for name in PROJECT_VARS]
     starts.append(os.getcwd())
     for start in starts:
@@ -56,15 +56,15 @@ def _find_root() -> str | None:
     return None
 
 
-#: processes between an agent and its hook client (the same set as ``orchestrator.leases.SHELLS``)
+#: processes between an agent and its hook client (the same set as ``orchestrator.state.leases.SHELLS``)
 SHELLS = frozenset({"sh", "dash", "bash", "zsh", "ash", "ksh", "mksh", "busybox", "orch-hook"})
 
 
 def agent_process() -> str:
     """``pid:start`` of the agent process that ran this hook: the parent, skipping the shells in between (start: its
     start time in clock ticks, so that a reused pid is not taken for it). The same walk as
-    :func:`orchestrator.leases.agent_process` (the write leases name it as their holder), with the stdlib only;
-    ``tests/test_leases.py`` checks that the two agree."""
+    :func:`orchestrator.state.leases.agent_process` (the write leases name it as their holder), with the stdlib only;
+    ``tests/state/test_leases.py`` checks that the two agree."""
     pid = os.getppid()
     for _ in range(8):
         try:
@@ -209,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         raw = sys.stdin.buffer.read()
         answer = None
         root = _find_root()
-        # the agent this call belongs to: the holder of the write leases it takes (orchestrator/leases.py)
+        # the agent this call belongs to: the holder of the write leases it takes (orchestrator/state/leases.py)
         os.environ["ORCH_HOST_PID"] = agent_process()
         if root is not None:
             # the root this client chose governs the call, in the daemon and in-process alike (never the event's cwd)

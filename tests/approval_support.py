@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from orchestrator.workspace import Workspace, init
+from orchestrator.config.workspace import Workspace, init
 from tests.waiting import TIMEOUT, wait_until
 
 INTENTS = """\
@@ -45,8 +45,8 @@ def make_workspace(tmp: Path, *, policy_extra: str = "") -> Workspace:
 
 WAITER = r"""
 import json, sys
-from orchestrator.pipeline import Governor
-from orchestrator.tools import to_call
+from orchestrator.engine.pipeline import Governor
+from orchestrator.engine.tools import to_call
 root, session, intent, command = sys.argv[1:5]
 gov = Governor(root, approval_channel="tui")
 if intent:

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import workspace
-from orchestrator.pipeline import Governor
+from orchestrator.config import workspace
+from orchestrator.engine.pipeline import Governor
 
-# The ledger signing key and the local anchors live outside every workspace (orchestrator/keys.py): the tests use
+# The ledger signing key and the local anchors live outside every workspace (orchestrator/state/keys.py): the tests use
 # a throw-away config and state directory, never the user's, inherited by every hook subprocess they start.
 _KEYHOME = tempfile.mkdtemp(prefix="orch-test-home-")
 os.environ.pop("ORCH_KEY_DIR", None)

@@ -1,7 +1,7 @@
 """Helpers for the freshness tests: does a long-lived Governor answer exactly as a fresh one would?
 
 A long-lived Governor (``orch serve``, an in-process agent loop, the LangChain middleware) keeps stat-keyed memos
-of the governance files and session states (orchestrator.confcache, orchestrator.sessions); a fresh Governor with
+of the governance files and session states (orchestrator.config.confcache, orchestrator.state.sessions); a fresh Governor with
 the in-memory config cache cleared stands for a new hook process. :func:`compare` puts the same call to both at the
 same moment; the tests change the world in between the way an agent, a person or another process could.
 """
@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from orchestrator import confcache
-from orchestrator.pipeline import Governor
-from orchestrator.tools import to_call
+from orchestrator.config import confcache
+from orchestrator.engine.pipeline import Governor
+from orchestrator.engine.tools import to_call
 
 _libc = ctypes.CDLL(None, use_errno=True)
 

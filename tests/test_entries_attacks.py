@@ -1,6 +1,6 @@
 """Third adversarial round on the hard-link rule (selfguard ``hard-linked-file``, with its exemption for targets a
 command only *replaces*) and the rule for writes through entries a command makes itself
-(``orchestrator.prepare._check_new_entries``, fed by the shell analysis' ``entries`` / ``write_log``).
+(``orchestrator.engine.prepare._check_new_entries``, fed by the shell analysis' ``entries`` / ``write_log``).
 
 Every attack is judged by a fresh Governor (approval channel "deny", INT-001 selected: scope ``src/**``); when it
 is allowed, the command is run for real in the workspace and the test checks whether the governance file changed.
@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
-from orchestrator import confcache
-from orchestrator.pipeline import Governor
-from orchestrator.tools import to_call
+from orchestrator.config import confcache
+from orchestrator.engine.pipeline import Governor
+from orchestrator.engine.tools import to_call
 from tests.conftest import make_workspace
 from tests.waiting import TIMEOUT
 

@@ -1,9 +1,9 @@
 """A long-lived Governor answers every call exactly as a fresh one (a new hook process) would.
 
 ``orch serve``, an in-process agent loop and the LangChain middleware keep one Governor for many calls. What it
-remembers between calls is stat-keyed: the governance files (orchestrator.confcache) and the session states
-(orchestrator.sessions) by mtime, size, ctime and inode — re-read while that key is too recent to prove anything
-(orchestrator.fsutil.racy) —; paths are resolved with an ``lstat`` per component on every call. Each test changes
+remembers between calls is stat-keyed: the governance files (orchestrator.config.confcache) and the session states
+(orchestrator.state.sessions) by mtime, size, ctime and inode — re-read while that key is too recent to prove anything
+(orchestrator.core.fsutil.racy) —; paths are resolved with an ``lstat`` per component on every call. Each test changes
 the world between two calls the way an agent, a person or another process could, then puts the same call to the
 long-lived Governor and to a fresh one (:func:`tests.freshness_support.compare`). Nothing here waits for a clock:
 changes are made, then the next call must see them.
@@ -30,9 +30,10 @@ from typing import Any
 
 import pytest
 
-from orchestrator import confcache, fsutil
-from orchestrator.pipeline import Governor
-from orchestrator.tools import to_call
+from orchestrator.config import confcache
+from orchestrator.core import fsutil
+from orchestrator.engine.pipeline import Governor
+from orchestrator.engine.tools import to_call
 from tests.freshness_support import (
     assert_same, bind, compare, fresh_pre, in_private_mount_namespace, intents, outcome, padded, renameat2_exchange,
     warm, warm_governor, write,
@@ -568,7 +569,7 @@ def test_a_recent_session_file_is_read_again(ws: Path, monkeypatch: pytest.Monke
 def test_a_long_lived_store_keeps_a_bounded_number_of_sessions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The daemon serves every session of a workspace for as long as requests come (its idle timeout never
     fires): the states it keeps in memory must not grow with every session it has ever seen."""
-    from orchestrator import sessions as _sessions
+    from orchestrator.state import sessions as _sessions
 
     monkeypatch.setattr(fsutil, "RACY_NS", 0)  # every key trusted: each state would be kept
     monkeypatch.setattr(_sessions, "MAX_CACHED", 8)
@@ -747,10 +748,10 @@ def test_random_operation_sequences(ws: Path, tmp_path: Path, seed: int) -> None
 @pytest.mark.parametrize("change", ["create", "rename-into", "delete", "swap-directory", "new-subdirectory"])
 def test_secret_deny_list_of_a_long_lived_governor(kept: Governor, ws: Path, monkeypatch: pytest.MonkeyPatch,
                                                     change: str) -> None:
-    """orchestrator/secret_scan.py remembers each directory's secret names by its stat key: with the racy window
+    """orchestrator/secrets/scan.py remembers each directory's secret names by its stat key: with the racy window
     closed (every key trusted at once, the hardest case for the memo), a long-lived Governor's deny list still
     equals a fresh one's after every kind of change to the names in the tree."""
-    from orchestrator import secret_scan
+    from orchestrator.secrets import scan as secret_scan
 
     monkeypatch.setattr(fsutil, "RACY_NS", 0)
     secret_scan.clear()

@@ -13,8 +13,8 @@ HEAVY = ("textual", "watchdog", "git", "rich", "pydantic", "yaml", "pathspec", "
 
 SCRIPT = """
 import json, sys
-from orchestrator.pipeline import Governor
-from orchestrator.tools import to_call
+from orchestrator.engine.pipeline import Governor
+from orchestrator.engine.tools import to_call
 gov = Governor(sys.argv[1], approval_channel="deny")
 verdicts = [gov.pre(to_call(t, i, session_id="s")).decision for t, i in (
     ("Write", {"file_path": "src/new.py", "content": "x"}),
@@ -33,7 +33,7 @@ def run(ws: Path) -> dict:
 
 
 def test_cold_process_with_compiled_cache_imports_nothing_heavy(ws: Path) -> None:
-    from orchestrator.pipeline import Governor
+    from orchestrator.engine.pipeline import Governor
 
     Governor(ws).select_intent("INT-001", "s")
     first = run(ws)  # may validate (yaml, pydantic, pathspec) and fill the compiled cache
@@ -44,7 +44,7 @@ def test_cold_process_with_compiled_cache_imports_nothing_heavy(ws: Path) -> Non
 
 
 def test_cache_follows_edits(ws: Path) -> None:
-    from orchestrator.pipeline import Governor
+    from orchestrator.engine.pipeline import Governor
 
     Governor(ws).select_intent("INT-001", "s")
     run(ws)
@@ -54,7 +54,7 @@ def test_cache_follows_edits(ws: Path) -> None:
 
 def test_a_governed_call_imports_no_ctypes(ws: Path) -> None:
     # freshness is proven with plain stat calls (docs/performance.md, "Live cache decision"): no ctypes binding
-    script = ("import sys\nfrom orchestrator.pipeline import Governor\nfrom orchestrator.tools import to_call\n"
+    script = ("import sys\nfrom orchestrator.engine.pipeline import Governor\nfrom orchestrator.engine.tools import to_call\n"
               "Governor(sys.argv[1]).pre(to_call('Write', {'file_path': 'src/x.py'}, session_id='s'))\n"
               "print(sorted(m for m in ('ctypes',) if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", script, str(ws)], capture_output=True, text=True, check=True,
@@ -65,14 +65,14 @@ def test_a_governed_call_imports_no_ctypes(ws: Path) -> None:
 def test_pre_hook_captures_without_loading_the_record_half_of_the_trace(ws: Path) -> None:
     # an allowed Write captures its pre-image (post/preimage.py); writing the record (post/trace.py, and through it
     # the classifier) is the post-hook's work
-    from orchestrator.pipeline import Governor
+    from orchestrator.engine.pipeline import Governor
 
     Governor(ws).select_intent("INT-001", "s")
-    script = ("import sys\nfrom orchestrator.pipeline import Governor\nfrom orchestrator.tools import to_call\n"
+    script = ("import sys\nfrom orchestrator.engine.pipeline import Governor\nfrom orchestrator.engine.tools import to_call\n"
               "v = Governor(sys.argv[1]).pre(to_call('Write', {'file_path': 'src/x.py', 'content': 'x'}, "
               "session_id='s'))\n"
               "print(v.decision, sorted(m for m in ('orchestrator.post.preimage', 'orchestrator.post.trace', "
-              "'orchestrator.classify') if m in sys.modules))\n")
+              "'orchestrator.classify.mutation') if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", script, str(ws)], capture_output=True, text=True, check=True,
                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert out.stdout.strip() == "allow ['orchestrator.post.preimage']"

@@ -1,12 +1,16 @@
 """The package's module graph has no import cycle, and every engine module imports first in a fresh interpreter.
 
-Two static graphs, both cycle-free:
+Three static graphs, all cycle-free:
 
 - module level, including imports under ``if TYPE_CHECKING:`` (a cycle there is still a design cycle: ``pre/*``
   needing ``pipeline`` for a type while ``pipeline`` imports ``pre/*``);
 - every runtime import, including those inside functions, excluding ``if TYPE_CHECKING:`` blocks. Deferring an
   import keeps a heavy module off the hot path until it is needed, which is fine; a deferred import that closes a
-  cycle is still a design cycle (the knowledge both sides need belongs in a third module below them).
+  cycle is still a design cycle (the knowledge both sides need belongs in a third module below them);
+- their union: a typing-only import one way and a deferred import the other way is a circle too.
+
+And the top level is layered (:data:`LAYERS`): a module imports only modules of its own package or of a package
+listed before it, in every one of those graphs. The list is the architecture (docs/architecture.md, "The map").
 
 A package's ``__init__`` importing its submodules (to re-export them) is an edge like any other; the implicit
 import of a parent package when a submodule is imported is not modelled.
@@ -143,6 +147,80 @@ def test_no_import_cycle_among_orchestrator_modules() -> None:
     assert _cycles(graph) == []
 
 
+def _union() -> dict[str, set[str]]:
+    mods = _modules()
+    return {name: (_imports(path, mods) | _imports(path, mods, runtime=True)) - {name} for name, path in mods.items()}
+
+
+def test_no_import_cycle_in_the_union_of_typing_only_and_deferred_imports() -> None:
+    """``context`` imported ``pre.intentignore`` inside a function while that module imported ``context`` for a type:
+    neither graph alone saw the circle (issue 31)."""
+    assert sorted(_cycles(_union())) == []
+
+
+#: the top-level packages (and modules) from the bottom up: each may import itself and what is listed before it.
+#: One line per layer; the ``__init__`` of each package says what it owns and what it may import.
+LAYERS = [
+    "_version", "core",                 # leaves: the vocabulary (models, errors, paths, globs, fsutil, governance …)
+    "state",                            # on-disk runtime state: sessions, leases, refusals, the machine key
+    "vcs",                              # git: the CLI wrapper, hook dirs, revisions, worktrees
+    "secrets",                          # secret-file patterns, the scan, tracked secrets
+    "shell",                            # the shell analyzer
+    "classify",                         # mutation classification
+    "sandbox",                          # the kernel sandbox (plans, launchers)
+    "config",                           # the governance files: workspace, intents, policy, .intentignore
+    "approvals",                        # the approval broker, risk classes, previews
+    "ledger",                           # the trace ledger
+    "telemetry",                        # governance telemetry
+    "pre",                              # the hook contract (Context) and the pre-hooks
+    "post",                             # the post-hooks
+    "engine",                           # the Governor
+    "agent",                            # the reference tool loop
+    "adapters",                         # one per agent CLI, the MCP server
+    "daemon",                           # orch serve
+    "views",                            # read models a person sees (Activity)
+    "tui",                              # the Textual console
+    "cli",                              # argparse wiring and the error boundary
+    "commands",                         # one module per `orch` subcommand
+    "hookclient",                       # the stdlib-only hook client installed hooks run by path
+    "data",                             # templates and the demo project (no imports)
+]
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def test_every_top_level_package_has_a_layer() -> None:
+    tops = {_layer(m) for m in _modules()} - {"__init__"}
+    assert tops <= set(LAYERS), f"add to LAYERS (and say why in its __init__): {sorted(tops - set(LAYERS))}"
+    assert len(LAYERS) == len(set(LAYERS))
+
+
+def test_imports_go_down_the_layers() -> None:
+    """Typing-only and deferred imports included: a layer that needs a type from above it has the wrong layer."""
+    rank = {name: i for i, name in enumerate(LAYERS)}
+    rank["__init__"] = len(LAYERS)  # orchestrator/__init__.py re-exports the public API: it may import anything
+    wrong = sorted(f"{src} -> {dst}" for src, dsts in _union().items() for dst in dsts
+                   if rank[_layer(dst)] > rank[_layer(src)])
+    assert wrong == []
+
+
+def test_each_package_says_what_it_owns_and_may_import() -> None:
+    for name in LAYERS:
+        init = PACKAGE / name / "__init__.py"
+        if not init.exists() or name == "data":
+            continue
+        doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+        assert len(doc) > 80, f"{init}: a docstring that says what the package owns and what it may import"
+
+
+def test_the_top_level_holds_packages_and_a_handful_of_modules() -> None:
+    loose = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert loose == ["__init__.py", "__main__.py", "_version.py", "cli.py", "hookclient.py"]
+
+
 def test_no_import_cycle_counting_function_level_imports() -> None:
     mods = _modules()
     graph = {name: _imports(path, mods, runtime=True) - {name} for name, path in mods.items()}
@@ -183,13 +261,9 @@ def test_cycle_finder_finds_a_cycle() -> None:
 
 
 def _engine_modules() -> list[str]:
-    """orchestrator/*.py, pre/, post/, approvals/: what the hook contract is made of."""
-    names = []
-    for name in _modules():
-        parts = name.split(".")
-        if len(parts) <= 2 or parts[1] in ("pre", "post", "approvals"):
-            names.append(name)
-    return sorted(names)
+    """Every package below the adapters: what the hook contract is made of."""
+    below = LAYERS[: LAYERS.index("agent")]
+    return sorted(name for name in _modules() if _layer(name) in below or name.count(".") == 1)
 
 
 def test_each_engine_module_imports_first() -> None:

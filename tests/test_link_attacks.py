@@ -1,5 +1,5 @@
 """Attacks through links: the hard-link rule (selfguard ``hard-linked-file``), the rule for writes through entries a
-command makes itself (``orchestrator.prepare._check_new_entries`` on canonical paths, fed by the shell analysis'
+command makes itself (``orchestrator.engine.prepare._check_new_entries`` on canonical paths, fed by the shell analysis'
 ``entries`` / ``write_log``), and a long-lived Governor answering as a fresh one after links appear or vanish.
 
 Passing tests document attacks that are handled; the bypasses and false alarms an adversarial round found (other
@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from orchestrator import confcache
-from orchestrator.pipeline import Governor
-from orchestrator.tools import to_call
+from orchestrator.config import confcache
+from orchestrator.engine.pipeline import Governor
+from orchestrator.engine.tools import to_call
 from tests.freshness_support import assert_same, bind, compare, in_private_mount_namespace, warm, warm_governor, write
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux: hard links, mounts, /proc")

@@ -125,7 +125,7 @@ def read_tail(path: Any, max_bytes: int = 256 * 1024) -> bytes | None:
 
 
 def _default_governor(root: Path, approval_channel: str | None) -> Any:
-    from orchestrator.pipeline import Governor
+    from orchestrator.engine.pipeline import Governor
 
     return Governor(root, approval_channel=approval_channel, persist_preimages=True)
 
@@ -142,7 +142,7 @@ def run_hook(agent: str, raw: str | bytes | Mapping[str, Any], *, env: Mapping[s
     in_process = env is None
     env = os.environ if env is None else env
     event: Any = None
-    from orchestrator import leases
+    from orchestrator.state import leases
 
     # the agent process whose write leases this call takes (the daemon serves many agents, one per client)
     token = leases.HOST_PID.set(leases.host_from(env, in_process or env is os.environ))
@@ -183,8 +183,8 @@ def governance_root(event: Mapping[str, Any], env: Mapping[str, str]) -> Path | 
     the agent's project variable (``CLAUDE_PROJECT_DIR``…, set by the agent, not by the model), and only then the
     event's ``cwd`` and the process's cwd. The event's ``cwd`` follows the agent's ``cd``: a ``.orchestration/`` an
     agent made under its scope would otherwise govern every call made from inside it (and ``.orchestration/`` at any
-    depth is a governance path: no tool may create one, :mod:`orchestrator.governance`)."""
-    from orchestrator.workspace import find_root_of
+    depth is a governance path: no tool may create one, :mod:`orchestrator.core.governance`)."""
+    from orchestrator.config.workspace import find_root_of
 
     return find_root_of((env.get("ORCH_ROOT"), *(os.environ.get(v) for v in PROJECT_VARS), event_cwd(event),
                          os.getcwd()))

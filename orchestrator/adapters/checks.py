@@ -18,13 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.adapters import installer
-from orchestrator.findings import Finding
-from orchestrator.workspace import Workspace
+from orchestrator.core.findings import Finding
+from orchestrator.config.workspace import Workspace
 
 #: seconds one probe may take (a cold hook is ~0.1 s; an interpreter search a few tenths)
 PROBE_TIMEOUT = 30.0
 #: session id of the probes (never a real agent's; the pipeline does not log their refusals)
-from orchestrator.pipeline import PROBE_SESSION  # noqa: E402
+from orchestrator.engine.pipeline import PROBE_SESSION  # noqa: E402
 
 
 def _our_commands(data: dict[str, Any]) -> list[str]:

@@ -13,7 +13,7 @@ Events (payloads as captured from Claude Code 2.1.328, see tests/adapters/fixtur
   launcher running the original (:mod:`orchestrator.sandbox`); the kernel keeps its writes inside the intent's scope,
   so no person is asked. Claude Code's own deny/ask permission rules still apply to it.
 - ``PostToolUseFailure`` → :meth:`Governor.post` with a failed result: nothing is traced, the call's write leases
-  are released (:mod:`orchestrator.leases`; without it they would hold the file until they expire).
+  are released (:mod:`orchestrator.state.leases`; without it they would hold the file until they expire).
 - ``PostToolUse`` → :meth:`Governor.post` (a sandboxed command is unwrapped first: the ledger and read-stamps see
   the original): read-stamps for ``Read`` (optimistic locking between sessions),
   a ledger record for mutations. ``tool_response`` is translated into the engine's :class:`ToolResult` by
@@ -33,13 +33,13 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.adapters.base import HookResult, read_tail, response_failed, sandbox_reason
-from orchestrator.errors import OrchestratorError
-from orchestrator.models import ToolCall, ToolResult, Verdict
-from orchestrator.sessions import session_from
-from orchestrator.tools import to_call
+from orchestrator.core.errors import OrchestratorError
+from orchestrator.core.models import ToolCall, ToolResult, Verdict
+from orchestrator.state.sessions import session_from
+from orchestrator.engine.tools import to_call
 
 if TYPE_CHECKING:
-    from orchestrator.diffing import Hunk
+    from orchestrator.core.diffing import Hunk
 
 AGENT = "claude-code"
 SELECT_TOOL = "mcp__orchestrator__select_active_intent"
@@ -76,7 +76,7 @@ def handle(event: dict[str, Any], governor: Any, *, agent: str = AGENT, ask: boo
 
 
 def session_of(event: dict[str, Any]) -> str:
-    """The event's ``session_id`` (:func:`orchestrator.sessions.session_from`: no usable id is NO_SESSION, whose
+    """The event's ``session_id`` (:func:`orchestrator.state.sessions.session_from`: no usable id is NO_SESSION, whose
     mutating calls the engine refuses, never the shared ``default`` session)."""
     return session_from(event.get("session_id"))
 
@@ -239,7 +239,7 @@ def hunks_from_structured_patch(patch: list[Any]) -> list[Hunk]:
     Each input hunk has ``oldStart``, ``newStart`` and ``lines`` prefixed with ``" "``, ``"-"`` or ``"+"``.
     The ledger's fallback when no pre-image is known (neither the tool's nor the engine's snapshot).
     """
-    from orchestrator.diffing import Hunk  # lazily: only a response without a pre-image needs it
+    from orchestrator.core.diffing import Hunk  # lazily: only a response without a pre-image needs it
 
     def close(cur: list[int]) -> Hunk:
         os_, ol, ns_, nl = cur

@@ -3,7 +3,7 @@
 Differences handled here (sources: Codex's generated hook schemas, codex-rs/hooks/schema/generated/, and its hook
 output parser, codex-rs/hooks/src/engine/output_parser.rs):
 - tools are ``Bash`` (``tool_input.command``), ``apply_patch`` (the patch text, also in ``tool_input.command``;
-  :func:`orchestrator.tools.patch_paths` reads its ``*** Add/Update/Delete File:`` targets) and MCP tools
+  :func:`orchestrator.engine.tools.patch_paths` reads its ``*** Add/Update/Delete File:`` targets) and MCP tools
   ``mcp__<server>__<tool>`` — so the intent handshake is the same ``mcp__orchestrator__select_active_intent``;
 - the payload carries ``model`` (recorded as the call's model id) and ``turn_id``;
 - ``permissionDecision: "ask"`` is rejected by Codex ("unsupported permissionDecision:ask"), so an "ask" verdict is
@@ -13,7 +13,7 @@ output parser, codex-rs/hooks/src/engine/output_parser.rs):
   ``cmd``. That is exactly the sandboxed answer: a shell command the analyzer cannot vouch for (tests, builds,
   scripts) is allowed with ``updatedInput.command`` = the Landlock launcher running the original
   (:mod:`orchestrator.sandbox`), as for Claude Code; every other allowed call gets no answer at all. A ``command``
-  sent as argv is wrapped as its shell text (:func:`orchestrator.tools._command_text`), still a string. Codex runs
+  sent as argv is wrapped as its shell text (:func:`orchestrator.engine.tools._command_text`), still a string. Codex runs
   the wrapped command inside its own sandbox (0.169.0 on Linux: bubblewrap + seccomp); Landlock nests under it
   (verified in tests/e2e/test_codex_cli.py). Its PostToolUse carries the wrapped command, unwrapped before
   ``Governor.post`` so the ledger and read-stamps see the original;

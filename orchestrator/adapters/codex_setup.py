@@ -148,8 +148,8 @@ def write_trust(root: Path, config: Path | None = None) -> Path:
     Refuses (``ConfigError``) when the user's config already has a ``projects`` table for this root or a
     ``hooks.state`` entry for one of the keys outside our block: duplicate TOML tables would break the file.
     """
-    from orchestrator.errors import ConfigError
-    from orchestrator.fsutil import atomic_write
+    from orchestrator.core.errors import ConfigError
+    from orchestrator.core.fsutil import atomic_write
 
     root = Path(root)
     config = config or user_config_path()
@@ -176,7 +176,7 @@ def write_trust(root: Path, config: Path | None = None) -> Path:
 
 def remove_trust(root: Path, config: Path | None = None) -> Path | None:
     """Remove the block :func:`write_trust` added for ``root`` (``orch uninstall codex``); the path if changed."""
-    from orchestrator.fsutil import atomic_write
+    from orchestrator.core.fsutil import atomic_write
 
     root = Path(root)
     config = config or user_config_path()
@@ -225,7 +225,7 @@ def install_mcp(root: Path, entry: dict[str, Any]) -> Path | None:
 
     A user's own ``[mcp_servers.orchestrator]`` outside the block is kept and ours is not added (``ConfigError``
     would be the alternative; a duplicate table is invalid TOML)."""
-    from orchestrator.fsutil import atomic_write
+    from orchestrator.core.fsutil import atomic_write
 
     path = Path(root) / CONFIG_FILE
     try:
@@ -256,7 +256,7 @@ def uninstall_mcp(root: Path) -> Path | None:
     if rest == text:
         return None
     if rest.strip():
-        from orchestrator.fsutil import atomic_write
+        from orchestrator.core.fsutil import atomic_write
 
         atomic_write(path, rest.rstrip("\n").encode("utf-8") + b"\n")
     else:
@@ -286,7 +286,7 @@ def notes(root: Path) -> list[str]:
 # ------------------------------------------------------------------------------------------- doctor
 def check_codex(ws: Any) -> Iterable[Any]:
     """``orch doctor``: will Codex actually run orchestrator's hooks (and see its MCP server) here?"""
-    from orchestrator.findings import Finding
+    from orchestrator.core.findings import Finding
 
     root = Path(ws.root)
     hooks = our_hooks(root)

@@ -51,8 +51,8 @@ from typing import Any
 from orchestrator.adapters import claude_code, gemini
 from orchestrator.adapters.base import HookResult, read_tail
 from orchestrator.adapters.managed import MARK
-from orchestrator.models import ToolCall, ToolResult, Verdict
-from orchestrator.sessions import session_from
+from orchestrator.core.models import ToolCall, ToolResult, Verdict
+from orchestrator.state.sessions import session_from
 
 AGENT = "copilot"
 #: the handshake tool as Copilot names MCP tools (``<server>-<tool>``)

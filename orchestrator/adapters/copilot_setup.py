@@ -102,7 +102,7 @@ def _claude_hooks(root: Path) -> bool:
 def check_copilot(ws: Any) -> Iterable[Any]:
     """``orch doctor``: will Copilot CLI run orchestrator's hooks in this folder? (That they run and refuse a
     probe, and that the MCP server answers, is checked with every agent's: ``hooks.copilot``, ``mcp``.)"""
-    from orchestrator.findings import Finding
+    from orchestrator.core.findings import Finding
 
     root = Path(ws.root)
     if not _ours(root):

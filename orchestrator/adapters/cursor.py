@@ -25,9 +25,9 @@ from typing import Any
 
 from orchestrator.adapters import claude_code
 from orchestrator.adapters.base import HookResult
-from orchestrator.models import Kind, ToolCall, Verdict
-from orchestrator.sessions import session_from
-from orchestrator.tools import to_call
+from orchestrator.core.models import Kind, ToolCall, Verdict
+from orchestrator.state.sessions import session_from
+from orchestrator.engine.tools import to_call
 
 AGENT = "cursor"
 #: Cursor tool names -> the registry's names for the same operation
@@ -38,7 +38,7 @@ SELECT_NAMES = {"select_active_intent", "MCP:select_active_intent", claude_code.
 
 
 def session_of(event: dict[str, Any]) -> str:
-    """The event's ``conversation_id`` under the one session rule (:func:`orchestrator.sessions.session_from`)."""
+    """The event's ``conversation_id`` under the one session rule (:func:`orchestrator.state.sessions.session_from`)."""
     return session_from(event.get("conversation_id"))
 
 

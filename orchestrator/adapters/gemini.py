@@ -30,7 +30,7 @@ What differs from Claude Code, and how it is handled here:
   refused by Gemini's own policy, a crash) are overwritten by the next identical call and swept at SessionStart.
 - ``AfterTool``'s ``tool_response.returnDisplay.originalContent`` (the file before a ``write_file``/``replace``;
   ``isNewFile`` for a create) is handed to the ledger as the pre-image, like Claude Code's ``originalFile``: both
-  become the engine's :class:`~orchestrator.models.ToolResult` (:func:`tool_result`).
+  become the engine's :class:`~orchestrator.core.models.ToolResult` (:func:`tool_result`).
 - No model in the payload: the model id comes from the session transcript (``transcript_path``, JSONL whose
   ``gemini`` messages carry ``model``).
 
@@ -47,7 +47,7 @@ from typing import Any
 
 from orchestrator.adapters import claude_code
 from orchestrator.adapters.base import HookResult, read_tail, response_failed, sandbox_reason
-from orchestrator.models import ToolCall, ToolResult, Verdict
+from orchestrator.core.models import ToolCall, ToolResult, Verdict
 
 AGENT = "gemini"
 SERVER = "orchestrator"

@@ -81,7 +81,7 @@ def notes(root: Path) -> list[str]:
 
 def check_gemini(ws: Any) -> Iterable[Any]:
     """``orch doctor``: will Gemini CLI load orchestrator's hooks in this folder?"""
-    from orchestrator.findings import Finding
+    from orchestrator.core.findings import Finding
 
     root = Path(ws.root)
     settings = _json(root / SETTINGS_FILE)

@@ -16,7 +16,7 @@ Rules:
   paths (this interpreter, by absolute path: a pyenv shim adds ~43 ms per call) go to ``.claude/settings.local.json``,
   which Claude Code keeps out of git; nothing shared is changed but the MCP entry;
 - either way the hook runs the stdlib-only fast client ``orchestrator/hookclient.py`` with ``-S`` (see
-  :mod:`orchestrator.daemon`).
+  :mod:`orchestrator.daemon.server`).
 
 For other installers (Codex, Gemini): :func:`launcher_command` is the portable hook command, :func:`mcp_server_entry`
 the portable MCP entry, :func:`write_launcher` writes the launcher (and remembers this interpreter); see
@@ -181,7 +181,7 @@ def launcher_text() -> str:
 def write_launcher(root: str | os.PathLike[str], *, python: str | None = None) -> list[Path]:
     """Write ``.orchestration/bin/orch-hook`` (executable, to be committed) and remember ``python`` (default: this
     interpreter) for this machine in ``.orchestration/run/hook-python``; returns the committed files written."""
-    from orchestrator.fsutil import atomic_write
+    from orchestrator.core.fsutil import atomic_write
 
     root = Path(root)
     written: list[Path] = []
@@ -202,7 +202,7 @@ def write_launcher(root: str | os.PathLike[str], *, python: str | None = None) -
 
 def remember(root: str | os.PathLike[str], *, python: str | None = None) -> Path:
     """Record this machine's interpreter and hook client for the launcher (runtime state, not committed)."""
-    from orchestrator.fsutil import atomic_write
+    from orchestrator.core.fsutil import atomic_write
 
     path = Path(root) / REMEMBERED
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -258,11 +258,11 @@ def _load(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except ValueError as exc:
-        from orchestrator.errors import ConfigError
+        from orchestrator.core.errors import ConfigError
 
         raise ConfigError(f"not valid JSON ({exc}); fix or move it, then install again", file=path) from exc
     if not isinstance(data, dict):
-        from orchestrator.errors import ConfigError
+        from orchestrator.core.errors import ConfigError
 
         raise ConfigError("expected a JSON object", file=path)
     return data
@@ -276,7 +276,7 @@ def _save(path: Path, data: dict[str, Any]) -> bool:
             return False
     except (OSError, UnicodeDecodeError):
         pass
-    from orchestrator.fsutil import atomic_write
+    from orchestrator.core.fsutil import atomic_write
 
     atomic_write(path, text.encode("utf-8"))
     return True
@@ -323,7 +323,7 @@ def install(agent: str, root: str | os.PathLike[str], *, python: str | None = No
     if scope == "local":
         local = LOCAL_SETTINGS.get(agent)
         if local is None:
-            from orchestrator.errors import UsageError
+            from orchestrator.core.errors import UsageError
 
             raise UsageError(f"{agent} has no machine-local settings file; install it with --scope shared",
                              hint="the shared install names only the committed launcher .orchestration/bin/orch-hook")
@@ -336,7 +336,7 @@ def install(agent: str, root: str | os.PathLike[str], *, python: str | None = No
     if hooks is None:
         hooks = data["hooks"] = {}
     if not isinstance(hooks, dict):
-        from orchestrator.errors import ConfigError
+        from orchestrator.core.errors import ConfigError
 
         raise ConfigError("`hooks` is not an object", file=path)
     _strip_hooks(hooks, spec.shape)  # idempotent: replace our previous entries

@@ -30,9 +30,9 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
         "orchestrator.adapters.langchain needs LangChain 1.x: pip install 'orchestrator[langchain]'"
     ) from exc
 
-from orchestrator.models import Kind, ToolCall, ToolResult, Verdict
-from orchestrator.pipeline import Governor
-from orchestrator.tools import to_call
+from orchestrator.core.models import Kind, ToolCall, ToolResult, Verdict
+from orchestrator.engine.pipeline import Governor
+from orchestrator.engine.tools import to_call
 
 #: what a caller-supplied approver gets and returns (same shapes as the reference loop's approver)
 Approver = Callable[[Any], Any]
@@ -79,7 +79,7 @@ class OrchestratorMiddleware(AgentMiddleware):
         return self._session_of(getattr(getattr(request, "runtime", None), "config", None) or {})
 
     def _handshake_tools(self) -> list[Any]:
-        from orchestrator.errors import OrchestratorError
+        from orchestrator.core.errors import OrchestratorError
 
         middleware = self
 

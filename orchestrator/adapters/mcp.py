@@ -47,7 +47,7 @@ class McpBackend:
     @property
     def governor(self) -> Any:
         if self._governor is None:
-            from orchestrator.pipeline import Governor
+            from orchestrator.engine.pipeline import Governor
 
             self._governor = Governor(self.root)
         return self._governor
@@ -60,8 +60,8 @@ class McpBackend:
 
     def intent_context(self, intent_id: str) -> str:
         """The ``<intent_context>`` of an IN_PROGRESS intent, without recording a selection (the hook did)."""
-        from orchestrator import intents as _intents
-        from orchestrator.errors import IntentError
+        from orchestrator.config import intents as _intents
+        from orchestrator.core.errors import IntentError
         from orchestrator.post import lessons
 
         gov = self.governor
@@ -95,7 +95,7 @@ def build_server(root: str | Path, *, session_id: str | None = None, hooked: boo
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
 
-    from orchestrator.errors import OrchestratorError
+    from orchestrator.core.errors import OrchestratorError
 
     backend = McpBackend(root, session_id=session_id, hooked=hooked)
     server: MCPServer = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS)

@@ -25,7 +25,7 @@ plugin builds them from what opencode hands it (real inputs: tests/data/opencode
 - ``{"hook_event_name": "session.context", "sessionID"}`` (``experimental.chat.system.transform``) → ``{"context":
   <the mandate and the IN_PROGRESS intents>}``, added to the system prompt.
 
-Tools (``orchestrator.tools``): ``bash {command, timeout, workdir, description}`` — ``workdir`` (relative to the
+Tools (``orchestrator.engine.tools``): ``bash {command, timeout, workdir, description}`` — ``workdir`` (relative to the
 project directory) is the shell's cwd; ``write {filePath, content}``, ``edit {filePath, oldString, newString,
 replaceAll}``, ``apply_patch {patchText}`` (offered instead of edit/write to ``gpt-*`` models), ``read``, ``glob``,
 ``grep``, ``list``, ``task``, ``todowrite``, ``todoread``, ``webfetch``, ``websearch``, ``skill``, ``question``;
@@ -40,9 +40,9 @@ from typing import Any
 
 from orchestrator.adapters import claude_code
 from orchestrator.adapters.base import HookResult
-from orchestrator.models import ToolCall, ToolResult, Verdict
-from orchestrator.sessions import session_from
-from orchestrator.tools import to_call
+from orchestrator.core.models import ToolCall, ToolResult, Verdict
+from orchestrator.state.sessions import session_from
+from orchestrator.engine.tools import to_call
 
 AGENT = "opencode"
 #: the handshake tool as opencode names MCP tools (``<server>_<tool>``)
@@ -59,7 +59,7 @@ def _str(event: dict[str, Any], key: str) -> str | None:
 
 
 def session_of(event: dict[str, Any]) -> str:
-    """The event's ``sessionID`` under the one session rule (:func:`orchestrator.sessions.session_from`): no usable
+    """The event's ``sessionID`` under the one session rule (:func:`orchestrator.state.sessions.session_from`): no usable
     id is NO_SESSION, whose mutating calls the engine refuses, never the shared ``default`` session."""
     return session_from(event.get("sessionID"))
 

@@ -67,11 +67,11 @@ def install(root: str | os.PathLike[str], *, python: str | None = None, mcp: boo
             scope: str = "shared") -> list[Path]:
     """Write the plugin, the launcher and (``mcp``) the MCP server; returns the files written."""
     if scope != "shared":
-        from orchestrator.errors import UsageError
+        from orchestrator.core.errors import UsageError
 
         raise UsageError("opencode has no machine-local settings file; install it with --scope shared",
                          hint=f"the plugin {OPENCODE_PLUGIN} names only the committed launcher {installer.LAUNCHER}")
-    from orchestrator.fsutil import atomic_write
+    from orchestrator.core.fsutil import atomic_write
 
     root = Path(root)
     written = installer.write_launcher(root, python=python)
@@ -147,7 +147,7 @@ def notes(root: Path) -> list[str]:
 
 def probe_event(root: Path) -> dict[str, Any]:
     """A ``write`` to a governance file, which orchestrator must refuse (``orch doctor``'s probe)."""
-    from orchestrator.pipeline import PROBE_SESSION
+    from orchestrator.engine.pipeline import PROBE_SESSION
 
     return {"hook_event_name": "tool.execute.before", "tool": "write", "sessionID": PROBE_SESSION,
             "callID": "doctor-probe", "cwd": str(root),
@@ -158,7 +158,7 @@ def check_opencode(ws: Any, env: Mapping[str, str] | None = None) -> Iterable[An
     """``orch doctor``: is orchestrator's plugin in place, this version's, answered by the launcher, with its MCP
     server, and will opencode load it?"""
     from orchestrator.adapters import checks
-    from orchestrator.findings import Finding
+    from orchestrator.core.findings import Finding
 
     env = os.environ if env is None else env
     root = Path(ws.root)

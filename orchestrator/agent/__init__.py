@@ -5,6 +5,8 @@
 >>> from orchestrator.agent.providers.scripted import ScriptedProvider
 >>> loop = AgentLoop(Governor("."), ScriptedProvider.from_yaml("script.yaml"))  # doctest: +SKIP
 >>> loop.run("Add a farewell() function").answer                               # doctest: +SKIP
+
+May import: everything up to ``engine`` (it drives a ``Governor``); never an adapter, the CLI or the TUI.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from orchestrator.agent.loop import AgentLoop, ApprovalDecision, ApprovalQuestion, LoopEvent
 from orchestrator.agent.providers import from_env
-from orchestrator.workspace import find_workspace
+from orchestrator.config.workspace import find_workspace
 
 if TYPE_CHECKING:
     from orchestrator.agent.providers import Provider
@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
             print("no model: set ANTHROPIC_API_KEY or OPENAI_API_KEY, or pass --script FILE", file=sys.stderr)
             return 2
         provider = found
-    from orchestrator.pipeline import Governor
+    from orchestrator.engine.pipeline import Governor
 
     gov = Governor(find_workspace(args.workspace))
     loop = AgentLoop(gov, provider, session_id=args.session, max_turns=args.max_turns, on_event=_print,

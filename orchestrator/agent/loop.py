@@ -1,6 +1,6 @@
 """The reference tool loop: messages → model → tool calls → governed execution → results → model.
 
-Every tool call goes through the :class:`~orchestrator.pipeline.Governor`::
+Every tool call goes through the :class:`~orchestrator.engine.pipeline.Governor`::
 
     verdict = gov.pre(call)            # allow / deny(structured error) / ask
     ask    → approver(request)         # if the loop has one; else the ask goes back as an error
@@ -19,9 +19,9 @@ from typing import Any
 
 from orchestrator.agent.providers import Provider, Reply, ToolUse
 from orchestrator.agent.tools import DEFAULT_TOOLS, CommandFailed, LoopTool, ToolContext, ToolFailure, run_command
-from orchestrator.models import ToolCall, ToolResult, Verdict
-from orchestrator.pipeline import Governor
-from orchestrator.tools import to_call
+from orchestrator.core.models import ToolCall, ToolResult, Verdict
+from orchestrator.engine.pipeline import Governor
+from orchestrator.engine.tools import to_call
 
 SYSTEM_PROMPT = """\
 You are a coding agent working in a governed repository. Rules:

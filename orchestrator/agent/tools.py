@@ -1,6 +1,6 @@
 """The reference loop's tools: plain file and shell operations, run only after the pre verdict allows.
 
-Each tool receives the governed :class:`~orchestrator.models.ToolCall`, whose ``resolved`` paths the
+Each tool receives the governed :class:`~orchestrator.core.models.ToolCall`, whose ``resolved`` paths the
 pipeline has already canonicalised and checked, so a tool writes exactly the file that was checked
 (never a re-interpretation of the model's raw string). A tool reports failure by raising
 :class:`ToolFailure`; the loop turns it into a tool error for the model.
@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.agent.providers import ToolSpec
-from orchestrator.errors import OrchestratorError
-from orchestrator.paths import PathError, canonical
+from orchestrator.core.errors import OrchestratorError
+from orchestrator.core.paths import PathError, canonical
 
 if TYPE_CHECKING:
-    from orchestrator.models import ToolCall
-    from orchestrator.pipeline import Governor
+    from orchestrator.core.models import ToolCall
+    from orchestrator.engine.pipeline import Governor
 
 #: results longer than this are cut (the model sees a note); keeps one huge file from flooding context
 MAX_RESULT_CHARS = 60_000

@@ -6,8 +6,8 @@ The package: :mod:`~orchestrator.approvals.request` (the request a person answer
 (the diff a person reads). *Whether* a call needs a person, and the channel that asks, is the approval pre-hook's
 decision (:mod:`orchestrator.pre.approval`).
 
-Files under the workspace's :attr:`~orchestrator.workspace.Workspace.approvals_dir` — the main worktree's
-``.orchestration/run/approvals/`` in a git worktree (:mod:`orchestrator.worktrees`; never the git dir, which a
+Files under the workspace's :attr:`~orchestrator.config.workspace.Workspace.approvals_dir` — the main worktree's
+``.orchestration/run/approvals/`` in a git worktree (:mod:`orchestrator.vcs.worktrees`; never the git dir, which a
 git-mode sandboxed command may write), shared by every worktree of the repository so one ``orch tui`` /
 ``orch approvals`` serves them all; ``.orchestration/run/approvals/`` otherwise (runtime state, never committed). Each request names the worktree and branch that asked:
 
@@ -27,6 +27,9 @@ Grants. A remembered grant matches a later call when **all** of these hold: the 
 risk class, the same *signature* (see :func:`signature`), and it has not expired. Risk classes
 listed in policy ``approval.forbid_remember`` are never remembered: :meth:`Broker.decide` refuses
 to create such grants and :func:`request_decision` ignores any that exist.
+
+May import: ``core``, ``state``, ``vcs``, ``shell`` and ``config``; never a pre-hook (``pre/approval.py`` imports
+this package).
 """
 
 from __future__ import annotations

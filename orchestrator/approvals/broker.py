@@ -23,7 +23,7 @@ from orchestrator.approvals.request import (
     GrantRefused,
     valid_id,
 )
-from orchestrator.fsutil import atomic_write, atomic_write_json, locked
+from orchestrator.core.fsutil import atomic_write, atomic_write_json, locked
 
 SCOPES = ("once", "session", "intent")
 DECISIONS = ("approve", "reject")
@@ -444,7 +444,7 @@ def broker_for(ctx_or_run_dir: Any, *, clock: Callable[[], float] = time.time) -
 
 def branch_of(root: str) -> str | None:
     """The branch checked out in worktree ``root`` (shown to the reviewer), read from ``.git`` with the stdlib."""
-    from orchestrator.worktrees import worktree_of
+    from orchestrator.vcs.worktrees import worktree_of
 
     wt = worktree_of(root)
     if wt is None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from orchestrator.models import Kind
+from orchestrator.core.models import Kind
 
 if TYPE_CHECKING:
-    from orchestrator.models import ToolCall
+    from orchestrator.core.models import ToolCall
 
 #: bounds of a diff preview: a person reads it in a terminal, and the request file stays small
 PREVIEW_MAX_LINES = 120

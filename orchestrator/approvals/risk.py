@@ -6,10 +6,10 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from orchestrator.models import Kind
+from orchestrator.core.models import Kind
 
 if TYPE_CHECKING:
-    from orchestrator.models import ToolCall
+    from orchestrator.core.models import ToolCall
     from orchestrator.shell import ShellAnalysis
 
 #: risk classes from most to least severe; a call gets the first one that applies

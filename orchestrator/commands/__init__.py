@@ -1,10 +1,14 @@
-"""One module per ``orch`` subcommand, each with ``register(parser)`` and ``run(args) -> int``."""
+"""One module per ``orch`` subcommand, each with ``register(parser)`` and ``run(args) -> int``.
+
+May import: anything in the package (it is the top); each subcommand imports what it needs inside ``run`` so ``orch
+--help`` stays cheap.
+"""
 
 from __future__ import annotations
 
 import argparse
 
-from orchestrator.workspace import Workspace, find_workspace
+from orchestrator.config.workspace import Workspace, find_workspace
 
 
 def add_workspace_arg(parser: argparse.ArgumentParser) -> None:
@@ -21,8 +25,8 @@ def workspace_of(args: argparse.Namespace) -> Workspace:
 def resolve_session(ws: Workspace, value: str | None) -> str:
     """A session id from what a person typed: the id itself, or a unique prefix of a known session's id (ids are
     UUIDs; tables show the first 8 characters). Unknown values are returned unchanged (a new session)."""
-    from orchestrator.errors import UsageError
-    from orchestrator.sessions import SessionStore
+    from orchestrator.core.errors import UsageError
+    from orchestrator.state.sessions import SessionStore
 
     if not value:
         return "default"

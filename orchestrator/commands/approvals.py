@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from orchestrator.commands import add_workspace_arg, workspace_of
-from orchestrator.output import json_out, out
+from orchestrator.core.output import json_out, out
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -24,7 +24,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def broker(args: argparse.Namespace) -> Any:
     """The workspace's broker, configured from its policy; also returns the forbidden grant classes."""
-    from orchestrator import policy as _policy
+    from orchestrator.config import policy as _policy
     from orchestrator.approvals import Broker
 
     ws = workspace_of(args)

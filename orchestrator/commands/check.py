@@ -14,10 +14,10 @@ import json
 import sys
 
 from orchestrator.commands import add_workspace_arg, resolve_session, workspace_of
-from orchestrator.errors import UsageError
-from orchestrator.output import json_out, out
-from orchestrator.pipeline import Governor
-from orchestrator.tools import to_call
+from orchestrator.core.errors import UsageError
+from orchestrator.core.output import json_out, out
+from orchestrator.engine.pipeline import Governor
+from orchestrator.engine.tools import to_call
 
 
 def register(parser: argparse.ArgumentParser) -> None:

@@ -24,8 +24,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from orchestrator.errors import OrchestratorError, UsageError
-from orchestrator.output import out
+from orchestrator.core.errors import OrchestratorError, UsageError
+from orchestrator.core.output import out
 
 DEMO_PACKAGE = "orchestrator.data"
 DEMO_DIR = "demo"
@@ -103,7 +103,7 @@ def _demo_data() -> Any:
 
 
 def _git(root: Path, *args: str) -> bool:
-    from orchestrator.gitcli import git
+    from orchestrator.vcs.cli import git
 
     config = ("user.name=orch demo", "user.email=demo@orchestrator.invalid", "commit.gpgsign=false",
               "init.defaultBranch=main")
@@ -115,7 +115,7 @@ def _git(root: Path, *args: str) -> bool:
 
 def prepare_workspace(directory: str | None) -> tuple[Path, bool]:
     """Create the demo workspace; returns (root, whether git was initialised)."""
-    from orchestrator import workspace
+    from orchestrator.config import workspace
 
     if directory is None:
         root = Path(tempfile.mkdtemp(prefix="orch-demo-"))
@@ -311,7 +311,7 @@ def run(args: argparse.Namespace) -> int:
     from orchestrator.agent.loop import AgentLoop
     from orchestrator.agent.providers import ProviderError
     from orchestrator.agent.providers.scripted import ScriptedProvider
-    from orchestrator.pipeline import Governor
+    from orchestrator.engine.pipeline import Governor
 
     style = Style.for_stdout()
     s = style
@@ -395,7 +395,7 @@ class _Chaptered:
 def _show_ledger(root: Path, narrator: Narrator) -> bool:
     """Show the ledger with the real `orch trace` and `orch trace verify`. False when nothing was traced."""
     from orchestrator.cli import main
-    from orchestrator.workspace import Workspace
+    from orchestrator.config.workspace import Workspace
 
     ledger = Workspace(root).ledger_file
     if not ledger.exists() or ledger.stat().st_size == 0:

@@ -1,7 +1,7 @@
 """``orch doctor``: is this workspace governed the way its owner thinks it is?
 
 Each check is a function ``(ws: Workspace) -> Iterable[Finding]`` (the contract is the leaf module
-:mod:`orchestrator.findings`) named in :data:`CHECKS` as ``"module:function"`` and imported only when
+:mod:`orchestrator.core.findings`) named in :data:`CHECKS` as ``"module:function"`` and imported only when
 doctor runs, so a check may live beside the code it checks (an adapter, the sandbox, the daemon)
 without the engine importing the CLI. A finding that is not ``ok`` carries a ``fix``: the command or
 edit that resolves it.
@@ -15,15 +15,15 @@ from collections.abc import Iterable
 from dataclasses import asdict
 
 from orchestrator.commands import add_workspace_arg, workspace_of
-from orchestrator.findings import STATUSES, Check, Finding
-from orchestrator.output import json_out, out
-from orchestrator.workspace import Workspace
+from orchestrator.core.findings import STATUSES, Check, Finding
+from orchestrator.core.output import json_out, out
+from orchestrator.config.workspace import Workspace
 
 
 #: the checks, in the order they are reported ("module:function"; see the module docstring)
 CHECKS: list[str] = [
     "orchestrator.commands.doctor:check_config",
-    "orchestrator.sandbox:check_sandbox",
+    "orchestrator.config.checks:check_sandbox",
     "orchestrator.adapters.checks:check_launcher",
     "orchestrator.adapters.checks:check_hooks",
     "orchestrator.adapters.checks:check_mcp",
@@ -32,8 +32,8 @@ CHECKS: list[str] = [
     "orchestrator.adapters.gemini_setup:check_gemini",
     "orchestrator.adapters.copilot_setup:check_copilot",
     "orchestrator.adapters.opencode_setup:check_opencode",
-    "orchestrator.githooks:check_hooks_path",
-    "orchestrator.keys:check_signing",
+    "orchestrator.config.intentignore:check_hooks_path",
+    "orchestrator.state.keys:check_signing",
     "orchestrator.commands.status:check_daemon",
     "orchestrator.telemetry.checks:check_telemetry",
 ]
@@ -41,10 +41,11 @@ CHECKS: list[str] = [
 
 def check_config(ws: Workspace) -> Iterable[Finding]:
     """The governance files load and validate."""
-    from orchestrator import intents, policy
-    from orchestrator.errors import OrchestratorError
+    from orchestrator.config import intents
+    from orchestrator.config import policy
+    from orchestrator.core.errors import OrchestratorError
 
-    from orchestrator.pre import intentignore
+    from orchestrator.config import intentignore
 
     for label, load, path in (("config.intents", intents.load, ws.intents_file),
                               ("config.policy", policy.load, ws.policy_file),

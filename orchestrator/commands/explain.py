@@ -16,7 +16,7 @@ import os
 from typing import Any
 
 from orchestrator.commands import add_workspace_arg, resolve_session, workspace_of
-from orchestrator.output import json_out, out
+from orchestrator.core.output import json_out, out
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -32,7 +32,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from orchestrator.commands.check import describe, dry_run_governor
-    from orchestrator.tools import to_call
+    from orchestrator.engine.tools import to_call
 
     ws = workspace_of(args)
     session = resolve_session(ws, args.session or os.environ.get("ORCH_SESSION_ID"))

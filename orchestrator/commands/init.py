@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from orchestrator import workspace
-from orchestrator.output import out
+from orchestrator.config import workspace
+from orchestrator.core.output import out
 
 
 def register(parser: argparse.ArgumentParser) -> None:

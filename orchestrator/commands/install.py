@@ -6,7 +6,7 @@ import argparse
 
 from orchestrator.adapters.installer import AGENTS, LAUNCHER, REMEMBERED, SCOPES, install, notes, own_setup
 from orchestrator.commands import add_workspace_arg, workspace_of
-from orchestrator.output import out
+from orchestrator.core.output import out
 
 EPILOG = f"""\
 scopes:
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     setup = own_setup(args.agent)
     if setup is not None:
         if args.no_daemon:
-            from orchestrator.errors import UsageError
+            from orchestrator.core.errors import UsageError
 
             raise UsageError(f"--no-daemon does not apply to {args.agent}: its plugin asks the daemon first",
                              hint=f"set ORCH_NO_DAEMON=1 in {args.agent}'s environment instead: no daemon is started "

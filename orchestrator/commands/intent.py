@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 
 from orchestrator.commands import add_workspace_arg, workspace_of
-from orchestrator.output import err, out
-from orchestrator.pipeline import Governor
+from orchestrator.core.output import err, out
+from orchestrator.engine.pipeline import Governor
 
 #: the session of in-process Python callers that name none (``Governor.select_intent``'s default)
 DEFAULT_SESSION = "default"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from orchestrator import intents as _intents
+from orchestrator.config import intents as _intents
 from orchestrator.commands import add_workspace_arg, workspace_of
-from orchestrator.errors import UsageError
-from orchestrator.output import json_out, out
+from orchestrator.core.errors import UsageError
+from orchestrator.core.output import json_out, out
 
 
 def register(parser: argparse.ArgumentParser) -> None:

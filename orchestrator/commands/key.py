@@ -16,10 +16,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from orchestrator import keys
+from orchestrator.state import keys
 from orchestrator.commands import add_workspace_arg, workspace_of
-from orchestrator.errors import UsageError
-from orchestrator.output import out
+from orchestrator.core.errors import UsageError
+from orchestrator.core.output import out
 
 
 def register(parser: argparse.ArgumentParser) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 from orchestrator.commands import add_workspace_arg, workspace_of
-from orchestrator.output import out
-from orchestrator.pipeline import Governor
+from orchestrator.core.output import out
+from orchestrator.engine.pipeline import Governor
 
 
 def register(parser: argparse.ArgumentParser) -> None:

@@ -14,8 +14,8 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from orchestrator.adapters.mcp import serve_stdio
-    from orchestrator.errors import WorkspaceError
-    from orchestrator.workspace import find_root
+    from orchestrator.core.errors import WorkspaceError
+    from orchestrator.config.workspace import find_root
 
     # Agents start MCP servers in the project directory; CLAUDE_PROJECT_DIR/ORCH_ROOT cover other launchers.
     start = args.workspace or os.environ.get("ORCH_ROOT") or None

@@ -8,8 +8,8 @@ from collections import deque
 from typing import Any
 
 from orchestrator.commands import add_workspace_arg, workspace_of
-from orchestrator.output import json_out, out
-from orchestrator.refusals import read
+from orchestrator.core.output import json_out, out
+from orchestrator.state.refusals import read
 
 
 def register(parser: argparse.ArgumentParser) -> None:

@@ -6,7 +6,7 @@ import argparse
 
 from orchestrator.commands import add_workspace_arg
 from orchestrator.commands.approvals import broker
-from orchestrator.output import json_out, out
+from orchestrator.core.output import json_out, out
 
 
 def register(parser: argparse.ArgumentParser) -> None:

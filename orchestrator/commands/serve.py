@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from orchestrator.output import out
+from orchestrator.core.output import out
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -17,8 +17,8 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from orchestrator import daemon
-    from orchestrator.workspace import find_root
+    from orchestrator.daemon import server as daemon
+    from orchestrator.config.workspace import find_root
 
     root = find_root(args.root)
     if args.status:

@@ -16,11 +16,11 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.commands import add_workspace_arg, workspace_of
-from orchestrator.output import json_out, out
-from orchestrator.workspace import Workspace
+from orchestrator.core.output import json_out, out
+from orchestrator.config.workspace import Workspace
 
 if TYPE_CHECKING:
-    from orchestrator.findings import Finding
+    from orchestrator.core.findings import Finding
 
 #: a session seen within this many seconds counts as active
 ACTIVE_SECONDS = 3600.0
@@ -35,7 +35,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 def daemon_state(root: str) -> dict[str, Any]:
     """The daemon of workspace ``root``: ``running`` and, when one wrote its info file, pid, version, uptime and
     whether it runs the code installed here (``current``)."""
-    from orchestrator import daemon
+    from orchestrator.daemon import server as daemon
 
     data = daemon.info(root)
     if data is None or not data.get("alive"):
@@ -59,7 +59,7 @@ def telemetry_state(root: str) -> dict[str, Any]:
 def collect(ws: Workspace, *, now: float, include_idle: bool = False) -> dict[str, Any]:
     """Everything ``orch status`` shows, as plain data."""
     from orchestrator.approvals import ApprovalRequest, Broker
-    from orchestrator.worktrees import governed, sessions
+    from orchestrator.vcs.worktrees import governed, sessions
 
     broker = Broker(ws.shared_run_dir)
     pending = [r for r in broker.pending() if isinstance(r, ApprovalRequest)]
@@ -81,7 +81,7 @@ def collect(ws: Workspace, *, now: float, include_idle: bool = False) -> dict[st
         rows.append({"session": sid, "agent": state.get("agent"), "worktree": path,
                      "branch": wt.branch if wt else None, "intent": state.get("intent_id"),
                      "last_call_ago": round(ago, 1) if ago is not None else None, "pending_approvals": n_pending})
-    from orchestrator import leases
+    from orchestrator.state import leases
 
     held = [{"path": lease.get("path"), "worktree": lease.get("root"), "session": lease.get("session"),
              "intent": lease.get("intent"), "tool": lease.get("tool"),
@@ -156,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
 
 def check_daemon(ws: Workspace) -> Iterable[Finding]:
     """``orch doctor``: the workspace's hook daemon, if one runs, runs the orchestrator installed here."""
-    from orchestrator.findings import Finding
+    from orchestrator.core.findings import Finding
 
     d = daemon_state(str(ws.root))
     if not d["running"]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 
 from orchestrator.commands import add_workspace_arg, workspace_of
-from orchestrator.output import err, json_out, out
+from orchestrator.core.output import err, json_out, out
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -45,11 +45,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _flush(ws: object, as_json: bool) -> int:
-    from orchestrator import policy
-    from orchestrator.errors import OrchestratorError
+    from orchestrator.config import policy
+    from orchestrator.core.errors import OrchestratorError
     from orchestrator.telemetry import export
     from orchestrator.telemetry.config import settings
-    from orchestrator.workspace import Workspace
+    from orchestrator.config.workspace import Workspace
 
     assert isinstance(ws, Workspace)
     cfg = settings(policy.load(ws.policy_file))

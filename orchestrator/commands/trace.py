@@ -2,7 +2,7 @@
 
 Argparse and rendering only: the queries are :mod:`orchestrator.ledger.query`, :mod:`~orchestrator.ledger.blame`,
 :mod:`~orchestrator.ledger.audit` and :func:`orchestrator.ledger.verify` (every verb streams the ledger line by
-line); expected errors are :class:`~orchestrator.errors.OrchestratorError` subclasses reported by cli.py's boundary.
+line); expected errors are :class:`~orchestrator.core.errors.OrchestratorError` subclasses reported by cli.py's boundary.
 
     orch trace [-C DIR] [--intent ID] [--file PATH] [--session ID] [--class refactor|evolution] [--tool NAME]
                [--since 2h|3d|2026-01-31[T10:00]] [--limit N] [--json | --jsonl]
@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from .. import ledger, telemetry
-from ..errors import OrchestratorError, UsageError
+from orchestrator.core.errors import OrchestratorError, UsageError
 from ..ledger import query
-from ..output import err, out
+from orchestrator.core.output import err, out
 from . import workspace_of
 
 __all__ = ["register", "run", "main"]
@@ -370,7 +370,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
         st = query.stats(path, pre, pred)
     from datetime import datetime
 
-    from ..activity import collect, render
+    from orchestrator.views.activity import collect, render
     now = datetime.fromisoformat(args.now.replace("Z", "+00:00")) if getattr(args, "now", None) else None
     act = collect(workspace_of(args), since=getattr(args, "since", None) or "7d", filters=filters, now=now,
                   use_index=not args.no_index)
@@ -542,7 +542,7 @@ _VERBS: dict[str | None, Callable[[argparse.Namespace], int]] = {
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the selected verb; expected failures raise :class:`~orchestrator.errors.OrchestratorError` (cli.py)."""
+    """Run the selected verb; expected failures raise :class:`~orchestrator.core.errors.OrchestratorError` (cli.py)."""
     for name, default in (("json", False), ("jsonl", False), ("limit", None), ("root", None),
                           ("workspace", None), ("no_index", False)):
         if not hasattr(args, name):

@@ -6,7 +6,7 @@ import argparse
 
 from orchestrator.adapters.installer import AGENTS, own_setup, uninstall
 from orchestrator.commands import add_workspace_arg, workspace_of
-from orchestrator.output import out
+from orchestrator.core.output import out
 
 
 def register(parser: argparse.ArgumentParser) -> None:

@@ -10,7 +10,7 @@ import argparse
 import os
 
 from orchestrator.commands import add_workspace_arg, workspace_of
-from orchestrator.output import json_out, out
+from orchestrator.core.output import json_out, out
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -20,9 +20,11 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def validate(ws: object) -> list[dict[str, object]]:
     """One result per governance file: ``{file, ok, line, message, hint}``."""
-    from orchestrator import confcache, intents, policy
-    from orchestrator.errors import OrchestratorError
-    from orchestrator.pre import intentignore
+    from orchestrator.config import confcache
+    from orchestrator.config import intents
+    from orchestrator.config import policy
+    from orchestrator.core.errors import OrchestratorError
+    from orchestrator.config import intentignore
 
     results: list[dict[str, object]] = []
     for load, path in ((intents.load, ws.intents_file), (policy.load, ws.policy_file),  # type: ignore[attr-defined]

@@ -55,6 +55,8 @@ Schema check
     JSON parsing); other lines are parsed and go through :func:`check_record`.
     ``verify(strict=True)`` additionally runs full ``jsonschema`` (a dev extra) with format checking on every line;
     if jsonschema is not importable, strict falls back to the structural check and says so in the result.
+
+May import: ``core``, ``state`` (the machine key), ``vcs``, ``classify``; never the post-hook that writes it.
 """
 
 from __future__ import annotations

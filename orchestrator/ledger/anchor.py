@@ -1,7 +1,7 @@
 """The local anchor (docs/ledger.md §4a): the last record this machine appended to a ledger, kept outside the
 workspace so that deleting, truncating, emptying or replacing the ledger on this machine is detected by ``verify``.
 
-One small JSON file per (ledger file, branch) in :func:`orchestrator.keys.anchor_dir`:
+One small JSON file per (ledger file, branch) in :func:`orchestrator.state.keys.anchor_dir`:
 ``{"ledger": <real path>, "branch": <ref>, "head": "sha256:…", "line": N, "offset": bytes, "time": …}``. Keyed by
 branch because checking out another branch legitimately shows another ledger. Written by the writer under the
 ledger's lock after the record is on disk (a crash between the two leaves the anchor one record behind, which
@@ -19,7 +19,7 @@ from pathlib import Path
 
 def anchor_path(ledger: str | os.PathLike[str], branch: str | None) -> Path:
     """Where the anchor of ``ledger`` (on ``branch``; None outside git) lives."""
-    from ..keys import anchor_dir
+    from orchestrator.state.keys import anchor_dir
 
     real = os.path.realpath(os.fspath(ledger))
     name = hashlib.sha256(f"{real}\0{branch or ''}".encode("utf-8", "surrogateescape")).hexdigest()[:32]
@@ -28,7 +28,7 @@ def anchor_path(ledger: str | os.PathLike[str], branch: str | None) -> Path:
 
 def for_workspace(root: str | os.PathLike[str], ledger: str | os.PathLike[str]) -> Path:
     """The anchor path of a workspace's ledger on the branch checked out now."""
-    from ..vcs import head_ref
+    from orchestrator.vcs.revision import head_ref
 
     return anchor_path(ledger, head_ref(root))
 

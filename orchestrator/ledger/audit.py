@@ -4,7 +4,7 @@ Plumbing only, so that no user git setting changes what we read (docs/ledger.md 
 --no-renames HEAD`` (raw, NUL-separated: names with spaces, quotes, backslashes, tabs, newlines or any UTF-8 come
 through verbatim; no patch text, so ``diff.noprefix``, ``diff.mnemonicPrefix``, ``color.ui``, ``diff.external`` and
 textconv play no part), ``git ls-files -z --others --exclude-standard --full-name`` for new files and ``git cat-file
---batch`` for the ``HEAD`` blobs. The line diff is ours (:mod:`orchestrator.diffing`), on lines compared without
+--batch`` for the ``HEAD`` blobs. The line diff is ours (:mod:`orchestrator.core.diffing`), on lines compared without
 their ``\\r``; line endings are then compared as git would store them: where git's own eol conversion is on for a
 path (``git check-attr text eol``, ``core.autocrlf``) CRLF counts as LF, elsewhere a changed line ending is a
 change (issue 22 item 6).
@@ -34,8 +34,8 @@ import hashlib
 import os
 from pathlib import Path
 
-from ..diffing import decode, diff_hunks, is_binary, line_hash, split_lines
-from ..errors import OrchestratorError
+from orchestrator.core.diffing import decode, diff_hunks, is_binary, line_hash, split_lines
+from orchestrator.core.errors import OrchestratorError
 from .read import iter_lines, loads_record
 from .blame import BlameError, attribute, record_events
 
@@ -69,7 +69,7 @@ def audited(rel: str) -> bool:
 
 
 def _git(cwd: Path, *args: str, stdin: bytes | None = None) -> bytes:
-    from orchestrator.gitcli import git
+    from orchestrator.vcs.cli import git
 
     try:
         p = git(cwd, *args, stdin=stdin)
@@ -82,7 +82,7 @@ def _git(cwd: Path, *args: str, stdin: bytes | None = None) -> bytes:
 
 
 def _blobs(cwd: Path, shas: list[str]) -> dict[str, bytes]:
-    from orchestrator.gitcli import cat_blobs
+    from orchestrator.vcs.cli import cat_blobs
 
     try:
         found = cat_blobs(cwd, shas)
@@ -109,7 +109,7 @@ def _eol_converted(root: Path, top: Path, paths: list[str]) -> set[str]:
     ``git check-attr`` and ``git config``; the file's binary-ness is decided by the caller)."""
     if not paths:
         return set()
-    from orchestrator.gitcli import git
+    from orchestrator.vcs.cli import git
 
     try:
         autocrlf = git(root, "config", "--get", "core.autocrlf").stdout.decode().strip().lower()

@@ -28,8 +28,8 @@ from difflib import SequenceMatcher
 from pathlib import Path
 from typing import Any, Iterator
 
-from ..diffing import hash_lines, line_hash, split_lines
-from ..errors import OrchestratorError
+from orchestrator.core.diffing import hash_lines, line_hash, split_lines
+from orchestrator.core.errors import OrchestratorError
 from .format import NS
 from .read import iter_lines, loads_record
 

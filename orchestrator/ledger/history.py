@@ -1,5 +1,5 @@
 """``orch trace verify --history``: every committed version of the ledger extends the previous one (docs/ledger.md
-§4a), checked through git (:mod:`orchestrator.gitcli`, the one git helper; plumbing only).
+§4a), checked through git (:mod:`orchestrator.vcs.cli`, the one git helper; plumbing only).
 
 For each commit that changed the ledger (``git rev-list --parents`` limited to the ledger's path, so parents are
 the previous versions of the file) and for each of its parents:
@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..gitcli import cat_blobs, git
+from orchestrator.vcs.cli import cat_blobs, git
 
 
 @dataclass

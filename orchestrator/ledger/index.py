@@ -24,7 +24,7 @@ Why it cannot change an answer:
     is compared with the index's, and the scan's own pre-filter and predicate are applied again; a mismatch
     discards the index (:class:`IndexMismatch`) and the caller answers from the scan.
   * **Planted indexes**: a seal file holds an HMAC (key ``index-seal.key``, created on first use beside the ledger
-    signing key in :func:`orchestrator.keys.key_dir`: outside every workspace, unreadable to sandboxed commands,
+    signing key in :func:`orchestrator.state.keys.key_dir`: outside every workspace, unreadable to sandboxed commands,
     mode 0600) over the ledger path and the database file's device, inode, size, mtime and ctime as they were when
     this machine last wrote it. A database copied in, checked
     out from git or edited fails the seal and is rebuilt. Without the key the index is not used at all.
@@ -91,8 +91,8 @@ def index_path(ledger: str | os.PathLike[str]) -> Path:
 
 def seal_key_path() -> Path:
     """The HMAC key sealing this machine's indexes: beside the ledger signing key, outside every workspace, in the
-    directory no sandboxed command may read (:func:`orchestrator.keys.key_dir`)."""
-    from ..keys import key_dir
+    directory no sandboxed command may read (:func:`orchestrator.state.keys.key_dir`)."""
+    from orchestrator.state.keys import key_dir
 
     return key_dir() / "index-seal.key"
 

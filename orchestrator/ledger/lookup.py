@@ -17,7 +17,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from ..errors import OrchestratorError, UsageError
+from orchestrator.core.errors import OrchestratorError, UsageError
 from . import query
 from .blame import close_names, record_events, renames_of
 from .index import IndexMismatch, LedgerIndex, _utf8_ok
@@ -112,7 +112,7 @@ def _where(idx: LedgerIndex, filters: query.Filters, root: Path) -> tuple[str, l
         conds.append("tool = ?")
         params.append(filters.tool.lower())
     if filters.cls:
-        from ..classify import normalise_declared
+        from orchestrator.classify.mutation import normalise_declared
         conds.append("cls = ?")
         params.append(normalise_declared(filters.cls))
     if filters.file:

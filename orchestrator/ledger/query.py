@@ -16,7 +16,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-from ..errors import OrchestratorError, UsageError
+from orchestrator.core.errors import OrchestratorError, UsageError
 from .format import NS
 from .read import DuplicateKeyError, iter_lines, loads_record
 
@@ -134,7 +134,7 @@ def build_filter(filters: Filters, root: Path) -> tuple[list[bytes], Callable[[d
     if tool:
         checks.append(lambda r: str(ns_of(r).get("tool_name", "")).lower() == tool.lower())
     if filters.cls:
-        from ..classify import normalise_declared
+        from orchestrator.classify.mutation import normalise_declared
         want = normalise_declared(filters.cls)
         if want is None:
             raise UsageError(f"--class: expected refactor or evolution, got {filters.cls!r}")

@@ -4,7 +4,7 @@ A signed line carries, as the last key of ``metadata["dev.orchestrator"]`` befor
 
     "sig":{"alg":"ed25519","key":"<16 hex>","ledger":"sha256:<64 hex>","value":"<88 base64>"}
 
-- ``key``: the signer's key id (:func:`orchestrator.keys.key_id`);
+- ``key``: the signer's key id (:func:`orchestrator.state.keys.key_id`);
 - ``ledger``: the ledger's identity, the sha256 of the raw bytes of the file's **first line** (without its newline),
   or :data:`~orchestrator.ledger.format.GENESIS` on the first line itself: a record replayed from another ledger
   (another repository, or another ledger's first record) names another identity;
@@ -111,7 +111,7 @@ _signers: dict[int, Signer] = {}
 def local_signer() -> Signer:
     """This machine's signer (key created on first use; the key is cached by its file's stat key, so a daemon
     follows a replaced key); raises ``keys.KeyFileError``."""
-    from .. import keys
+    from orchestrator.state import keys
 
     key = keys.load_private(create=True)
     signer = _signers.get(id(key))

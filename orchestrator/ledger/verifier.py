@@ -263,7 +263,7 @@ def verify(path: str | os.PathLike[str], *, strict: bool = False, schema: bool =
 
 def _trust(res: VerifyResult, p: str) -> tuple[dict[str, bytes], str]:
     """The trusted keys next to the ledger and the ledger's identity (its first line's hash)."""
-    from ..keys import TRUSTED_NAME, load_trusted
+    from orchestrator.state.keys import TRUSTED_NAME, load_trusted
     from .signing import ledger_identity
 
     found = load_trusted(os.path.dirname(os.path.abspath(p)))

@@ -7,7 +7,7 @@ file created, modified or deleted since. :mod:`orchestrator.post.trace` turns th
 line ranges and reports the ones outside the intent's scope.
 
 **Which directories** (:func:`scan_roots`): the command's own targets plus the intent's ``owned_scope`` reduced to
-literal directory prefixes (:func:`orchestrator.globs.static_roots`), plus the policy's ``sandbox.writable`` when
+literal directory prefixes (:func:`orchestrator.core.globs.static_roots`), plus the policy's ``sandbox.writable`` when
 the command runs in the sandbox (``call.sandboxed``: the kernel then refuses everything else). A command the
 analyzer cannot bound — ``unknown`` or unresolved targets, a git command that rewrites the tree
 (``checkout``, ``stash pop``…), no sandbox — may write anywhere: the whole workspace is scanned. Always skipped:
@@ -67,7 +67,7 @@ def _ledger_rel(gov: Any) -> str:
 
 def scan_roots(gov: Any, call: Any, intent: Any, policy: Any) -> list[str]:
     """Workspace-relative directories (or files) to scan for ``call``; ``[""]`` is the whole workspace."""
-    from orchestrator.globs import static_roots
+    from orchestrator.core.globs import static_roots
 
     sh = getattr(call, "shell", None)
     sandboxed = bool(getattr(call, "sandboxed", False))
@@ -195,7 +195,7 @@ def _git_dirty(root: str, skip: frozenset[str]) -> set[str] | None:
     """Paths ``git status`` reports as not clean (modified, deleted, untracked; not ignored), or None (no git)."""
     import subprocess
 
-    from orchestrator.gitcli import NO_FSMONITOR
+    from orchestrator.vcs.cli import NO_FSMONITOR
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env["GIT_OPTIONAL_LOCKS"] = "0"  # a status must not rewrite the index (that would be a change of its own)
@@ -325,7 +325,7 @@ def git_before(root: str, paths: list[str], sigs: dict[str, str], trust: frozens
         return {}
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     try:
-        from orchestrator.gitcli import NO_FSMONITOR
+        from orchestrator.vcs.cli import NO_FSMONITOR
 
         out = subprocess.run(["git", *NO_FSMONITOR, "-C", root, "ls-files", "--debug", "-s", "-z", "--", *wanted],
                              capture_output=True, timeout=10, env=env).stdout
@@ -371,7 +371,7 @@ def git_before(root: str, paths: list[str], sigs: dict[str, str], trust: frozens
         size = int(head[2])
         texts[head[0].decode()] = cat[nl + 1:nl + 1 + size]
         pos = nl + 1 + size + 1
-    from orchestrator import diffing
+    from orchestrator.core import diffing
 
     out_text: dict[str, str | None] = {}
     for path, sha in blobs.items():

@@ -10,8 +10,8 @@ import datetime as _dt
 import re
 from pathlib import Path
 
-from orchestrator.errors import UsageError
-from orchestrator.fsutil import atomic_write, locked
+from orchestrator.core.errors import UsageError
+from orchestrator.core.fsutil import atomic_write, locked
 
 HEADING = "## Lessons"
 _LINE = re.compile(r"^- (?:\[(?P<intent>[^\]]+)\] )?(?P<text>.*?)(?: \(\d{4}-\d{2}-\d{2}\))?$")

@@ -19,7 +19,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from .. import diffing
+from orchestrator.core import diffing
 
 __all__ = ["MAX_DIR_FILES", "MAX_TEXT_BYTES", "PREIMAGE_TTL_SECONDS", "capture", "cleanup", "key_of", "load_capture",
            "snap_file", "targets"]
@@ -213,7 +213,7 @@ def capture(gov: Any, call: Any, lstats: dict[str, Any] | None = None, *, intent
             _MEM.pop(stale, None)  # another thread (the daemon's) may have taken it meanwhile
     if not getattr(gov, "persist_preimages", True):
         return  # pre and post run in this process: the in-memory snapshot is enough
-    from ..fsutil import atomic_write
+    from orchestrator.core.fsutil import atomic_write
 
     # atomic: a concurrent reader (the post-hook process) never sees half a snapshot
     path = _preimage_path(gov, key)

@@ -6,7 +6,7 @@ change scan sees the new file (it is flagged ``governance`` by :func:`post.trace
 it, and the governance directories the removal leaves empty, so nothing planted survives the command to be read
 later by a person's own ``orch`` run from inside that folder. The same holds for a host's configuration at any depth
 (``src/.claude/settings.json``, ``src/.mcp.json``, ``src/.codex/``, ``src/.github/hooks/``, …: the nested
-patterns of :mod:`orchestrator.governance`), which a host started from that folder would load with its hooks and
+patterns of :mod:`orchestrator.core.governance`), which a host started from that folder would load with its hooks and
 MCP servers. Only *creations* are undone: the file did not exist
 before the command, so removing it restores exactly the state before. A governance file that existed and was
 modified is reported, never silently rewritten (its pre-image may be unknown).
@@ -17,9 +17,9 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
-from ..governance import protected_by
+from orchestrator.core.governance import protected_by
 
-#: directory names that only hold governance or host configuration (orchestrator.governance's nested patterns):
+#: directory names that only hold governance or host configuration (orchestrator.core.governance's nested patterns):
 #: such a directory left empty by a removal goes too. ``.github`` itself is not one (it holds workflows, templates):
 #: only its ``hooks/`` and ``copilot/`` go, as governance paths of their own.
 _GOVERNANCE_DIRS = frozenset({".orchestration", ".claude", ".codex", ".gemini", ".opencode", ".cursor"})

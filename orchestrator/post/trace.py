@@ -36,8 +36,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .. import diffing
-from ..models import ToolResult
+from orchestrator.core import diffing
+from orchestrator.core.models import ToolResult
 from . import preimage, revert, swap
 from .preimage import MAX_DIR_FILES, MAX_TEXT_BYTES, capture
 
@@ -46,7 +46,7 @@ class _LazyClassify:
     """``classify`` (ast, pickle, tree-sitter) is only needed by record(); keep it off capture()'s import path."""
 
     def __getattr__(self, name: str) -> Any:
-        from .. import classify
+        from orchestrator.classify import mutation as classify
         return getattr(classify, name)
 
 
@@ -206,7 +206,8 @@ def build_record(gov: Any, call: Any, changes: list[dict]) -> dict:
     """Assemble the Agent Trace record (without chain fields; :func:`ledger.append` adds them)."""
     import uuid
 
-    from .. import ledger, vcs
+    from orchestrator import ledger
+    from orchestrator.vcs import revision as vcs
 
     contributor: dict[str, Any] = {"type": "ai"}
     model = _get(call, "model_id")
@@ -275,7 +276,7 @@ def record(gov: Any, call: Any, result: ToolResult | None = None) -> dict | None
 
     if result is not None and not isinstance(result, ToolResult):
         # an agent's own response (a dict) is translated by its adapter, never read here
-        raise TypeError(f"trace.record takes an orchestrator.models.ToolResult, not {type(result).__name__}")
+        raise TypeError(f"trace.record takes an orchestrator.core.models.ToolResult, not {type(result).__name__}")
     key = preimage.key_of(call)
     snap = preimage.load_capture(gov, key)
     root = Path(gov.workspace.root)
@@ -361,7 +362,7 @@ def _signing(gov: Any) -> tuple[Any, Any]:
     """This machine's signer and the ledger's local anchor (docs/ledger.md §4a). A key that cannot be loaded or
     created leaves the record unsigned (``verify`` then reports it) rather than losing it. The first signed append
     to a workspace without ``trusted_keys`` creates that file with this machine's public key."""
-    from .. import keys
+    from orchestrator.state import keys
     from ..ledger import anchor
     from ..ledger.signing import local_signer
 
@@ -430,7 +431,7 @@ def _scan_changes(gov: Any, scan: dict, named: list[str]) -> tuple[dict[str, dic
 def _mark_scope(gov: Any, call: Any, changes: list[dict], found: dict) -> list[str]:
     """Flag each change the command made outside its intent's scope (or on a governance file); return their
     paths. A change found by the scan (not named by the command) is flagged ``unnamed``."""
-    from ..governance import protected_by
+    from orchestrator.core.governance import protected_by
 
     intent = None
     iid = _get(call, "intent_id")

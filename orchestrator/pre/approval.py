@@ -14,7 +14,7 @@ Two ways around a person (docs/configuration.md, docs/security.md):
   available): the kernel holds its writes to the intent's scope. A rename inside the scope (``mv a b``: "deletes"
   ``a``) does not count as destructive there either. Destructive, outside-world, hijack, unparseable and
   unclassified risks still ask.
-- **the allowlist** ``approval.allow_commands`` (``"pytest:*"``, ``"make test"``; :mod:`orchestrator.allowlist`): a
+- **the allowlist** ``approval.allow_commands`` (``"pytest:*"``, ``"make test"``; :mod:`orchestrator.config.allowlist`): a
   matching command does not ask unless it is destructive. It still runs sandboxed where available and still
   passes every other hook.
 """
@@ -24,10 +24,10 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.models import Kind, Verdict
+from orchestrator.core.models import Kind, Verdict
 
 if TYPE_CHECKING:
-    from orchestrator.context import Context
+    from orchestrator.pre.context import Context
 
 NAME = "approval"
 CHANNELS = ("tui", "passkey", "agent-ask", "deny", "allow")
@@ -126,7 +126,7 @@ def check(ctx: Context) -> Verdict | None:
             return None  # runs in the kernel sandbox: its writes cannot leave the scope
         entries = getattr(ctx.policy.approval, "allow_commands", None) or ()
         if entries and "destructive" not in call.shell.risks and not (call.destructive and not _rename_only(ctx)):
-            from orchestrator.allowlist import allowlisted  # only where a policy lists commands
+            from orchestrator.config.allowlist import allowlisted  # only where a policy lists commands
 
             if allowlisted(call.command, entries):
                 return None

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from orchestrator.intents import IN_PROGRESS
-from orchestrator.models import Verdict
+from orchestrator.config.intents import IN_PROGRESS
+from orchestrator.core.models import Verdict
 
 if TYPE_CHECKING:
-    from orchestrator.context import Context
+    from orchestrator.pre.context import Context
 
 NAME = "gatekeeper"
 

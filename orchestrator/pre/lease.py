@@ -1,4 +1,4 @@
-"""Lease: take a write lease on every target before the stale check runs (see :mod:`orchestrator.leases`).
+"""Lease: take a write lease on every target before the stale check runs (see :mod:`orchestrator.state.leases`).
 
 Placed right before ``stale``: the stale check then runs while no other session can start a write to the file, so
 a write that lands after this session's check cannot exist. A target another session holds is refused with
@@ -11,11 +11,11 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from orchestrator import leases
-from orchestrator.models import Kind, Verdict
+from orchestrator.state import leases
+from orchestrator.core.models import Kind, Verdict
 
 if TYPE_CHECKING:
-    from orchestrator.context import Context
+    from orchestrator.pre.context import Context
 
 NAME = "lease"
 

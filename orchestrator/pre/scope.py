@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from orchestrator.models import Verdict
+from orchestrator.core.models import Verdict
 
 if TYPE_CHECKING:
-    from orchestrator.context import Context
+    from orchestrator.pre.context import Context
 
 NAME = "scope"
 

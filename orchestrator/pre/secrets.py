@@ -22,11 +22,11 @@ import os
 import stat
 from typing import TYPE_CHECKING, Any
 
-from orchestrator import secrets as _secrets
-from orchestrator.models import Kind, Verdict
+from orchestrator.secrets import patterns as _secrets
+from orchestrator.core.models import Kind, Verdict
 
 if TYPE_CHECKING:
-    from orchestrator.models import ToolCall
+    from orchestrator.core.models import ToolCall
 
 NAME = "secrets"
 
@@ -115,7 +115,7 @@ def _tracked_secret_read(call: ToolCall, m: _secrets.SecretMatcher, root: str) -
     ``secret-read`` risk, so the governed path (gatekeeper, approval) runs; elsewhere nothing changes."""
     import dataclasses
 
-    from orchestrator.tracked_secrets import tracked
+    from orchestrator.secrets.tracked import tracked
 
     found = tracked(root, m)
     if found == []:
@@ -189,9 +189,9 @@ def check_secrets(ws: Any) -> Any:
     anyone with a clone can)."""
     import subprocess
 
-    from orchestrator import policy as _policy
-    from orchestrator.errors import OrchestratorError
-    from orchestrator.findings import Finding
+    from orchestrator.config import policy as _policy
+    from orchestrator.core.errors import OrchestratorError
+    from orchestrator.core.findings import Finding
 
     try:
         pol = _policy.load(ws.policy_file)
@@ -204,7 +204,7 @@ def check_secrets(ws: Any) -> Any:
         return
     m = _secrets.for_policy(pol)
     root = str(ws.root)
-    from orchestrator.tracked_secrets import tracked
+    from orchestrator.secrets.tracked import tracked
 
     now = tracked(root, m) or []
     # a secret deleted since is still in the history: `git log -p --all` prints it (this scan is doctor-only)

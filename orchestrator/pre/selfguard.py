@@ -11,19 +11,19 @@ from __future__ import annotations
 import stat
 from typing import TYPE_CHECKING, Any
 
-from orchestrator import githooks
-from orchestrator.governance import GOVERNANCE, protected_by
-from orchestrator.models import Kind, Verdict
+from orchestrator.vcs import hooks as githooks
+from orchestrator.core.governance import GOVERNANCE, protected_by
+from orchestrator.core.models import Kind, Verdict
 
 if TYPE_CHECKING:
-    from orchestrator.context import Context
+    from orchestrator.pre.context import Context
 
 NAME = "selfguard"
 
 __all__ = ["GOVERNANCE", "NAME", "check", "hooks_pattern", "own_python_pattern", "protected_by"]
 
 def hooks_pattern(path: str, dirs: tuple[str, ...]) -> str | None:
-    """The ``core.hooksPath`` directory (of ``dirs``, see :mod:`orchestrator.githooks`) that ``path`` falls
+    """The ``core.hooksPath`` directory (of ``dirs``, see :mod:`orchestrator.vcs.hooks`) that ``path`` falls
     under, is, or contains (replacing a parent swaps the hooks), shown as a pattern, or None. A hooks path at the
     workspace root covers only the hook names there."""
     for d in dirs:
@@ -59,7 +59,7 @@ def own_python_pattern(root: str, path: str) -> str | None:
     development (the sandbox never grants it; a file tool may edit it like any source in scope)."""
     dirs = _OWN.get(root)
     if dirs is None:
-        from orchestrator.own_python import own_python
+        from orchestrator.core.own_python import own_python
 
         dirs = _OWN[root] = own_python(root, package=False)
     for d in dirs:

@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from orchestrator.fsutil import file_hash
-from orchestrator.models import Verdict
+from orchestrator.core.fsutil import file_hash
+from orchestrator.core.models import Verdict
 
 if TYPE_CHECKING:
-    from orchestrator.context import Context
+    from orchestrator.pre.context import Context
 
 NAME = "stale"
 

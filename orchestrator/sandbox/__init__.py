@@ -13,7 +13,7 @@ Two kinds of plan (docs/security.md has the full model and its residual gaps):
   devices. For a command the analyzer calls read-only (``ls``, ``grep``, ``git log``: if it hides a write, the kernel
   refuses it), and for any command when no intent is selected (it can still read and run tests). Such a command
   cannot change the workspace, so no change detection runs after it (the cost of a huge scope is not paid).
-- **scope**: the selected intent's ``owned_scope`` reduced to literal roots (:func:`orchestrator.globs.static_roots`);
+- **scope**: the selected intent's ``owned_scope`` reduced to literal roots (:func:`orchestrator.core.globs.static_roots`);
   the exact glob is checked after the run by the post-hook. A root that does not exist yet is created empty first
   when it is surely a directory (``build/**``, ``out/``), so the kernel has an inode to attach the rule to; a literal
   root that does not exist (``NOTES.md``: a file or a directory?) grants nothing. Governance paths are never
@@ -25,6 +25,9 @@ Two kinds of plan (docs/security.md has the full model and its residual gaps):
 In both, a few devices every program writes (``/dev/null``, ``/dev/tty``...) are writable, the secret files of
 :func:`secret_paths` are unreadable, and the environment variables that look like secrets are removed
 (:func:`env_options`, policy ``sandbox.env_scrub`` / ``env_keep``).
+
+May import: ``core``, ``state``, ``vcs``, ``secrets`` and ``shell``. It takes the pre-hooks' ``Context`` as the
+``PlanContext`` protocol and its policy as an object handed in, so it imports neither ``pre`` nor ``config``.
 """
 
 from __future__ import annotations
@@ -32,17 +35,25 @@ from __future__ import annotations
 import os
 import shlex
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from orchestrator.sandbox.exempt import (MAX_COMMAND_BYTES, cwd_only, exempt, opaque, unwrappable, writes_git,
                                          writes_workspace)
 
-if TYPE_CHECKING:
-    from orchestrator.context import Context
+
+class PlanContext(Protocol):
+    """What a plan is made from: the parts of the pre-hooks' ``Context`` (``orchestrator.pre.context``) the sandbox
+    reads. A protocol, not an import: the pre-hooks import the sandbox, so the sandbox names no pre-hook module."""
+
+    call: Any
+    intent: Any
+    policy: Any
+    root: str
+    workspace: Any
 
 #: devices any program may write (terminal output, /dev/null redirections); granted as files
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts", "/dev/random", "/dev/urandom")
-#: directories inside which a governance file may be *created* (see orchestrator.governance): never granted whole
+#: directories inside which a governance file may be *created* (see orchestrator.core.governance): never granted whole
 #: (``.github`` and the two below it that may hold Copilot's settings and setup workflow)
 _GOVERNANCE_PARENTS = frozenset({".claude", ".cursor", ".github", ".github/copilot", ".github/workflows"})
 #: risk categories the sandbox contains: a command whose risks are only these runs unasked when sandboxed (a
@@ -278,7 +289,7 @@ def _is_stub(path: str) -> bool:
     return compiled.is_stub(path)
 
 
-def plan(ctx: Context) -> Plan:
+def plan(ctx: PlanContext) -> Plan:
     """The sandbox plan of the call in ``ctx`` (run after the gatekeeper: it needs the selected intent, if any).
 
     The scope plan when an intent is selected and the command may write the workspace (it is not read-only), else
@@ -400,7 +411,7 @@ def private_tmp(root: str, session_id: str) -> str:
 
 def _workspace_entry(root: str, rel: str) -> tuple[str, bool] | None:
     """A workspace-relative ``sandbox.writable`` entry: (absolute path, must be created), or None to skip."""
-    from orchestrator.governance import protected_by
+    from orchestrator.core.governance import protected_by
 
     rel = os.path.normpath(rel).replace(os.sep, "/")
     if rel.startswith("..") or rel in (".", "") or protected_by(rel) or rel.split("/")[0].lower() in _GOVERNANCE_PARENTS:
@@ -420,7 +431,7 @@ def scope_grants(root: str, patterns: Any) -> tuple[list[str], list[str]]:
     Each glob is reduced to its literal root; governance paths are excluded by granting the children of any
     directory that holds (or may hold) one instead of the directory itself.
     """
-    from orchestrator.globs import static_root, static_roots
+    from orchestrator.core.globs import static_root, static_roots
     from orchestrator.sandbox.guard import protected_in
 
     protected_by = protected_in(root)  # governance paths and core.hooksPath directories (redteam)
@@ -481,21 +492,21 @@ def _grant_tree(root: str, rel: str, out: list[str], protected_by: Any) -> None:
 
 def secret_files(root: str, policy: Any) -> dict[str, str]:
     """The existing secret files whose reads the sandbox denies, real path -> the pattern that matched
-    (:func:`orchestrator.secrets.secret_spec`: the policy's secret patterns, matched against the workspace and the
+    (:func:`orchestrator.secrets.patterns.secret_spec`: the policy's secret patterns, matched against the workspace and the
     home's credential dirs).
 
     A concrete list, because a Landlock rule needs an inode: a secret created later, or beyond the scan's limit,
     is left to the analyzer and the read hooks.
     """
     try:
-        from orchestrator.secrets import for_policy, secret_spec
+        from orchestrator.secrets.patterns import for_policy, secret_spec
     except ImportError:
         return {}
     m = for_policy(policy)
     return {os.path.realpath(p): m.match(p, root) or "?" for p in secret_spec(root, policy)["files"]}
 
 
-def secret_paths(ctx: Context) -> list[str]:
+def secret_paths(ctx: PlanContext) -> list[str]:
     """Absolute paths of the existing secret files whose reads the sandbox denies (see :func:`secret_files`)."""
     return list(secret_files(ctx.root, ctx.policy))
 
@@ -532,17 +543,11 @@ def readable_except(root: str, deny: list[str]) -> list[str]:
     return out
 
 
-def check_sandbox(ws: Any) -> Any:
-    """``orch doctor``: is the shell sandbox available here, and does the policy use it?"""
-    from orchestrator import policy as _policy
-    from orchestrator.findings import Finding
+def findings(ws: Any, pol: Any) -> Any:
+    """``orch doctor``: is the shell sandbox available here, and does the loaded policy ``pol`` use it? (The check
+    that loads the policy is :func:`orchestrator.config.checks.check_sandbox`: the sandbox sits below ``config``.)"""
+    from orchestrator.core.findings import Finding
 
-    try:
-        pol = _policy.load(ws.policy_path)
-    except Exception as exc:  # noqa: BLE001 — reported by config checks; here only what we can say
-        yield Finding("sandbox", "warn", f"policy does not load ({exc}); the sandbox state is unknown",
-                      "fix .orchestration/policy.yaml")
-        return
     reason = unavailable_reason(pol)
     if reason is not None:
         yield Finding("sandbox", "warn",
@@ -587,4 +592,4 @@ def check_sandbox(ws: Any) -> Any:
 
 __all__ = ["Plan", "plan", "plan_for", "abi", "exempt", "writes_git", "cwd_only", "opaque", "unwrappable",
            "writes_workspace", "unavailable_reason", "unwrap", "scope_grants", "env_options", "scrubbed_env",
-           "check_sandbox", "CONTAINED", "MAX_COMMAND_BYTES", "options_of"]
+           "findings", "CONTAINED", "MAX_COMMAND_BYTES", "options_of"]

@@ -259,7 +259,7 @@ def state(directory: str) -> tuple[str, str]:
 
 def check(ws: Any) -> Any:
     """``orch doctor``: which launcher the wrapped commands run (compiling it now if it is missing)."""
-    from orchestrator.findings import Finding
+    from orchestrator.core.findings import Finding
 
     directory = os.path.join(str(ws.run_dir), "sandbox")
     if install(directory) is None:
@@ -308,7 +308,7 @@ def pidns_isolated(directory: str) -> bool:
 
 
 def _check_pidns(directory: str) -> Any:
-    from orchestrator.findings import Finding
+    from orchestrator.core.findings import Finding
 
     if pidns_isolated(directory):
         yield Finding("sandbox-pidns", "ok", "sandboxed commands see only their own processes (a PID namespace with "

@@ -48,7 +48,7 @@ GUARDED_TREES = ("hooks", "info", "refs/replace")
 #: rewrites it for every branch deletion)
 PACKED = "packed-refs"
 REPLACE_PREFIX = b"refs/replace/"
-#: the approval broker's trust-bearing files live in the common git dir (orchestrator/worktrees.py): a person's
+#: the approval broker's trust-bearing files live in the common git dir (orchestrator/vcs/worktrees.py): a person's
 #: remembered grants, and a decision per pending request. A command that runs git must not forge either.
 APPROVALS = "orchestration/approvals"
 DECISION_SUFFIX = ".decision.json"

@@ -25,6 +25,9 @@ code back through the walker and the accumulator they are given (``run._Run.sub/
 importing the walker, dispatcher or api (tests/test_import_graph.py). The package imports only the standard
 library at import time; tree-sitter is imported on first use, and :mod:`.rules.git_writes` and :mod:`.braces`
 only when a command needs them.
+
+May import: ``core`` and ``secrets`` (the secret-file patterns its rules check); inside, modules import only
+downwards (see docs/architecture.md).
 """
 from __future__ import annotations
 

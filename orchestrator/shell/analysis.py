@@ -79,7 +79,7 @@ class ShellAnalysis:
     reasons: tuple[str, ...] = ()
     unresolved: bool = False
     #: directory entries the command makes (links, moves, copies: :class:`ShellEntry`), in command order.
-    #: The pipeline compares them with ``write_log`` on canonical paths (orchestrator.prepare._check_new_entries).
+    #: The pipeline compares them with ``write_log`` on canonical paths (orchestrator.engine.prepare._check_new_entries).
     entries: tuple[ShellEntry, ...] = ()
     #: a write target or a ``cd`` went through ``..``: lexically simplified, which is wrong through a new link
     dotdot: bool = False
@@ -97,7 +97,7 @@ class ShellAnalysis:
     programs: tuple[tuple[str, str | None], ...] = ()
     #: the words of the command (after quote removal) when the whole command line is ONE simple command of
     #: literal words -- no list, pipeline, subshell, redirection, ``VAR=value``, expansion, substitution or glob;
-    #: else None. ``approval.allow_commands`` matches on it (orchestrator.allowlist.allowlisted)
+    #: else None. ``approval.allow_commands`` matches on it (orchestrator.config.allowlist.allowlisted)
     argv: tuple[str, ...] | None = None
 
     @property

@@ -16,10 +16,10 @@ if TYPE_CHECKING:  # annotations only (strings at runtime): keep `typing` off th
 def analyze(command: str, secrets: Any = None) -> ShellAnalysis:
     """Analyze one shell command line (may contain lists, pipes, heredocs...). Never raises.
 
-    ``secrets`` is the :class:`orchestrator.secrets.SecretMatcher` naming secret files (None: the defaults)."""
+    ``secrets`` is the :class:`orchestrator.secrets.patterns.SecretMatcher` naming secret files (None: the defaults)."""
     try:
         if secrets is None:
-            from orchestrator.secrets import matcher
+            from orchestrator.secrets.patterns import matcher
 
             secrets = matcher()
         if not isinstance(command, str):

@@ -12,9 +12,11 @@ The package is split so that the hook never pays for export:
   extra) turns spooled events into OTLP log records and metrics and ships them in batches;
 - :mod:`~orchestrator.telemetry.shipper` is the daemon's background loop around it.
 
-The engine (``pipeline.py``) imports only ``events`` and ``spool`` (standard library), and only when telemetry is on.
+The engine (``engine/pipeline.py``) imports only ``events`` and ``spool`` (standard library), and only when telemetry is on.
 This ``__init__`` imports nothing, so importing a submodule stays cheap; :func:`backfill_command` loads ``export``
 when called.
+
+May import: ``core``, ``state``, ``vcs``, ``config``; the OpenTelemetry SDK only in ``export``.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ if TYPE_CHECKING:
 
 def backfill_command(root: Path, records: Iterable[Mapping[str, Any]]) -> int:
     """``orch trace export --otlp``: send ``records`` (the filtered ledger) as record events; exit code 0."""
-    from orchestrator.output import err
+    from orchestrator.core.output import err
     from orchestrator.telemetry.export import backfill_ledger
 
     n, protocol = backfill_ledger(root, records)

@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING, Any
 from orchestrator.telemetry import spool
 
 if TYPE_CHECKING:
-    from orchestrator.findings import Finding
-    from orchestrator.workspace import Workspace
+    from orchestrator.core.findings import Finding
+    from orchestrator.config.workspace import Workspace
 
 
 def summary(ws: Workspace) -> dict[str, Any]:
     """Telemetry at a glance: on or off, protocol and endpoint, bytes waiting, dropped events, last shipment."""
-    from orchestrator import policy
-    from orchestrator.errors import OrchestratorError
+    from orchestrator.config import policy
+    from orchestrator.core.errors import OrchestratorError
     from orchestrator.telemetry.config import settings
 
     try:
@@ -38,7 +38,7 @@ def summary(ws: Workspace) -> dict[str, Any]:
 
 def check_telemetry(ws: Workspace) -> Iterable[Finding]:
     """``orch doctor``: telemetry's state, dropped events (a collector down for too long), a missing SDK."""
-    from orchestrator.findings import Finding
+    from orchestrator.core.findings import Finding
     from orchestrator.telemetry.export import available
 
     s = summary(ws)

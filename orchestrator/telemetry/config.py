@@ -28,7 +28,7 @@ from typing import Any
 
 PROTOCOLS = ("http/protobuf", "http/json", "grpc")
 DEFAULT_PROTOCOL = "http/protobuf"
-#: the ``telemetry:`` defaults (mirrors :class:`orchestrator.schema.TelemetryPolicy`)
+#: the ``telemetry:`` defaults (mirrors :class:`orchestrator.config.schema.TelemetryPolicy`)
 DEFAULTS: dict[str, Any] = {"enabled": False, "include_commands": False, "spool_max_bytes": 32 * 1024 * 1024,
                             "endpoint": None, "protocol": None, "service_name": None, "resource_attributes": {}}
 
@@ -122,7 +122,7 @@ def apply_to_process(env: Mapping[str, str]) -> None:
 
 
 def settings(policy: Any, env: Mapping[str, str] | None = None) -> Settings:
-    """The settings of a loaded policy (a :class:`~orchestrator.policy.PolicyView`; a compiled policy cached by an
+    """The settings of a loaded policy (a :class:`~orchestrator.config.policy.PolicyView`; a compiled policy cached by an
     older release has no ``telemetry`` key: telemetry is then off)."""
     section: Any = getattr(policy, "telemetry", None)
     if section is not None and not isinstance(section, Mapping):
@@ -149,8 +149,8 @@ def resource_attributes(root: str | os.PathLike[str], cfg: Settings) -> dict[str
     (``orchestrator.worktree.path`` / ``.name``); the policy's ``resource_attributes`` win over them, and
     ``OTEL_RESOURCE_ATTRIBUTES`` / ``OTEL_SERVICE_NAME`` over everything (applied by the exporter)."""
     from orchestrator._version import __version__
-    from orchestrator.vcs import head_revision
-    from orchestrator.worktrees import git_dirs, worktree_of
+    from orchestrator.vcs.revision import head_revision
+    from orchestrator.vcs.worktrees import git_dirs, worktree_of
 
     root = os.path.realpath(os.fspath(root))
     attrs: dict[str, Any] = {

@@ -43,7 +43,7 @@ _APPROVAL_OUTCOMES = {"approval-rejected": "rejected", "approval-timeout": "time
 
 def decision(call: Any, verdict: Any, latency_s: float, *, governed: bool = True,
              approval: tuple[str, float] | None = None, include_commands: bool = False) -> dict[str, Any]:
-    """The event of one pre-hook decision: ``call`` (a :class:`~orchestrator.models.ToolCall`), its ``verdict``,
+    """The event of one pre-hook decision: ``call`` (a :class:`~orchestrator.core.models.ToolCall`), its ``verdict``,
     the evaluation time in seconds; ``approval`` = (outcome, seconds waited) when the approval hook decided."""
     error = verdict.error or {}
     ev: dict[str, Any] = {

@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from orchestrator.errors import OrchestratorError
+from orchestrator.core.errors import OrchestratorError
 from orchestrator.telemetry import spool
 from orchestrator.telemetry.config import Settings, env_int, resource_attributes
 
@@ -34,14 +34,14 @@ ATTRIBUTES: dict[str, str] = {
     "tool_use_id": "orchestrator.tool_use_id", "kind": "orchestrator.tool.kind",
     "governed": "orchestrator.governed", "sandboxed": "orchestrator.sandboxed",
     "latency_ms": "orchestrator.latency_ms", "approval": "orchestrator.approval.outcome",
-    "approval_wait_ms": "orchestrator.approval.wait_ms", "paths": "orchestrator.paths",
+    "approval_wait_ms": "orchestrator.approval.wait_ms", "paths": "orchestrator.core.paths",
     "command": "orchestrator.command",
     "record_id": "orchestrator.record.id", "hash": "orchestrator.record.hash",
     "mutation_class": "orchestrator.mutation_class", "files": "orchestrator.files",
     "file_count": "orchestrator.file_count", "lines_added": "orchestrator.lines.added",
     "lines_removed": "orchestrator.lines.removed", "revision": "orchestrator.revision",
 }
-SCOPE = "orchestrator.governance"
+SCOPE = "orchestrator.core.governance"
 
 
 class TelemetryUnavailable(OrchestratorError):
@@ -346,7 +346,7 @@ def backfill_ledger(root: str | os.PathLike[str], records: Iterable[Mapping[str,
     telemetry is off (an explicit request; the ``OTEL_*`` variables still apply). Returns (sent, protocol)."""
     from pathlib import Path
 
-    from orchestrator import policy
+    from orchestrator.config import policy
     from orchestrator.telemetry.config import settings
 
     cfg = settings(policy.load(Path(root) / ".orchestration" / "policy.yaml")).enabled_copy()

@@ -1,6 +1,6 @@
 """The daemon's telemetry loop: ship the workspace's spool in batches, off every hook's path.
 
-A thread of ``orch serve`` (:class:`orchestrator.daemon.Daemon`): every ``OTEL_BLRP_SCHEDULE_DELAY`` milliseconds
+A thread of ``orch serve`` (:class:`orchestrator.daemon.server.Daemon`): every ``OTEL_BLRP_SCHEDULE_DELAY`` milliseconds
 (default 1000) it rereads the policy (cheap: the compiled-config cache), and when telemetry is on and events wait,
 sends them with :func:`orchestrator.telemetry.export.ship`. A collector that is down or slow delays only this
 thread: the exporter's own retries, then an exponential back-off of the loop (up to :data:`MAX_BACKOFF` seconds);
@@ -87,7 +87,7 @@ class Shipper:
             return 0
 
     def _settings(self) -> Any:
-        from orchestrator import policy
+        from orchestrator.config import policy
 
         pol = policy.load(self.root / ".orchestration" / "policy.yaml",
                           cache_dir=str(self.run_dir / "cache"))

@@ -168,7 +168,7 @@ def save_state(tdir: str, epoch: str | None, offset: int, **extra: Any) -> None:
     """Write the shipped position atomically (fsync'ed, then renamed over the old state)."""
     from pathlib import Path
 
-    from orchestrator.fsutil import atomic_write_json
+    from orchestrator.core.fsutil import atomic_write_json
 
     atomic_write_json(Path(tdir, STATE), {**load_state(tdir), **extra, "epoch": epoch, "offset": offset})
 

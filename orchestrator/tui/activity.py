@@ -1,5 +1,5 @@
 """The Activity view of ``orch tui`` (key ``v``): records and decisions over time per intent and per agent as
-sparklines, refusal hot spots as bars, approvals waiting — :func:`orchestrator.activity.render`, the text that
+sparklines, refusal hot spots as bars, approvals waiting — :func:`orchestrator.views.activity.render`, the text that
 ``orch trace stats`` prints too, coloured here. Loaded in a thread worker; refreshed by ``ctrl+r`` and a timer."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 from textual.worker import Worker, WorkerState
 
-from orchestrator.activity import Activity, collect, render
-from orchestrator.workspace import Workspace
+from orchestrator.views.activity import Activity, collect, render
+from orchestrator.config.workspace import Workspace
 
 #: what the view colours: chart titles, the sparkline and bar characters
 _TITLE_PREFIXES = ("Activity", "Records per", "Decisions per", "Refused most", "Approvals waiting")

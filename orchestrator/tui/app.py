@@ -29,9 +29,9 @@ from textual.widgets.option_list import Option
 from textual.worker import Worker, WorkerState
 
 from orchestrator.approvals import ApprovalRequest, BrokenRequest, Broker
-from orchestrator.errors import OrchestratorError
+from orchestrator.core.errors import OrchestratorError
 from orchestrator.tui.data import Snapshot, ago, load_snapshot
-from orchestrator.workspace import Workspace
+from orchestrator.config.workspace import Workspace
 
 CSS = """
 #main { height: 1fr; }

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from orchestrator.ledger.read import tail_lines
-from orchestrator.workspace import Workspace
+from orchestrator.config.workspace import Workspace
 
 META_KEY = "dev.orchestrator"
 
@@ -97,8 +97,8 @@ def load_ledger(ws: Workspace, n: int) -> list[LedgerRow]:
 
 def load_intents(ws: Workspace) -> tuple[list[IntentRow], str | None]:
     """Intents with status and scope; a broken file gives ([], the error message)."""
-    from orchestrator import intents as _intents
-    from orchestrator.errors import OrchestratorError
+    from orchestrator.config import intents as _intents
+    from orchestrator.core.errors import OrchestratorError
 
     try:
         loaded = _intents.load(ws.intents_file)
@@ -117,8 +117,8 @@ def ago(seconds: float) -> str:
 
 
 def load_sessions(ws: Workspace, now: float, limit: int = 20) -> list[SessionRow]:
-    """The sessions of every governed worktree of the repository (see :func:`orchestrator.worktrees.sessions`)."""
-    from orchestrator.worktrees import sessions
+    """The sessions of every governed worktree of the repository (see :func:`orchestrator.vcs.worktrees.sessions`)."""
+    from orchestrator.vcs.worktrees import sessions
 
     rows = []
     for path, wt, sid, state in sessions(ws.root)[:limit]:
@@ -131,8 +131,8 @@ def load_sessions(ws: Workspace, now: float, limit: int = 20) -> list[SessionRow
 
 def load_snapshot(ws: Workspace, *, now: float, ledger_lines: int, broker: Any) -> Snapshot:
     """Read everything; never raises for bad files (they become visible errors)."""
-    from orchestrator import policy as _policy
-    from orchestrator.errors import OrchestratorError
+    from orchestrator.config import policy as _policy
+    from orchestrator.core.errors import OrchestratorError
 
     snap = Snapshot()
     try:

@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import pytest
 
-from orchestrator import workspace
+from orchestrator.config import workspace
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DOC_ROOT = "/home/dev/project"

@@ -11,7 +11,7 @@ import pytest
 
 from orchestrator.adapters.base import run_hook
 from orchestrator.adapters.claude_code import call_from
-from orchestrator.pipeline import Governor
+from orchestrator.engine.pipeline import Governor
 
 SESSION = "ff186b18-6b37-4f8d-9234-24fb54551cf0"
 
@@ -183,8 +183,8 @@ def test_model_is_read_from_the_transcript(tmp_path: Path) -> None:
 def test_tool_response_becomes_the_engines_tool_result(payload) -> None:
     """What the engine is told of Claude Code's tool_response (the engine reads none of its keys itself)."""
     from orchestrator.adapters.claude_code import tool_result
-    from orchestrator.diffing import Hunk
-    from orchestrator.models import ToolResult
+    from orchestrator.core.diffing import Hunk
+    from orchestrator.core.models import ToolResult
 
     edit = payload("claude-code", "PostToolUse-Edit")["tool_response"]
     assert tool_result(edit) == ToolResult(original="x = 1\nprint(x)\n")  # hunks: unused when the pre-image is known
@@ -206,7 +206,7 @@ def test_tool_response_becomes_the_engines_tool_result(payload) -> None:
 
 def test_structured_patch_hunks() -> None:
     from orchestrator.adapters.claude_code import hunks_from_structured_patch
-    from orchestrator.diffing import Hunk, changed_ranges
+    from orchestrator.core.diffing import Hunk, changed_ranges
 
     patch = [{"oldStart": 1, "oldLines": 2, "newStart": 1, "newLines": 3,
               "lines": ["-x = 1", "+x = 2", "+y = 3", " print(x)"]}]
@@ -267,7 +267,7 @@ def test_an_original_file_left_out_is_not_a_created_file(payload, ws: Path) -> N
     assert [(r["start_line"], r["end_line"]) for r in change["files"][0]["conversations"][0]["ranges"]] == [(1, 2)]
 
     from orchestrator.adapters.claude_code import tool_result
-    from orchestrator.models import ToolResult
+    from orchestrator.core.models import ToolResult
 
     too_large = {"type": "update", "originalFile": None, "structuredPatch": []}
     assert tool_result(too_large) == ToolResult()  # nothing known: the engine's snapshot decides

@@ -76,7 +76,7 @@ def test_other_agents_are_not_wrapped_by_default(payload, ws: Path) -> None:
     """``claude_code.handle`` wraps only for Claude Code unless its caller passes ``sandbox=True`` (the Codex adapter
     does: tests/adapters/test_codex_sandbox.py)."""
     from orchestrator.adapters import claude_code
-    from orchestrator.pipeline import Governor
+    from orchestrator.engine.pipeline import Governor
 
     gov = Governor(ws, approval_channel="deny")
     gov.select_intent("INT-1", SESSION)

@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from orchestrator.adapters.base import run_hook
-from orchestrator.pipeline import Governor
+from orchestrator.engine.pipeline import Governor
 
 SESSION = "019a2c1e-7d1b-7a40-b9a5-2f1d3c0e8a11"
 

@@ -12,8 +12,8 @@ import pytest
 
 from orchestrator.adapters import codex_setup, installer
 from orchestrator.commands.doctor import run_checks
-from orchestrator.errors import ConfigError
-from orchestrator.workspace import Workspace
+from orchestrator.core.errors import ConfigError
+from orchestrator.config.workspace import Workspace
 
 needs_tomllib = pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib is Python 3.11+")
 
@@ -56,7 +56,7 @@ def test_a_users_own_orchestrator_server_is_left_alone(tmp_path: Path) -> None:
 
 
 def _ws(tmp_path: Path) -> Workspace:
-    from orchestrator import workspace
+    from orchestrator.config import workspace
 
     root = tmp_path / "repo"
     root.mkdir()
@@ -120,7 +120,7 @@ def test_disabled_hooks_feature_is_reported(tmp_path: Path, monkeypatch: pytest.
 
 
 def test_no_codex_install_no_finding(tmp_path: Path) -> None:
-    from orchestrator import workspace
+    from orchestrator.config import workspace
 
     workspace.init(tmp_path)
     assert not [f for f in run_checks(Workspace(tmp_path)) if f.check.startswith("codex.")]

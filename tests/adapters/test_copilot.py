@@ -9,10 +9,10 @@ import pytest
 
 from orchestrator.adapters import copilot, installer
 from orchestrator.adapters.base import copilot_shaped, run_hook
-from orchestrator.models import Kind
-from orchestrator.pipeline import Governor
+from orchestrator.core.models import Kind
+from orchestrator.engine.pipeline import Governor
 from orchestrator.sandbox import landlock, unwrap
-from orchestrator.tools import to_call
+from orchestrator.engine.tools import to_call
 
 SESSION = "c0b1a2d3-0000-4000-8000-00000000000c"
 needs_landlock = pytest.mark.skipif(landlock.abi() < 1, reason="this kernel has no Landlock")
@@ -235,7 +235,7 @@ def test_opaque_bash_is_sandboxed_through_modified_args_and_recorded_unwrapped(p
 
 @pytest.mark.parametrize("session", [None, "", 42], ids=repr)
 def test_an_event_without_a_usable_session_is_refused_not_defaulted(payload, ws: Path, session: object) -> None:
-    """The one session rule (orchestrator.sessions.session_from): never the shared ``default`` session."""
+    """The one session rule (orchestrator.state.sessions.session_from): never the shared ``default`` session."""
     Governor(ws).select_intent("INT-1", "default")
     event = native(payload, "preToolUse-create")
     if session is None:

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from orchestrator.adapters import checks, copilot_setup, installer
-from orchestrator.governance import protected_by
+from orchestrator.core.governance import protected_by
 from orchestrator.sandbox import scope_grants
-from orchestrator.workspace import Workspace
+from orchestrator.config.workspace import Workspace
 
 
 def _read(path: Path) -> dict:

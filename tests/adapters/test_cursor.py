@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from orchestrator.adapters.base import run_hook
-from orchestrator.pipeline import Governor
+from orchestrator.engine.pipeline import Governor
 
 
 def hook(event: dict, **env: str) -> dict:

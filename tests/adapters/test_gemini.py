@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from orchestrator.adapters.base import run_hook
-from orchestrator.pipeline import Governor
+from orchestrator.engine.pipeline import Governor
 
 SESSION = "a1b2c3d4-0000-4000-8000-000000000001"
 
@@ -175,7 +175,7 @@ def test_session_start_sweeps_stale_pre_images_and_names_the_gemini_tool(payload
 def test_after_tool_response_becomes_the_engines_tool_result(payload) -> None:
     """What the engine is told of AfterTool's tool_response (the engine reads none of its keys itself)."""
     from orchestrator.adapters.gemini import tool_result
-    from orchestrator.models import ToolResult
+    from orchestrator.core.models import ToolResult
 
     assert tool_result(payload("gemini", "AfterTool-write_file")["tool_response"]) == ToolResult()  # text display
     display = {"fileDiff": "…", "fileName": "app.py", "newContent": "x = 2\n"}

@@ -88,7 +88,7 @@ def test_without_the_sandbox_the_approval_channel_decides_as_before(payload, ws:
 
 def test_handle_with_sandbox_false_judges_as_a_host_that_cannot_rewrite(payload, ws: Path) -> None:
     from orchestrator.adapters import gemini
-    from orchestrator.pipeline import Governor
+    from orchestrator.engine.pipeline import Governor
 
     gov = Governor(ws, approval_channel="deny")
     gov.select_intent("INT-1", SESSION)

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import workspace
+from orchestrator.config import workspace
 from orchestrator.adapters import installer
 from orchestrator.commands.doctor import run_checks
-from orchestrator.workspace import Workspace
+from orchestrator.config.workspace import Workspace
 
 
 @pytest.fixture

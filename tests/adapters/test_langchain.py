@@ -15,10 +15,10 @@ from langchain_core.language_models.fake_chat_models import FakeMessagesListChat
 from langchain_core.messages import AIMessage, ToolMessage  # noqa: E402
 from langchain_core.tools import tool  # noqa: E402
 
-from orchestrator import workspace  # noqa: E402
+from orchestrator.config import workspace  # noqa: E402
 from orchestrator.adapters.langchain import OrchestratorMiddleware  # noqa: E402
 from orchestrator.agent import ApprovalDecision  # noqa: E402
-from orchestrator.pipeline import Governor  # noqa: E402
+from orchestrator.engine.pipeline import Governor  # noqa: E402
 
 INTENTS = """\
 active_intents:

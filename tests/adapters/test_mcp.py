@@ -11,7 +11,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from orchestrator.adapters.mcp import McpBackend, build_server
-from orchestrator.pipeline import Governor
+from orchestrator.engine.pipeline import Governor
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

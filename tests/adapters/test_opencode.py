@@ -14,10 +14,10 @@ import pytest
 
 from orchestrator.adapters import opencode
 from orchestrator.adapters.base import run_hook
-from orchestrator.models import Kind
-from orchestrator.pipeline import Governor
+from orchestrator.core.models import Kind
+from orchestrator.engine.pipeline import Governor
 from orchestrator.sandbox import unwrap
-from orchestrator.tools import to_call
+from orchestrator.engine.tools import to_call
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "opencode" / "plugin_calls.jsonl"
 DOC_ROOT = "/home/dev/project"
@@ -200,7 +200,7 @@ def test_malformed_events_block(ws: Path, event: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("session", [None, "", 7], ids=repr)
 def test_an_event_without_a_usable_session_is_refused_not_defaulted(ws: Path, session: object) -> None:
-    """The one session rule (orchestrator.sessions.session_from): never the shared ``default`` session."""
+    """The one session rule (orchestrator.state.sessions.session_from): never the shared ``default`` session."""
     Governor(ws).select_intent("INT-1", "default")
     write = plugin_event(find(captured(ws), "tool.execute.before", "c1"), ws)
     write["sessionID"] = session

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from orchestrator import daemon
+from orchestrator.daemon import server as daemon
 from orchestrator.adapters import installer, opencode_setup
 from orchestrator.adapters.managed import OPENCODE_PLUGIN
 from tests.adapters.test_opencode import captured, find

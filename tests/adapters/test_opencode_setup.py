@@ -11,8 +11,8 @@ import pytest
 from orchestrator.adapters import installer, opencode_setup
 from orchestrator.adapters.managed import OPENCODE_PLUGIN
 from orchestrator.cli import main
-from orchestrator.errors import UsageError
-from orchestrator.governance import protected_by
+from orchestrator.core.errors import UsageError
+from orchestrator.core.governance import protected_by
 
 
 def test_install_writes_the_plugin_launcher_and_mcp_server_without_machine_paths(ws: Path, capsys) -> None:

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import daemon, hookclient, workspace
+from orchestrator import hookclient
+from orchestrator.daemon import server as daemon
+from orchestrator.config import workspace
 from orchestrator.adapters.base import governance_root, run_hook
 
 SESSION = "ff186b18-6b37-4f8d-9234-24fb54551cf0"

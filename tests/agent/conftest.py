@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import workspace
-from orchestrator.pipeline import Governor
+from orchestrator.config import workspace
+from orchestrator.engine.pipeline import Governor
 
 INTENTS = """\
 active_intents:

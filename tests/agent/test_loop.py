@@ -8,7 +8,7 @@ import pytest
 from orchestrator.agent import AgentLoop, ApprovalDecision
 from orchestrator.agent.providers import ProviderError
 from orchestrator.agent.providers.scripted import ScriptedProvider
-from orchestrator.pipeline import Governor
+from orchestrator.engine.pipeline import Governor
 
 
 def _verdict_json(content: str) -> dict:

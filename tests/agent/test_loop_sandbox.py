@@ -8,7 +8,7 @@ import pytest
 
 from orchestrator.agent import AgentLoop
 from orchestrator.agent.providers.scripted import ScriptedProvider
-from orchestrator.pipeline import Governor
+from orchestrator.engine.pipeline import Governor
 from orchestrator.sandbox import landlock
 
 pytestmark = pytest.mark.skipif(landlock.abi() < 1, reason="this kernel has no Landlock")

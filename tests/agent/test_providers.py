@@ -9,7 +9,7 @@ from orchestrator.agent import AgentLoop
 from orchestrator.agent.providers import ProviderError, from_env
 from orchestrator.agent.providers.anthropic import AnthropicProvider
 from orchestrator.agent.providers.openai import OpenAIProvider
-from orchestrator.pipeline import Governor
+from orchestrator.engine.pipeline import Governor
 
 from .fake_server import FakeAPI
 

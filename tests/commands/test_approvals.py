@@ -71,7 +71,7 @@ def test_errors_are_one_line_and_corrupt_files_are_listed(tmp_path, capsys) -> N
 
 
 def test_hot_path_imports_neither_textual_nor_watchdog() -> None:
-    code = ("import sys, orchestrator.pipeline, orchestrator.approvals, orchestrator.commands.approvals; "
+    code = ("import sys, orchestrator.engine.pipeline, orchestrator.approvals, orchestrator.commands.approvals; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'watchdog', 'rich')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={"PYTHONPATH": str(ROOT)}).stdout

@@ -7,8 +7,8 @@ import subprocess
 
 from orchestrator.cli import main
 from orchestrator.commands.doctor import run_checks
-from orchestrator.workspace import Workspace
-from orchestrator.workspace import init as init_workspace
+from orchestrator.config.workspace import Workspace
+from orchestrator.config.workspace import init as init_workspace
 
 
 def test_doctor_clean_workspace_is_ok(tmp_path, capsys):

@@ -8,7 +8,8 @@ import json
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from orchestrator import keys, ledger
+from orchestrator import ledger
+from orchestrator.state import keys
 from orchestrator.cli import main
 from orchestrator.ledger.signing import Signer
 from tests.commands.test_trace import WS, git, make_ws
@@ -98,11 +99,11 @@ def test_anchor_verb_and_history(kws: WS, capsys) -> None:
 
 def test_doctor_reports_the_key_and_whether_it_is_trusted(kws: WS, capsys) -> None:
     from orchestrator.commands.doctor import run_checks
-    from orchestrator.workspace import Workspace
+    from orchestrator.config.workspace import Workspace
 
     kws.edit("a.py", "x = 1\n")  # creates the key and trusted_keys
-    found = {f.check: f for f in run_checks(Workspace(kws.root), ["orchestrator.keys:check_signing"])}
+    found = {f.check: f for f in run_checks(Workspace(kws.root), ["orchestrator.state.keys:check_signing"])}
     assert found["ledger.key"].status == "ok" and found["ledger.trust"].status == "ok"
     keys.trusted_path(kws.root / ".orchestration").write_text("# nobody\n")
-    found = {f.check: f for f in run_checks(Workspace(kws.root), ["orchestrator.keys:check_signing"])}
+    found = {f.check: f for f in run_checks(Workspace(kws.root), ["orchestrator.state.keys:check_signing"])}
     assert found["ledger.trust"].status == "warn" and "orch key trust --self" in found["ledger.trust"].fix

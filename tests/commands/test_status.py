@@ -6,12 +6,12 @@ import json
 import time
 from pathlib import Path
 
-from orchestrator import daemon
+from orchestrator.daemon import server as daemon
 from orchestrator.cli import main
 from orchestrator.commands.doctor import CHECKS, run_checks
-from orchestrator.pipeline import Governor
+from orchestrator.engine.pipeline import Governor
 from tests.approval_support import make_workspace
-from tests.test_daemon import start_daemon
+from tests.daemon.test_server import start_daemon
 from tests.waiting import TIMEOUT, wait_until
 
 
@@ -57,7 +57,7 @@ def test_status_and_doctor_see_the_running_daemon(tmp_path: Path, capsys) -> Non
 
 
 def test_status_lists_the_write_leases_held_now(tmp_path: Path, capsys) -> None:
-    from orchestrator.tools import to_call
+    from orchestrator.engine.tools import to_call
 
     ws = make_workspace(tmp_path)
     gov = Governor(ws.root)

@@ -320,7 +320,7 @@ def test_session_prefix_and_80_columns(ws: WS, capsys: pytest.CaptureFixture[str
 
 def test_audit_ignores_what_orchestrator_writes(ws: WS, capsys: pytest.CaptureFixture[str]) -> None:
     from orchestrator.adapters import installer
-    from orchestrator.workspace import init
+    from orchestrator.config.workspace import init
 
     init(ws.root)  # .gitattributes, .orchestration/*
     installer.install("claude-code", ws.root)  # .claude/settings.json, .mcp.json, .orchestration/bin/orch-hook

@@ -116,7 +116,7 @@ def scenario(claude_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Scen
     try:
         with api_a:
             a = run(root, api_a.base_url, *extra, env=env, tools=TOOLS)
-        from orchestrator import daemon
+        from orchestrator.daemon import server as daemon
 
         daemon_was_up = daemon.is_alive(daemon.socket_path(root))
     finally:
@@ -234,7 +234,7 @@ rec["metadata"]["dev.orchestrator"]["intent_id"] = "EVIL"
 signer = None
 if sys.argv[2] == "own-key":
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-    from orchestrator import keys
+    from orchestrator.state import keys
     from orchestrator.ledger.signing import Signer
     k = Ed25519PrivateKey.generate()
     signer = Signer(k, keys.key_id(keys.raw_public(k)))

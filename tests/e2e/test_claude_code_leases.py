@@ -14,8 +14,8 @@ import subprocess
 import threading
 from pathlib import Path
 
-from orchestrator import leases
-from orchestrator.workspace import Workspace
+from orchestrator.state import leases
+from orchestrator.config.workspace import Workspace
 from tests.e2e.claude_cli import CliRun, make_runner
 from tests.e2e.fake_anthropic import FakeAnthropic, ToolUse
 from tests.e2e.orch_support import INTENTS, REPO_ROOT, orch

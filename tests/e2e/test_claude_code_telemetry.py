@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from orchestrator import daemon
+from orchestrator.daemon import server as daemon
 from orchestrator.telemetry import export, spool
 from tests.e2e.claude_cli import make_runner
 from tests.e2e.fake_anthropic import FakeAnthropic, ToolUse

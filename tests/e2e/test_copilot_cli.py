@@ -180,7 +180,7 @@ def test_write_before_intent_is_refused(scenario: Scenario) -> None:
 
 def test_intent_selected_through_mcp_for_the_copilot_session(scenario: Scenario) -> None:
     assert 'intent_context id="INT-1"' in scenario.outputs["c_select"], scenario.outputs["c_select"]
-    from orchestrator.pipeline import Governor
+    from orchestrator.engine.pipeline import Governor
 
     assert Governor(scenario.root).sessions.get(scenario.run.session_id).get("intent_id") == "INT-1"
 

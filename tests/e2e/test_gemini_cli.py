@@ -157,7 +157,7 @@ def test_write_before_intent_is_refused(scenario: Scenario) -> None:
 
 def test_intent_selected_through_mcp_for_the_gemini_session(scenario: Scenario) -> None:
     assert "intent_context id=\\\"INT-1\\\"" in scenario.outputs["g_select"], scenario.outputs["g_select"]
-    from orchestrator.pipeline import Governor
+    from orchestrator.engine.pipeline import Governor
 
     assert Governor(scenario.root).sessions.get(scenario.session_id).get("intent_id") == "INT-1"
     assert Governor(scenario.root).sessions.get("default").get("intent_id") is None  # nothing for a fake session

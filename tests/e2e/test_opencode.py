@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 
-from orchestrator import daemon
+from orchestrator.daemon import server as daemon
 from orchestrator.sandbox import landlock
 from tests.e2e.claude_cli import CLI_TIMINGS
 from tests.e2e.fake_llm import FakeChat, ccall
@@ -189,7 +189,7 @@ def test_write_before_intent_is_refused(scenario: Scenario) -> None:
 
 
 def test_intent_selected_through_mcp_for_the_opencode_session(scenario: Scenario) -> None:
-    from orchestrator.pipeline import Governor
+    from orchestrator.engine.pipeline import Governor
 
     assert 'intent_context id="INT-1"' in scenario.outputs["o_select"], scenario.outputs["o_select"]
     sessions = {rec["metadata"]["dev.orchestrator"]["session_id"] for rec in scenario.ledger()}

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator import ledger
-from orchestrator.errors import OrchestratorError, UsageError
+from orchestrator.core.errors import OrchestratorError, UsageError
 from orchestrator.ledger import query
 from tests.ledger.test_ledger import rec
 

@@ -20,7 +20,8 @@ from typing import Callable
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from orchestrator import keys, ledger
+from orchestrator import ledger
+from orchestrator.state import keys
 from orchestrator.ledger import anchor, signing
 from orchestrator.ledger.format import GENESIS, make_line, sig_fields  # noqa: F401  (sig_fields: layout doc)
 from orchestrator.ledger.read import DuplicateKeyError, loads_record
@@ -429,7 +430,7 @@ def test_parser_rejects_duplicate_keys() -> None:
 
 
 def test_show_never_displays_a_duplicated_keys_value(led: Ledger) -> None:
-    from orchestrator.errors import OrchestratorError
+    from orchestrator.core.errors import OrchestratorError
     from orchestrator.ledger import query
 
     f_dup_key(led)
@@ -530,8 +531,8 @@ def test_history_accepts_a_repaired_torn_tail_that_was_committed(tmp_path: Path)
 
 
 def test_post_hook_signs_canonical_records_and_bootstraps_trusted_keys(tmp_path: Path) -> None:
-    from orchestrator.pipeline import Governor
-    from orchestrator.tools import to_call
+    from orchestrator.engine.pipeline import Governor
+    from orchestrator.engine.tools import to_call
     from tests.conftest import make_workspace
 
     root = make_workspace(tmp_path / "ws")

@@ -12,7 +12,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-from orchestrator import keys, ledger
+from orchestrator import ledger
+from orchestrator.state import keys
 from orchestrator.ledger import anchor, signing
 from tests.waiting import TIMEOUT, wait_until
 

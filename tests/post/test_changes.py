@@ -14,10 +14,10 @@ from types import SimpleNamespace
 
 from orchestrator import ledger
 from orchestrator.adapters.claude_code import tool_result
-from orchestrator.pipeline import Governor
+from orchestrator.engine.pipeline import Governor
 from orchestrator.post import changes, preimage, trace
 from orchestrator.shell import analyze
-from orchestrator.tools import to_call
+from orchestrator.engine.tools import to_call
 from tests.approval_support import wait_for_requests
 from tests.conftest import make_workspace
 from tests.waiting import TIMEOUT

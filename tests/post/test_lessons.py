@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.errors import UsageError
+from orchestrator.core.errors import UsageError
 from orchestrator.post import lessons
 
 

@@ -52,7 +52,7 @@ def test_a_directory_or_a_missing_path_is_left_and_not_listed(tmp_path: Path) ->
 
 
 def test_nested_host_configuration_is_selected_and_removed_with_its_emptied_dirs(tmp_path: Path) -> None:
-    """A host started from src/ would load these (orchestrator.governance's nested patterns)."""
+    """A host started from src/ would load these (orchestrator.core.governance's nested patterns)."""
     created = ["src/.claude/settings.json", "src/.mcp.json", "src/.codex/config.toml", "src/.github/hooks/h.json",
                "src/opencode.json", "src/.opencode/plugin/p.js"]
     for rel in created:

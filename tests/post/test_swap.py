@@ -6,11 +6,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from orchestrator import leases
-from orchestrator.models import ToolResult
-from orchestrator.pipeline import Governor
+from orchestrator.state import leases
+from orchestrator.core.models import ToolResult
+from orchestrator.engine.pipeline import Governor
 from orchestrator.post import trace
-from orchestrator.tools import to_call
+from orchestrator.engine.tools import to_call
 
 ORIGINAL = "x = 1\nprint(x)\n"
 

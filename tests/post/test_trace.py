@@ -12,8 +12,8 @@ import pytest
 
 from orchestrator import ledger
 from orchestrator.adapters.claude_code import tool_result
-from orchestrator.diffing import Hunk, hash_lines, split_lines
-from orchestrator.models import ToolResult
+from orchestrator.core.diffing import Hunk, hash_lines, split_lines
+from orchestrator.core.models import ToolResult
 from orchestrator.post import preimage, trace
 
 SCHEMA = json.loads(ledger.schema_path().read_text())

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.models import Verdict
-from orchestrator.pipeline import Governor
-from orchestrator.tools import to_call
+from orchestrator.core.models import Verdict
+from orchestrator.engine.pipeline import Governor
+from orchestrator.engine.tools import to_call
 
 
 def pre(gov: Governor, tool: str, session: str = "s1", **tool_input: object) -> Verdict:

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pathspec import GitIgnoreSpec
 
-from orchestrator.pre.intentignore import IgnoreRules, _validate
+from orchestrator.config.intentignore import IgnoreRules, _validate
 
 LINES = ["secrets/", "*.pem", "!keep.pem", "/build", "docs/**/private/*", "!docs/**/private/ok.md", "a/b/",
          "*.log", "!important.log", "x?", "generated/**", "!generated/README.md", "node_modules", "[ab]c"]

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from orchestrator.pipeline import Governor
-from orchestrator.tools import to_call
+from orchestrator.engine.pipeline import Governor
+from orchestrator.engine.tools import to_call
 from tests.conftest import make_workspace
 
 CORPUS = Path(__file__).resolve().parent.parent / "data" / "secrets_corpus.jsonl"

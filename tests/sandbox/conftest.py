@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from orchestrator.pipeline import Governor
+from orchestrator.engine.pipeline import Governor
 from orchestrator.sandbox import landlock
-from orchestrator.tools import to_call
+from orchestrator.engine.tools import to_call
 from tests.conftest import make_workspace
 
 needs_landlock = pytest.mark.skipif(landlock.abi() < 1, reason="this kernel has no Landlock")

@@ -60,7 +60,7 @@ def load(name: str) -> list[dict[str, str]]:
 
 def make_template(base: Path) -> Path:
     """The project (committed) at ``base/template``, with a fake home at ``base/home``."""
-    from orchestrator import workspace
+    from orchestrator.config import workspace
 
     home = base / "home"
     home.mkdir(parents=True)
@@ -115,13 +115,13 @@ def _ignored(rel: str) -> bool:
     return parts[0] in (".pytest_cache", "node_modules") or "__pycache__" in parts
 
 
-#: orchestrator's own state in the home directory (orchestrator/keys.py: the ledger signing key and its anchors)
+#: orchestrator's own state in the home directory (orchestrator/state/keys.py: the ledger signing key and its anchors)
 _OWN_HOME_STATE = (".config/orchestrator/", ".local/state/orchestrator/")
 
 
 def snapshot(base: Path) -> dict[str, str]:
     """Content hash of every file outside the intent's scope: in the workspace, ``../outside`` and the fake home."""
-    from orchestrator.globs import compile_many
+    from orchestrator.core.globs import compile_many
 
     in_scope = compile_many(SCOPE)
     out: dict[str, str] = {}
@@ -161,8 +161,8 @@ ASKED = ("approval-denied", "approval-required", "outside-world")
 def run(base: Path, template: Path, command: str, *, governed: bool, timeout: float = 120) -> dict[str, Any]:
     """Run ``command`` in a fresh copy, governed (pipeline with sandbox=True, channel deny: an "ask" is counted
     and nothing runs) or not. Returns the verdict type, exit code and the paths outside the scope it changed."""
-    from orchestrator.pipeline import Governor
-    from orchestrator.tools import to_call
+    from orchestrator.engine.pipeline import Governor
+    from orchestrator.engine.tools import to_call
 
     ws = fresh(base, template)
     env = env_for(base)

@@ -184,8 +184,8 @@ def run(base: Path, template: Path, entry: dict[str, str], listener: Listener, *
     ``governed``: True (the pipeline decides, then the kernel holds), False (ungoverned), or ``"kernel"``: the
     analyzer's refusals switched off, every command wrapped in the intent's scope plan — what the kernel holds alone.
     """
-    from orchestrator.pipeline import Governor
-    from orchestrator.tools import to_call
+    from orchestrator.engine.pipeline import Governor
+    from orchestrator.engine.tools import to_call
 
     command = entry["cmd"].replace("{port}", str(listener.port))
     ws = corpus.fresh(base, template)

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import leases
+from orchestrator.state import leases
 from orchestrator.approvals import Broker
-from orchestrator.pipeline import Governor
+from orchestrator.engine.pipeline import Governor
 from orchestrator.sandbox import options_of
-from orchestrator.tools import to_call
+from orchestrator.engine.tools import to_call
 from tests.approval_support import ROOT, make_worktrees, spawn_waiter, wait_for_requests
 from tests.sandbox.conftest import needs_landlock
 
@@ -122,7 +122,7 @@ def test_a_grant_planted_in_the_git_dir_while_a_git_command_runs_is_never_honour
     """The guardian removes a planted grants.json only after the command; a hook call made meanwhile must not move
     the old git-dir broker (with the forgery) into the trusted place and then find the grant there."""
     from orchestrator.approvals import risk_class, signature
-    from orchestrator.tools import to_call
+    from orchestrator.engine.tools import to_call
 
     main, _linked = make_worktrees(tmp_path)
     root = Path(main.root)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.config.checks import check_sandbox
 from orchestrator import sandbox
 from orchestrator.sandbox import compiled, landlock
 from tests.sandbox.conftest import Host, needs_landlock
@@ -271,7 +272,7 @@ def test_the_engine_installs_the_compiled_launcher_once(sws: Path) -> None:
 
 def test_no_compiler_falls_back_to_the_python_stub_and_doctor_says_why(sws: Path, monkeypatch: pytest.MonkeyPatch
                                                                        ) -> None:
-    from orchestrator.workspace import Workspace
+    from orchestrator.config.workspace import Workspace
 
     monkeypatch.setenv("CC", str(sws / "no-such-cc"))
     proc = Host(sws).run("echo hi > src/x.txt && echo $ORCH_SANDBOXED")
@@ -280,7 +281,7 @@ def test_no_compiler_falls_back_to_the_python_stub_and_doctor_says_why(sws: Path
     assert Path(stub).read_text().startswith("#!")
     kind, why = compiled.state(os.path.dirname(stub))
     assert kind == "python" and "compile failed" in why and "no-such-cc" in why
-    findings = [f for f in sandbox.check_sandbox(Workspace(sws)) if f.check == "sandbox-launcher"]
+    findings = [f for f in check_sandbox(Workspace(sws)) if f.check == "sandbox-launcher"]
     assert findings and findings[0].status == "warn" and "Python launcher in use" in findings[0].message
     # delete the marker (and have a compiler): the next call compiles
     monkeypatch.delenv("CC")
@@ -288,7 +289,7 @@ def test_no_compiler_falls_back_to_the_python_stub_and_doctor_says_why(sws: Path
     failed.unlink()
     Host(sws).pre("ls", sandbox=True)
     assert compiled.state(os.path.dirname(stub))[0] == "compiled"
-    findings = [f for f in sandbox.check_sandbox(Workspace(sws)) if f.check == "sandbox-launcher"]
+    findings = [f for f in check_sandbox(Workspace(sws)) if f.check == "sandbox-launcher"]
     assert findings[0].status == "ok" and "compiled launcher in use" in findings[0].message
 
 

@@ -42,8 +42,8 @@ def test_attack_changes_nothing_outside_the_scope(project: tuple[Path, Path], en
 
 @pytest.mark.parametrize("entry", EVERYDAY, ids=[e["id"] for e in EVERYDAY])
 def test_everyday_command_asks_nobody(project: tuple[Path, Path], entry: dict[str, str]) -> None:
-    from orchestrator.pipeline import Governor
-    from orchestrator.tools import to_call
+    from orchestrator.engine.pipeline import Governor
+    from orchestrator.engine.tools import to_call
 
     base, template = project
     ws = corpus.fresh(base, template)

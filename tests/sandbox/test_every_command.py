@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.config.checks import check_sandbox
 from orchestrator import sandbox
-from orchestrator.pipeline import Governor
+from orchestrator.engine.pipeline import Governor
 from orchestrator.sandbox import landlock
 from orchestrator.shell import analyze
-from orchestrator.tools import to_call
+from orchestrator.engine.tools import to_call
 from tests.sandbox.conftest import Host, needs_landlock
 
 
@@ -220,15 +221,15 @@ def test_explain_shows_the_read_plan_secrets_and_the_environment_not_inherited(t
 
 
 def test_doctor_says_what_cursor_costs(tmp_path: Path) -> None:
-    from orchestrator.findings import Finding
-    from orchestrator.workspace import Workspace
+    from orchestrator.core.findings import Finding
+    from orchestrator.config.workspace import Workspace
     from tests.conftest import make_workspace
 
     ws = make_workspace(tmp_path / "repo", "active_intents: []\n")
     (ws / ".cursor").mkdir()
     (ws / ".cursor" / "hooks.json").write_text('{"version": 1, "hooks": {"preToolUse": [{"command": "orch hook '
                                                'cursor"}]}}')
-    findings: list[Finding] = list(sandbox.check_sandbox(Workspace(ws)))
+    findings: list[Finding] = list(check_sandbox(Workspace(ws)))
     cursor = [f for f in findings if f.check == "sandbox-cursor"]
     if landlock.abi() >= 1:
         assert cursor and cursor[0].status == "warn" and "WITHOUT the kernel sandbox" in cursor[0].message

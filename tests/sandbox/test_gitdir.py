@@ -290,8 +290,8 @@ def test_git_mode_imports_stay_tiny() -> None:
 def test_a_restored_git_file_is_not_recorded_as_the_commands_change(sws: Path) -> None:
     """Scope ``**`` (a whole-tree scan): the plant is restored by the launcher, so the post-hook must not attribute
     a change of ``.git/config`` or a hook to the command."""
-    from orchestrator.pipeline import Governor
-    from orchestrator.tools import to_call
+    from orchestrator.engine.pipeline import Governor
+    from orchestrator.engine.tools import to_call
 
     gov = Governor(sws, approval_channel="deny")
     gov.select_intent("INT-ALL", "s")

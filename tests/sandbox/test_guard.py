@@ -53,8 +53,8 @@ def repo() -> Iterator[tuple[Path, Path]]:
 
 @needs_landlock
 def test_a_script_cannot_plant_a_hook_in_core_hooks_path(repo: tuple[Path, Path]) -> None:
-    from orchestrator.pipeline import Governor
-    from orchestrator.tools import to_call
+    from orchestrator.engine.pipeline import Governor
+    from orchestrator.engine.tools import to_call
 
     base, ws = repo
     env = corpus.env_for(base)
@@ -78,10 +78,10 @@ def test_a_script_cannot_plant_a_hook_in_core_hooks_path(repo: tuple[Path, Path]
 
 _OWN = """
 import json, sys
-from orchestrator.pipeline import Governor
+from orchestrator.engine.pipeline import Governor
 from orchestrator.sandbox import scope_grants
 from orchestrator.sandbox.guard import own_python
-from orchestrator.tools import to_call
+from orchestrator.engine.tools import to_call
 ws = sys.argv[1]
 gov = Governor(ws, approval_channel="deny")
 gov.select_intent("INT-1", "s")
@@ -127,7 +127,7 @@ def test_a_worktree_inside_the_scope_keeps_its_launcher(repo: tuple[Path, Path])
     one's compiled launcher or specs in place — the inner worktree's next wrapped command would run the planted file
     outside any sandbox (found in review: the launcher is trusted by inode, the spec by name)."""
     from orchestrator import sandbox
-    from orchestrator.pipeline import Governor
+    from orchestrator.engine.pipeline import Governor
 
     base, ws = repo
     env = corpus.env_for(base)

@@ -232,10 +232,10 @@ def test_python_reads_existing_bytecode_and_skips_refused_writes_silently(sws: P
 
 
 def test_ledger_signing_key_cannot_be_read_inside_the_sandbox(sws: Path) -> None:
-    """The private key lives outside the workspace (orchestrator/keys.py) and is a secret: `cat` of it is refused
+    """The private key lives outside the workspace (orchestrator/state/keys.py) and is a secret: `cat` of it is refused
     by the read hooks; a script the analyzer cannot see through is refused by the kernel; the .pub half stays
     readable."""
-    from orchestrator import keys
+    from orchestrator.state import keys
     from orchestrator.ledger import signing
 
     signing.local_signer()  # created on first use

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.errors import ConfigError
+from orchestrator.core.errors import ConfigError
 from orchestrator.sandbox import landlock, network
 from tests.sandbox.conftest import Host, needs_landlock
 
@@ -130,7 +130,8 @@ def test_option_follows_policy_intent_and_proxy() -> None:
 
 @pytest.mark.parametrize("value", ["open", [0], [70000], True, {"port": 1}])
 def test_policy_and_intent_values_are_validated(tmp_path: Path, value: object) -> None:
-    from orchestrator import intents, policy
+    from orchestrator.config import intents
+    from orchestrator.config import policy
     from tests.conftest import make_workspace
 
     ws = make_workspace(tmp_path / "w")

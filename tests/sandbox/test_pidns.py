@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator.config.checks import check_sandbox
 from orchestrator.sandbox import compiled
 from tests.sandbox.conftest import Host, needs_landlock
 from tests.waiting import wait_until
@@ -128,10 +129,9 @@ def test_the_launcher_killed_takes_the_command_with_it(sws: Path, monkeypatch: p
 
 
 def test_doctor_reports_the_pid_namespace(sws: Path) -> None:
-    from orchestrator import sandbox
-    from orchestrator.workspace import Workspace
+    from orchestrator.config.workspace import Workspace
 
-    findings = [f for f in sandbox.check_sandbox(Workspace(sws)) if f.check == "sandbox-pidns"]
+    findings = [f for f in check_sandbox(Workspace(sws)) if f.check == "sandbox-pidns"]
     assert [f.status for f in findings] == ["ok"] and "their own processes" in findings[0].message
     assert compiled.pidns_isolated(str(sws / ".orchestration" / "run" / "sandbox"))
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from orchestrator import sandbox
-from orchestrator.allowlist import allowlisted
+from orchestrator.config.allowlist import allowlisted
 from orchestrator.shell import analyze
 from tests.sandbox.conftest import Host, needs_landlock
 
@@ -161,9 +161,9 @@ def test_scope_root_linking_out_of_the_workspace_grants_nothing(sws: Path, tmp_p
 
 def test_doctor_reports_the_sandbox(sws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from orchestrator.commands.doctor import CHECKS, run_checks
-    from orchestrator.workspace import Workspace
+    from orchestrator.config.workspace import Workspace
 
-    assert "orchestrator.sandbox:check_sandbox" in CHECKS
+    assert "orchestrator.config.checks:check_sandbox" in CHECKS
     found = [f for f in run_checks(Workspace.at(sws)) if f.check == "sandbox"]
     if sandbox.landlock.abi() >= 3:
         assert found[0].status == "ok" and "Landlock ABI" in found[0].message

@@ -28,7 +28,7 @@ HOME_SECRETS = {".config/gh/hosts.yml": "github.com:\n  oauth_token: CORPUS-SECR
 #: planted in the scope or the git dir: must not exist after the command
 PLANTED = ("src/.orchestration", "src/.claude", "src/sub/.git/hooks/pre-commit", ".git/modules/x/config",
            ".git/worktrees/x/config.worktree",
-           # host configuration at any depth (orchestrator.governance's nested patterns; removed by post/revert.py)
+           # host configuration at any depth (orchestrator.core.governance's nested patterns; removed by post/revert.py)
            "src/.mcp.json", "src/.codex", "src/.gemini", "tests/opencode.json", "tools/.opencode", "scripts/.cursor",
            "src/.github/hooks", "tests/.claude")
 KNOWN: dict[str, str] = {  # none left: issue 21's last round closed them (docs/security.md)

@@ -55,7 +55,7 @@ _CODE = ("code the analyzer cannot see into (an inline script's socket, a makefi
 _COMMITTED = ("a script that inflates .git/objects itself reads a committed secret: the analyzer cannot see into it "
               "and the kernel cannot tell that object from others — docs/security.md, secrets committed to git")
 _HOME = ("build tools' settings (~/.m2/settings.xml, ~/.gradle/gradle.properties) may hold a repository password "
-         "but every Maven/Gradle build reads them, so they are not default secret patterns (orchestrator/secrets.py): "
+         "but every Maven/Gradle build reads them, so they are not default secret patterns (orchestrator/secrets/patterns.py): "
          "add them to secrets.patterns where they hold one — docs/security.md")
 _REMOTE_URL = ("a token in a remote's URL is part of .git/config, which git must read: the kernel cannot deny it — "
                "docs/security.md")

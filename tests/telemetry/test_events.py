@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from orchestrator.models import ToolResult
-from orchestrator.pipeline import Governor
+from orchestrator.core.models import ToolResult
+from orchestrator.engine.pipeline import Governor
 from orchestrator.telemetry import events, spool
-from orchestrator.tools import to_call
+from orchestrator.engine.tools import to_call
 
 ON = "telemetry:\n  enabled: true\n"
 

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import policy
-from orchestrator.models import ToolResult
-from orchestrator.pipeline import Governor
+from orchestrator.config import policy
+from orchestrator.core.models import ToolResult
+from orchestrator.engine.pipeline import Governor
 from orchestrator.telemetry import export, spool
 from orchestrator.telemetry.config import settings
-from orchestrator.tools import to_call
+from orchestrator.engine.tools import to_call
 from tests.telemetry.otlp_receiver import Receiver
 
 REPO = Path(__file__).resolve().parents[2]
@@ -67,7 +67,7 @@ def test_each_event_arrives_once_with_the_documented_attributes(ws: Path, protoc
     assert len(logs) == len(by_uid) == 5 and set(by_uid) == {e["id"] for e in events}
     for ev in events:
         log = by_uid[ev["id"]]
-        assert log["event_name"] == f"orchestrator.{ev['event']}" and log["scope"] == "orchestrator.governance"
+        assert log["event_name"] == f"orchestrator.{ev['event']}" and log["scope"] == "orchestrator.core.governance"
         assert log["time_unix_nano"] == int(ev["ts"] * 1e9)
         for key, attr in export.ATTRIBUTES.items():
             if key in ev:

@@ -14,9 +14,10 @@ import sys
 import time
 from pathlib import Path
 
-from orchestrator import daemon, workspace
+from orchestrator.daemon import server as daemon
+from orchestrator.config import workspace
 from orchestrator.adapters.installer import hook_command
-from orchestrator.pipeline import Governor
+from orchestrator.engine.pipeline import Governor
 from orchestrator.telemetry import spool
 from orchestrator.telemetry.shipper import Shipper
 from tests.telemetry.otlp_receiver import Receiver
@@ -102,7 +103,7 @@ def test_shipper_ships_on_stop(tmp_path: Path) -> None:
         shipper = Shipper(root, {"OTEL_EXPORTER_OTLP_ENDPOINT": rx.endpoint, "OTEL_BLRP_SCHEDULE_DELAY": "600000"})
         shipper.start()
         gov = Governor(root)
-        from orchestrator.tools import to_call
+        from orchestrator.engine.tools import to_call
 
         for _ in range(3):
             gov.pre(to_call("Read", {"file_path": "src/app.py"}, session_id="s1"))

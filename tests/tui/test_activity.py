@@ -1,5 +1,5 @@
 """The Activity view (key `v`) driven with Textual's Pilot over a real workspace: ledger records, the refusal log and
-a pending approval request on disk; what it shows is what `orch trace stats` prints (orchestrator.activity)."""
+a pending approval request on disk; what it shows is what `orch trace stats` prints (orchestrator.views.activity)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 from rich.text import Text
 from textual.widgets import Static
 
-from orchestrator import activity, ledger
+from orchestrator import ledger
+from orchestrator.views import activity
 from orchestrator.tui.activity import ActivityScreen
 from orchestrator.tui.app import ApprovalApp, MainScreen
 from tests.approval_support import NOW, ledger_record, make_workspace, scene
@@ -24,7 +25,7 @@ def anyio_backend() -> str:
 
 
 def refusals(ws, *entries: tuple[str, str, str, str, str]) -> None:
-    """Refusal-log lines (orchestrator/refusals.py's format) at fixed times within the window."""
+    """Refusal-log lines (orchestrator/state/refusals.py's format) at fixed times within the window."""
     ws.run_dir.mkdir(parents=True, exist_ok=True)
     with open(ws.run_dir / "refusals.jsonl", "a", encoding="utf-8") as f:
         for ts, decision, hook, typ, path in entries:

@@ -8,8 +8,8 @@ import pytest
 from textual.widgets import DataTable, OptionList
 
 from orchestrator.approvals import Broker
-from orchestrator.pipeline import Governor
-from orchestrator.tools import to_call
+from orchestrator.engine.pipeline import Governor
+from orchestrator.engine.tools import to_call
 from orchestrator.tui.app import ApprovalApp, RejectScreen
 from tests.approval_support import NOW, make_workspace, scene, spawn_waiter, verdict_of, wait_for_requests
 from tests.waiting import until

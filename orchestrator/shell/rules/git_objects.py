@@ -4,7 +4,7 @@ change the command's kind).
 The kernel denies reading a secret *file*; a secret the repository tracks is also an object in ``.git/objects``,
 which git reads for ``git show``, ``git log -p``, ``git grep X HEAD``... and the kernel cannot tell that object from
 any other. The tag alone changes nothing: the secrets pre-hook asks a person for a tagged command only when the
-repository tracks a secret file (:mod:`orchestrator.tracked_secrets`), so a repository without one pays nothing.
+repository tracks a secret file (:mod:`orchestrator.secrets.tracked`), so a repository without one pays nothing.
 
 The list errs on the side of tagging (a tracked secret makes the person decide); what is left out prints no file
 content: names, stats, hashes, refs, commit messages.

@@ -1,5 +1,5 @@
 """Where git subcommands write (orchestrator/shell/rules/git_writes.py), .git/config and hooks as governance files
-(selfguard + orchestrator/githooks.py), and the held-out escape corpus run through the real pipeline in a real
+(selfguard + orchestrator/vcs/hooks.py), and the held-out escape corpus run through the real pipeline in a real
 git repository: nothing changes on disk outside the intent's scope."""
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator import githooks
-from orchestrator.pipeline import Governor
+from orchestrator.vcs import hooks as githooks
+from orchestrator.engine.pipeline import Governor
 from orchestrator.pre import selfguard
 from orchestrator.shell import analyze
-from orchestrator.tools import to_call
+from orchestrator.engine.tools import to_call
 from tests.conftest import make_workspace
 
 DATA = Path(__file__).resolve().parents[2] / "data"
@@ -291,16 +291,16 @@ def test_escape_corpus_changes_nothing_outside_the_scope(row: dict, template: Pa
 
 def test_doctor_asks_for_the_hooks_path_in_intentignore(tmp_path: Path) -> None:
     from orchestrator.commands.doctor import run_checks
-    from orchestrator.workspace import Workspace
+    from orchestrator.config.workspace import Workspace
 
     root = make_workspace(tmp_path / "repo", git=True)
     ws = Workspace.at(root)
-    [f] = run_checks(ws, ["orchestrator.githooks:check_hooks_path"])
+    [f] = run_checks(ws, ["orchestrator.config.intentignore:check_hooks_path"])
     assert f.status == "ok"
     _git(root, "config", "core.hooksPath", ".githooks")
-    [f] = run_checks(ws, ["orchestrator.githooks:check_hooks_path"])
+    [f] = run_checks(ws, ["orchestrator.config.intentignore:check_hooks_path"])
     assert f.status == "warn" and ".githooks/" in f.fix
     with open(ws.intentignore_path, "a", encoding="utf-8") as fh:
         fh.write("\n.githooks/\n")
-    [f] = run_checks(ws, ["orchestrator.githooks:check_hooks_path"])
+    [f] = run_checks(ws, ["orchestrator.config.intentignore:check_hooks_path"])
     assert f.status == "ok", f

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from orchestrator.pipeline import Governor
+from orchestrator.engine.pipeline import Governor
 from orchestrator.shell import ShellEntry, analyze
-from orchestrator.tools import to_call
+from orchestrator.engine.tools import to_call
 from tests.conftest import make_workspace
 
 
