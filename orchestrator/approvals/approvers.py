@@ -1,7 +1,7 @@
 """The approvers file: the people whose passkeys may decide, one WebAuthn credential a line (stdlib only).
 
 ``.orchestration/approvers`` is a committed governance file (no agent tool writes it, no sandboxed command is
-granted it: :mod:`orchestrator.governance`), written by the console when a person registers a passkey
+granted it: :mod:`orchestrator.core.governance`), written by the console when a person registers a passkey
 (``orch approver add NAME``) and reviewed like ``trusted_keys``. A line::
 
     passkey <name> <rp id> <credential id, base64url> <COSE public key, base64url> [added=YYYY-MM-DD]
@@ -168,7 +168,7 @@ def append(orch_dir: str | os.PathLike[str], approver: Approver) -> Path:
     """Add a credential line (creating the file with its header); refuses a credential id already listed.
 
     Written by the person's own console process (outside any sandbox), under a lock and atomically."""
-    from orchestrator.fsutil import atomic_write, locked
+    from orchestrator.core.fsutil import atomic_write, locked
 
     path = path_of(orch_dir)
     with locked(path.parent / "run" / "approvers.lock"):
@@ -188,7 +188,7 @@ def append(orch_dir: str | os.PathLike[str], approver: Approver) -> Path:
 
 def remove(orch_dir: str | os.PathLike[str], name: str, credential_id: str | None = None) -> int:
     """Remove an approver's credentials (all, or the one ``credential_id``); the number removed."""
-    from orchestrator.fsutil import atomic_write, locked
+    from orchestrator.core.fsutil import atomic_write, locked
 
     path = path_of(orch_dir)
     with locked(path.parent / "run" / "approvers.lock"):

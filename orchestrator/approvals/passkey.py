@@ -243,7 +243,7 @@ class ReplayGuard:
 
     def consume(self, item_id: str, verified: Verified, *, expires: float) -> None:
         """Record that ``item_id`` was decided with this assertion; raises PasskeyError on a replay."""
-        from orchestrator.fsutil import atomic_write_json, locked
+        from orchestrator.core.fsutil import atomic_write_json, locked
 
         with locked(self.path.parent / ".passkey.lock"):
             data = self._read()

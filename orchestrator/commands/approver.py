@@ -18,8 +18,8 @@ import threading
 import time
 
 from orchestrator.commands import add_workspace_arg, workspace_of
-from orchestrator.errors import UsageError
-from orchestrator.output import json_out, out
+from orchestrator.core.errors import UsageError
+from orchestrator.core.output import json_out, out
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -85,7 +85,7 @@ def _add(args: argparse.Namespace, ws) -> int:  # type: ignore[no-untyped-def]
     if args.no_wait:
         raise UsageError("no console is running for this workspace", hint="start `orch console`, or drop --no-wait")
     from orchestrator.commands.console import origins_for
-    from orchestrator.web.app import DEFAULT_PORT, Console
+    from orchestrator.web.console import DEFAULT_PORT, Console
     from orchestrator.web.server import Background
 
     port = args.port or DEFAULT_PORT

@@ -15,8 +15,8 @@ from __future__ import annotations
 import argparse
 
 from orchestrator.commands import add_workspace_arg, workspace_of
-from orchestrator.errors import UsageError
-from orchestrator.output import out
+from orchestrator.core.errors import UsageError
+from orchestrator.core.output import out
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError("no console is running for this workspace", hint="start one with `orch console`")
         out(str(info.get("url")))
         return 0
-    from orchestrator.web.app import DEFAULT_PORT, Console
+    from orchestrator.web.console import DEFAULT_PORT, Console
     from orchestrator.web.server import serve
 
     port = args.port or DEFAULT_PORT

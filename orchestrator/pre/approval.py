@@ -283,6 +283,8 @@ def _push(ctx: Context, broker: Any, req: Any) -> Any:
     """Tell the person (ntfy / webhook, policy approval.notify) in the background; outcomes go to the audit log."""
     from orchestrator.approvals import notify
 
+    from orchestrator.approvals.broker import CALL_ENV
+
     cfg = ctx.policy.approval.notify
     push = notify.approval_push(req, base_url=str(cfg.url), content=str(cfg.content))
 
@@ -290,7 +292,8 @@ def _push(ctx: Context, broker: Any, req: Any) -> Any:
         for sent in results:
             broker.audit("notified", id=req.id, target=sent.target, ok=sent.ok, detail=sent.detail)
 
-    return notify.send_async(cfg, push, done)
+    # the variables *_env names: the calling hook's ORCH_* ones (forwarded to the daemon per call) win
+    return notify.send_async(cfg, push, done, env={**os.environ, **(CALL_ENV.get() or {})})
 
 
 def _remember_signed(broker: Any, req: Any, decision: dict[str, Any], pol: Any) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import date
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -28,10 +28,9 @@ from orchestrator.approvals.passkey import (
     decision_parts,
     load_approvers,
 )
-from orchestrator.errors import OrchestratorError
+from orchestrator.core.errors import OrchestratorError
 
-if TYPE_CHECKING:
-    from orchestrator.web.app import Console
+from orchestrator.web.console import Console
 
 _SINCE_RE = re.compile(r"^\d{1,4}[hdw]$")
 WEBAUTHN_TIMEOUT_MS = 120_000
@@ -108,7 +107,7 @@ async def state(request: Request) -> JSONResponse:
 def activity_of(console: Console, since: str) -> dict[str, Any]:
     from datetime import datetime, timezone
 
-    from orchestrator.activity import collect, render
+    from orchestrator.views.activity import collect, render
 
     act = collect(console.workspace, since=since, now=datetime.fromtimestamp(console.clock(), timezone.utc))
     return {"since": since, "lines": render(act), "activity": act.to_dict()}

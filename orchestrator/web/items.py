@@ -29,7 +29,7 @@ OUTCOME_WAIT_SECONDS = 3.0
 
 
 class Console(Protocol):
-    """What a source needs of the console (:class:`orchestrator.web.app.Console`)."""
+    """What a source needs of the console (:class:`orchestrator.web.console.Console`)."""
 
     broker: Broker
 

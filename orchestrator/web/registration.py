@@ -54,7 +54,7 @@ def _path(run_dir: str | os.PathLike[str], token: str) -> Path:
 
 def create(run_dir: str | os.PathLike[str], name: str, *, now: float | None = None) -> tuple[str, Ticket]:
     """A new ticket for approver ``name``: ``(token, ticket)``."""
-    from orchestrator.fsutil import atomic_write_json
+    from orchestrator.core.fsutil import atomic_write_json
 
     if not NAME_RE.match(name):
         raise RegistrationError(f"invalid approver name {name[:40]!r}",
@@ -90,7 +90,7 @@ def load(run_dir: str | os.PathLike[str], token: str, *, now: float | None = Non
 def claim(run_dir: str | os.PathLike[str], token: str) -> Ticket:
     """Take the ticket for one completion attempt (under a lock, so two attempts cannot both add a credential);
     the ticket is used from now on, whatever the attempt's outcome (:func:`record`)."""
-    from orchestrator.fsutil import atomic_write_json, locked
+    from orchestrator.core.fsutil import atomic_write_json, locked
 
     with locked(_dir(run_dir) / ".lock"):
         ticket = load(run_dir, token)
@@ -102,7 +102,7 @@ def claim(run_dir: str | os.PathLike[str], token: str) -> Ticket:
 def record(run_dir: str | os.PathLike[str], token: str, *, credential_id: str | None = None,
            error: str | None = None) -> None:
     """What a claimed ticket's attempt gave: the credential added, or the error that ended it."""
-    from orchestrator.fsutil import atomic_write_json
+    from orchestrator.core.fsutil import atomic_write_json
 
     ticket = load(run_dir, token, pending=False)
     ticket.credential_id, ticket.error = credential_id, error

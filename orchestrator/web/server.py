@@ -20,8 +20,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from orchestrator.errors import OrchestratorError
-from orchestrator.web.app import Console, create_app
+from orchestrator.core.errors import OrchestratorError
+from orchestrator.web.app import create_app
+from orchestrator.web.console import Console
 
 STATE_FILE = "console.json"
 
@@ -79,7 +80,7 @@ def _server(console: Console, host: str, port: int, certfile: str | None, keyfil
 
 
 def _write_state(console: Console, host: str, port: int) -> None:
-    from orchestrator.fsutil import atomic_write_json
+    from orchestrator.core.fsutil import atomic_write_json
 
     console.workspace.ensure_run_dir()
     atomic_write_json(state_path(console), {"pid": os.getpid(), "host": host, "port": port, "url": console.url,
