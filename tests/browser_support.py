@@ -1,7 +1,7 @@
 """A real browser for the console's tests: Debian's ``chromium`` driven by Playwright for Python (no ``playwright
 install``), with a CDP virtual authenticator, and passkey registration through ``orch approver add``.
 
-Fixtures ``browser`` and ``person``: import them into a test module or a conftest.
+Fixtures ``browser`` and ``person`` (tests/conftest.py imports them: one browser per test session).
 
 Missing locally: the tests are skipped (``apt-get install -y chromium``); missing under ``CI=true``: they fail
 (.ci/run installs it). Flags per the machine notes: headless, no sandbox (root), no GPU, no background networking

@@ -157,5 +157,47 @@ def find_signed_grant(broker: Broker, *, session_id: str, intent_id: str | None,
     return None
 
 
-__all__ = ["CHANNEL", "find_deferred", "find_signed_grant", "grant_matches", "settle_deferred", "verify_decision",
+#: the PreToolUse timeout ``orch install`` gives the hosts (``adapters.installer.PRE_TIMEOUT_S``; a test keeps them
+#: equal): a hook the host kills is a non-blocking error there, i.e. the call runs
+HOST_HOOK_TIMEOUT = 600
+
+
+def check_passkey(ws: Any) -> Any:
+    """``orch doctor``: with channel passkey, can anybody approve, and does the wait end before the host's?"""
+    from orchestrator.config import policy as _policy
+    from orchestrator.core.errors import OrchestratorError
+    from orchestrator.core.findings import Finding
+
+    try:
+        approval = _policy.load(ws.policy_path).approval
+    except OrchestratorError:
+        return  # reported by config.policy
+    if approval.channel != CHANNEL:
+        return
+    settings = Settings.from_policy(approval)
+    try:
+        found = load_approvers(ws.orch_dir)
+    except PasskeyError as exc:
+        yield Finding("approvals.passkey", "fail", f"nobody can approve: {exc.message}",
+                      exc.hint or "fix .orchestration/approvers (orch approver add NAME writes it)")
+    else:
+        names = [a.name for a in found.for_rp(settings.rp_id)]
+        if names:
+            yield Finding("approvals.passkey", "ok", f"approvers for {settings.rp_id}: {', '.join(dict.fromkeys(names))}")
+        else:
+            yield Finding("approvals.passkey", "fail", f"no approver's passkey is registered for {settings.rp_id!r}",
+                          "orch approver add NAME through the console at " + settings.origins[0])
+    try:
+        import webauthn  # noqa: F401
+    except ImportError:
+        yield Finding("approvals.webauthn", "fail", "the webauthn library is missing: every decision is refused",
+                      "pip install webauthn (orchestrator depends on it)")
+    if float(approval.timeout_seconds) >= HOST_HOOK_TIMEOUT:
+        yield Finding("approvals.timeout", "warn",
+                      f"approval.timeout_seconds {approval.timeout_seconds:g} is not below the hosts' hook timeout "
+                      f"({HOST_HOOK_TIMEOUT} s): a host that kills the waiting hook runs the call",
+                      f"set approval.timeout_seconds below {HOST_HOOK_TIMEOUT}, or approval.headless: defer")
+
+
+__all__ = ["CHANNEL", "HOST_HOOK_TIMEOUT", "check_passkey", "find_deferred", "find_signed_grant", "grant_matches", "settle_deferred", "verify_decision",
            "wait_signed"]

@@ -152,24 +152,23 @@ def _decide(console: Console, kind: str, item_id: str, body: dict[str, Any]) -> 
     return {"ok": outcome.get("state") != "refused", "approver": verified.approver.name, **outcome}
 
 
-async def challenge(request: Request) -> JSONResponse:
+async def _answer(request: Request, fn: Any, *path: str) -> JSONResponse:
+    """Run ``fn(console, *path params, body)`` in the thread pool; an expected error is a 4xx JSON answer (409 for
+    a request that is not pending any more), a decision the hook refused a 409."""
     try:
         body = await _body(request)
-        data = await run_in_threadpool(_challenge, _console(request), request.path_params["kind"],
-                                       request.path_params["item_id"], body)
+        data = await run_in_threadpool(fn, _console(request), *(request.path_params[p] for p in path), body)
     except OrchestratorError as exc:
         return _error(exc, 409 if exc.type == "approval-error" else 400)
-    return JSONResponse(data)
+    return JSONResponse(data, status_code=409 if data.get("ok") is False else 200)
+
+
+async def challenge(request: Request) -> JSONResponse:
+    return await _answer(request, _challenge, "kind", "item_id")
 
 
 async def decide(request: Request) -> JSONResponse:
-    try:
-        body = await _body(request)
-        data = await run_in_threadpool(_decide, _console(request), request.path_params["kind"],
-                                       request.path_params["item_id"], body)
-    except OrchestratorError as exc:
-        return _error(exc, 409 if exc.type == "approval-error" else 400)
-    return JSONResponse(data, status_code=200 if data["ok"] else 409)
+    return await _answer(request, _decide, "kind", "item_id")
 
 
 # ---------------------------------------------------------------------------------------------------------- registration
@@ -230,19 +229,11 @@ def _register_finish(console: Console, body: dict[str, Any]) -> dict[str, Any]:
 
 
 async def register_options(request: Request) -> JSONResponse:
-    try:
-        data = await run_in_threadpool(_register_options, _console(request), await _body(request))
-    except OrchestratorError as exc:
-        return _error(exc)
-    return JSONResponse(data)
+    return await _answer(request, _register_options)
 
 
 async def register_finish(request: Request) -> JSONResponse:
-    try:
-        data = await run_in_threadpool(_register_finish, _console(request), await _body(request))
-    except OrchestratorError as exc:
-        return _error(exc)
-    return JSONResponse(data)
+    return await _answer(request, _register_finish)
 
 
 __all__ = ["activity", "challenge", "decide", "index", "register_finish", "register_options", "snapshot", "state"]

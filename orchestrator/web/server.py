@@ -73,10 +73,19 @@ def running(run_dir: str | os.PathLike[str]) -> dict[str, Any] | None:
 def _server(console: Console, host: str, port: int, certfile: str | None, keyfile: str | None) -> Any:
     import uvicorn
 
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets: Any = None) -> None:
+            # here, not after run(): uvicorn re-raises a captured SIGTERM once it has shut down, which ends the
+            # process before any code after run() could remove the state file
+            try:
+                await super().shutdown(sockets=sockets)
+            finally:
+                _remove_state(console)
+
     config = uvicorn.Config(create_app(console), host=host, port=port, log_level="warning", access_log=False,
                             lifespan="off", server_header=False, date_header=False,
                             ssl_certfile=certfile, ssl_keyfile=keyfile, timeout_graceful_shutdown=2)
-    return uvicorn.Server(config)
+    return Server(config)
 
 
 def _write_state(console: Console, host: str, port: int) -> None:

@@ -23,13 +23,13 @@ from playwright.sync_api import expect
 
 from orchestrator.config.workspace import Workspace
 from tests.approvals.signed_support import passkey_policy
-from tests.browser_support import Authenticated, browser, register  # noqa: F401 - browser: a fixture
+from tests.browser_support import Authenticated, register
 from tests.e2e.claude_cli import CliRun, make_runner
 from tests.e2e.fake_anthropic import FakeAnthropic, ToolUse
+from tests.e2e.orch_support import REPO_ROOT, orch
 from tests.waiting import TIMEOUT, wait_until
 from tests.web.support import free_port, served
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 TOOLS = "Bash Write Edit Read Glob Grep mcp__orchestrator"
 INTENTS = """\
 active_intents:
@@ -38,13 +38,6 @@ active_intents:
     status: IN_PROGRESS
     owned_scope: ["src/**", "build", "build/**", "dist", "dist/**"]
 """
-
-
-def orch(root: Path, *args: str) -> str:
-    proc = subprocess.run([sys.executable, "-m", "orchestrator", *args], cwd=root, capture_output=True, text=True,
-                          env=dict(os.environ, PYTHONPATH=str(REPO_ROOT), COLUMNS="200"), timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    return proc.stdout
 
 
 def request_for(ws: Workspace, command: str) -> str:
@@ -105,7 +98,7 @@ def _in_thread(fn: Any) -> tuple[threading.Thread, list[Any]]:
 
 
 @pytest.fixture(scope="module")
-def scenario(claude_bin: Path, browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Scenario:  # noqa: F811
+def scenario(claude_bin: Path, browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Scenario:
     base = tmp_path_factory.mktemp("console-e2e")
     port = free_port()
     root = _repo(base, port)
@@ -191,5 +184,5 @@ def test_a_deferred_call_ends_the_run_and_runs_after_the_resume(scenario: Scenar
 
 
 def test_orch_trace_shows_who_approved(scenario: Scenario) -> None:
-    out = orch(scenario.root, "trace")
+    out = orch(scenario.root, "trace", env={"COLUMNS": "200"}).stdout
     assert "approved by" in out and "alice" in out

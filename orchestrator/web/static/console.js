@@ -72,29 +72,27 @@
   function webauthnAvailable() {
     return window.isSecureContext && window.PublicKeyCredential && navigator.credentials;
   }
-  function assertionJSON(cred) {
-    const r = cred.response;
+  // PublicKeyCredential.toJSON(), written out: older browsers lack it
+  function credentialJSON(cred, response) {
     return {
       id: cred.id, rawId: b64url(cred.rawId), type: cred.type,
       authenticatorAttachment: cred.authenticatorAttachment || null,
       clientExtensionResults: cred.getClientExtensionResults ? cred.getClientExtensionResults() : {},
-      response: {
-        clientDataJSON: b64url(r.clientDataJSON), authenticatorData: b64url(r.authenticatorData),
-        signature: b64url(r.signature), userHandle: r.userHandle ? b64url(r.userHandle) : null,
-      },
+      response: { clientDataJSON: b64url(cred.response.clientDataJSON), ...response },
     };
+  }
+  function assertionJSON(cred) {
+    const r = cred.response;
+    return credentialJSON(cred, {
+      authenticatorData: b64url(r.authenticatorData), signature: b64url(r.signature),
+      userHandle: r.userHandle ? b64url(r.userHandle) : null,
+    });
   }
   function registrationJSON(cred) {
     const r = cred.response;
-    return {
-      id: cred.id, rawId: b64url(cred.rawId), type: cred.type,
-      authenticatorAttachment: cred.authenticatorAttachment || null,
-      clientExtensionResults: cred.getClientExtensionResults ? cred.getClientExtensionResults() : {},
-      response: {
-        clientDataJSON: b64url(r.clientDataJSON), attestationObject: b64url(r.attestationObject),
-        transports: r.getTransports ? r.getTransports() : [],
-      },
-    };
+    return credentialJSON(cred, {
+      attestationObject: b64url(r.attestationObject), transports: r.getTransports ? r.getTransports() : [],
+    });
   }
   async function sign(item, action, reason) {
     if (!webauthnAvailable()) throw new Error("This browser offers no passkeys here (a secure context is needed: open http://localhost:PORT or https).");
