@@ -225,7 +225,8 @@ def _register_finish(console: Console, body: dict[str, Any]) -> dict[str, Any]:
         raise registration.RegistrationError(f"the passkey registration was refused: {exc}") from None
     registration.record(run_dir, token, credential_id=approver.credential_id)  # type: ignore[arg-type]
     return {"ok": True, "name": approver.name, "credential_id": approver.credential_id, "file": str(path),
-            "message": f"{approver.name}'s passkey is registered; commit {path.name} so the team's hooks trust it"}
+            "message": f"{approver.name}'s passkey is registered; commit .orchestration/{path.name} so the team's "
+                       "hooks trust it"}
 
 
 async def register_options(request: Request) -> JSONResponse:

@@ -360,6 +360,7 @@
         });
         const done = await post("/api/register/finish", { token: token, credential: registrationJSON(cred) });
         result.textContent = done.message;
+        button.hidden = true;
         history.replaceState(null, "", location.pathname);
         poll();
       } catch (e) {
