@@ -201,3 +201,19 @@ def test_a_signed_session_grant_covers_the_next_call_and_a_forged_grant_does_not
     assert req3.session_id == "s2"
     decide(ws, req3, sign(alice, req3, "reject", reason="not in s2"), "reject", reason="not in s2")
     assert answer_of(other)["permissionDecision"] == "deny"
+
+
+def test_no_agent_tool_can_write_the_approvers_file(tmp_path: Path) -> None:
+    """``.orchestration/approvers`` is a governance file: selfguard refuses every file tool, whatever the intent."""
+    from orchestrator.engine.pipeline import Governor
+    from orchestrator.engine.tools import to_call
+
+    alice = SoftKey("alice")
+    ws = passkey_workspace(tmp_path, alice)
+    gov = Governor(ws.root)
+    for tool, tool_input in (("Write", {"file_path": str(ws.orch_dir / "approvers"), "content": "passkey m x\n"}),
+                             ("Edit", {"file_path": str(ws.orch_dir / "approvers"), "old_string": "alice",
+                                       "new_string": "mallory"})):
+        verdict = gov.pre(to_call(tool, tool_input, session_id="s1", agent="claude-code", cwd=str(ws.root)))
+        assert verdict.decision == "deny" and verdict.error["type"] == "governance-file", verdict
+    assert (ws.orch_dir / "approvers").read_text().count("passkey alice") == 1
