@@ -43,6 +43,8 @@ if TYPE_CHECKING:
 
 AGENT = "claude-code"
 SELECT_TOOL = "mcp__orchestrator__select_active_intent"
+#: an agent's proposal of a new intent: decided by a person while this hook waits (orchestrator/adapters/propose.py)
+PROPOSE_TOOL = "mcp__orchestrator__propose_intent"
 
 MANDATE = (
     "This workspace is governed by orchestrator. Before any mutating tool call (Write, Edit, NotebookEdit, or a "
@@ -121,10 +123,7 @@ def decision(verdict: Verdict, *, ask: bool = True, tool_input: dict[str, Any] |
 
 def error_verdict(exc: OrchestratorError, hook: str) -> Verdict:
     """An expected engine error (unknown intent, bad config) as a structured deny verdict."""
-    data = exc.to_dict()
-    details = {k: v for k, v in data.items() if k not in ("type", "message", "hint")}
-    return Verdict.deny(data.get("type", "error"), hook, data.get("message", str(exc)),
-                        hint=data.get("hint") or "", **details)
+    return Verdict.refusal(exc.to_dict(), hook)
 
 
 def select_intent(event: dict[str, Any], governor: Any, *, agent: str = AGENT) -> Verdict:
@@ -142,10 +141,39 @@ def select_intent(event: dict[str, Any], governor: Any, *, agent: str = AGENT) -
     return Verdict.allow()
 
 
+def propose_intent(event: dict[str, Any], governor: Any, *, agent: str = AGENT, ask: bool = True) -> HookResult:
+    """The agent proposes an intent: a person decides while this hook waits. Accepted, the intent is selected for
+    the event's session and the tool gets the proposal's id (``updatedInput``: it renders the intent's context);
+    rejected, the deny carries the person's reason. Codex accepts no ``updatedInput`` without a command: there
+    the tool finds the decided proposal by its fields (:func:`orchestrator.adapters.mcp.McpBackend.propose_intent`)."""
+    from orchestrator.adapters import propose
+
+    session = session_of(event)
+    if not session:
+        from orchestrator.state.sessions import session_required
+
+        return decision(session_required(propose.HOOK), ask=ask)
+    agent_id = event.get("agent_id")
+    verdict, result = propose.run(governor, event.get("tool_input"), session_id=session, agent=agent,
+                                  agent_id=agent_id if isinstance(agent_id, str) else None,
+                                  cwd=event.get("cwd") if isinstance(event.get("cwd"), str) else None)
+    tool_input = event.get("tool_input")
+    if verdict.allowed and result is not None and agent == AGENT and isinstance(tool_input, dict):
+        return HookResult.json({"hookSpecificOutput": {
+            "hookEventName": "PreToolUse", "permissionDecision": "allow",
+            "permissionDecisionReason": f"orchestrator: a person accepted the proposal; intent {result.intent_id} "
+                                        f"is selected for this session",
+            "updatedInput": {**tool_input, propose.ID_KEY: result.proposal_id},
+        }})
+    return decision(verdict, ask=ask)
+
+
 def pre_tool_use(event: dict[str, Any], governor: Any, *, agent: str = AGENT, ask: bool = True,
                  sandbox: bool = False) -> HookResult:
     if event.get("tool_name") == SELECT_TOOL:
         return decision(select_intent(event, governor, agent=agent), ask=ask)
+    if event.get("tool_name") == PROPOSE_TOOL:
+        return propose_intent(event, governor, agent=agent, ask=ask)
     call = call_from(event, agent=agent)
     defer = agent == AGENT and print_mode()
     if sandbox and isinstance(event.get("tool_input"), dict) and _is_command(event["tool_input"].get("command")):

@@ -4,7 +4,10 @@ Tools (Claude Code names them ``mcp__orchestrator__<tool>``):
 
 - ``select_active_intent {intent_id}`` → the ``<intent_context>`` block for that intent;
 - ``list_intents`` → the intents with id, name, status and owned scope;
-- ``record_lesson {text, intent_id?}`` → appends a lesson (AGENTS.md) through the Governor.
+- ``record_lesson {text, intent_id?}`` → appends a lesson (AGENTS.md) through the Governor;
+- ``propose_intent {name, owned_scope, why, constraints?, acceptance_criteria?}`` → a person accepts (optionally
+  edited) or rejects the proposed intent; accepted, its ``<intent_context>`` (see
+  :mod:`orchestrator.adapters.propose` for where the wait happens and why it blocks).
 
 Who records the selection: an MCP server cannot see the agent's session id (Gemini CLI 0.61.0, for one, sends none:
 no env variable, no ``_meta`` beyond a progress token), so for agents with hooks (Claude Code, Codex, Gemini CLI) the
@@ -80,6 +83,53 @@ class McpBackend:
                 for i in self.governor.intents()]
         return json.dumps(rows, indent=1)
 
+    def propose_intent(self, name: Any, owned_scope: Any, why: Any, constraints: Any = None,
+                       acceptance_criteria: Any = None, proposal_id: str | None = None) -> str:
+        """Propose a new intent; blocks until a person decides (or the approval timeout).
+
+        Hooked agents: the PreToolUse hook already waited, selected the accepted intent for the session and handed
+        over ``proposal_id`` (Claude Code), or decided it without handing it over (Codex: found by its fields);
+        this renders the context. Otherwise (a plain MCP client, or a host whose hook lets the tool through) the
+        wait happens here; the selection is recorded here for an unhooked session, a hooked agent is told to
+        select the intent (its session id is only known to its hook).
+        """
+        from orchestrator.adapters import propose
+        from orchestrator.approvals import Broker, proposal
+        from orchestrator.core.errors import OrchestratorError
+
+        gov = self.governor
+        broker = Broker(gov.workspace.shared_run_dir)
+        tool_input = {"name": name, "owned_scope": owned_scope, "why": why, "constraints": constraints,
+                      "acceptance_criteria": acceptance_criteria}
+        fields = propose.fields_of(tool_input)
+        if self.hooked:
+            outcome = proposal.outcome_of(broker, proposal_id) if proposal_id else \
+                proposal.recent_outcome(broker, fields)
+            if outcome is not None and outcome.get("intent_id"):
+                return self._accepted(str(outcome["intent_id"]), selected=True)
+        verdict, result = propose.run(gov, tool_input, session_id=self.session_id, agent="mcp")
+        if not verdict.allowed or result is None:
+            error = dict(verdict.error or {"type": "proposal-invalid", "message": "refused"})
+            exc = OrchestratorError(str(error.pop("message", "refused")), hint=error.pop("hint", None),
+                                    **{k: v for k, v in error.items() if k != "type"})
+            exc.type = str(error.get("type"))  # the agent reads the same error type as from the hook
+            raise exc
+        return self._accepted(str(result.intent_id), selected=not self.hooked)
+
+    def _accepted(self, intent_id: str, *, selected: bool) -> str:
+        from orchestrator.config import intents as _intents
+        from orchestrator.post import lessons
+
+        gov = self.governor
+        intent = gov.intents().get(intent_id)
+        if intent is None:
+            return f"A person accepted the proposal as intent {intent_id}, but it is no longer in the intents file."
+        head = (f"A person accepted your proposal: intent {intent_id} is IN_PROGRESS and selected for this session."
+                if selected else
+                f"A person accepted your proposal: intent {intent_id} is IN_PROGRESS. Call select_active_intent "
+                f"with intent_id {intent_id!r} before changing files.")
+        return head + "\n" + _intents.render_context(intent, lessons.relevant(gov.workspace.agents_md, intent_id))
+
     def record_lesson(self, text: str, intent_id: str | None = None) -> str:
         """Record a lesson learned; returns a short confirmation."""
         added = self.governor.record_lesson(text, intent_id)
@@ -122,6 +172,18 @@ def build_server(root: str | Path, *, session_id: str | None = None, hooked: boo
                  description="Record a lesson learned (appended to AGENTS.md) so later sessions benefit.")
     def record_lesson(text: str, intent_id: str | None = None) -> str:
         return guarded(backend.record_lesson, text, intent_id)
+
+    @server.tool(structured_output=False,
+                 description="Propose a new intent when your task fits none of the IN_PROGRESS intents. A person "
+                             "accepts it (possibly edited) or rejects it with a reason; this waits for the decision. "
+                             "Accepted: returns its <intent_context> (the intent is selected for this session). "
+                             "Rejected: the error carries the person's reason; then change nothing for it. "
+                             "owned_scope: globs of the files the task changes (e.g. src/auth/**); why: what the "
+                             "task is and why no intent fits. Leave proposal_id empty (orchestrator fills it in).")
+    def propose_intent(name: str, owned_scope: list[str], why: str, constraints: list[str] | None = None,
+                       acceptance_criteria: list[str] | None = None, proposal_id: str | None = None) -> str:
+        return guarded(backend.propose_intent, name, owned_scope, why, constraints, acceptance_criteria,
+                       proposal_id)
 
     return server
 

@@ -135,13 +135,15 @@ class Broker:
     # ---------------------------------------------------------------- deciding (TUI / CLI)
     def decide(self, request_id: str, decision: str, *, scope: str = "once", reason: str | None = None,
                by: str = "cli", forbid_remember: Iterable[str] = (),
-               assertion: dict[str, Any] | None = None) -> dict[str, Any]:
+               intent: dict[str, Any] | None = None, assertion: dict[str, Any] | None = None) -> dict[str, Any]:
         """Write the decision for a pending request; for scope session/intent also remember a grant.
 
-        A request of the ``passkey`` channel takes only a decision carrying the approver's ``assertion`` (the
-        console's); its grant is remembered by the waiting hook once it verified the signature, never here.
-        Raises :class:`ApprovalError` for an unknown, corrupt, expired or already decided request (or an unsigned
-        decision on a passkey request) and :class:`GrantRefused` when policy forbids remembering this risk class.
+        ``intent``: for an intent proposal, the fields the person changed before accepting (the waiting side
+        validates and writes the intent, :mod:`orchestrator.approvals.proposal`). A request of the ``passkey``
+        channel takes only a decision carrying the approver's ``assertion`` (the console's); its grant is
+        remembered by the waiting hook once it verified the signature, never here. Raises :class:`ApprovalError`
+        for an unknown, corrupt, expired or already decided request (or an unsigned decision on a passkey request)
+        and :class:`GrantRefused` when policy forbids remembering this risk class.
         """
         if decision not in DECISIONS:
             raise ApprovalError(f"decision must be one of {DECISIONS}, not {decision!r}")
@@ -164,6 +166,11 @@ class Broker:
             if req.expired(now):
                 raise ApprovalError(f"approval {request_id} expired; the call was denied",
                                     hint="the agent may retry the call to ask again")
+            if req.proposal is not None and scope != "once":
+                raise ApprovalError("a proposed intent is accepted once, never remembered",
+                                    hint="approve it without --session/--intent")
+            if intent is not None and (req.proposal is None or decision != "approve"):
+                raise ApprovalError("only an accepted intent proposal carries intent fields")
             forbidden = set(forbid_remember)
             if scope != "once":
                 if req.risk in forbidden:
@@ -178,6 +185,8 @@ class Broker:
                                     "decided_at": now}
             if signed:
                 data["assertion"] = assertion
+            if intent is not None:
+                data["intent"] = intent
             atomic_write(self.decision_path(request_id), json.dumps(data, indent=1).encode())
             grant = None
             if decision == "approve" and scope != "once" and not signed:
@@ -235,13 +244,16 @@ class Broker:
         return data
 
     def resolve(self, request: ApprovalRequest, *, timed_out: bool,
-                decision: dict[str, Any] | None = None) -> dict[str, Any]:
+                decision: dict[str, Any] | None = None,
+                apply: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> dict[str, Any]:
         """Close a request (under the lock): the final decision, archived to ``resolved/<id>.json``.
 
         ``decision``: the one the caller verified (the passkey channel), used as is whatever the decision file
         holds by now. Otherwise a decision that landed in the same instant as the timeout still wins; without
         one, a ``timeout`` decision is recorded. The request and decision files are then removed; the archive
-        keeps both.
+        keeps both. ``apply``: what an approval *does* (an accepted intent proposal writes the intent), run under
+        the lock on the final decision so that the decision and its effect are one step; what it returns is
+        archived as the record's ``outcome`` (and returned as ``decision["outcome"]``).
         """
         with self._lock():
             dpath = self.decision_path(request.id)
@@ -254,6 +266,13 @@ class Broker:
                 decision = {"id": request.id, "decision": "timeout" if timed_out else "invalid",
                             "decided_at": self.clock(), "by": "broker"}
             record = {"request": request.to_dict(), "decision": decision, "resolved_at": self.clock()}
+            if apply is not None and decision.get("decision") == "approve":
+                try:
+                    outcome = apply(decision)
+                except Exception as exc:  # noqa: BLE001 — the request is closed all the same, the error kept
+                    outcome = {"error": f"{type(exc).__name__}: {exc}"}
+                record["outcome"] = outcome
+                decision = {**decision, "outcome": outcome}
             atomic_write_json(self.resolved_path(request.id), record)
             for p in (dpath, self.request_path(request.id)):
                 with contextlib.suppress(FileNotFoundError):

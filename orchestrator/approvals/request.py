@@ -67,6 +67,9 @@ class ApprovalRequest:
     tool_use_id: str | None = None
     #: nobody waits: the host ended its turn with the call deferred (approval.headless: defer)
     deferred: bool = False
+    #: an intent an agent proposes (``propose_intent``): name, owned_scope, constraints, acceptance_criteria,
+    #: description; None for a tool call (see :mod:`orchestrator.approvals.proposal`)
+    proposal: dict[str, Any] | None = None
     version: int = 1
 
     def to_dict(self) -> dict[str, Any]:
@@ -102,6 +105,9 @@ class ApprovalRequest:
         paths = kwargs.get("paths", [])
         if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
             raise CorruptRequest(f"{source}: 'paths' must be a list of strings", file=source)
+        proposal = kwargs.get("proposal")
+        if proposal is not None and not _proposal_ok(proposal):
+            raise CorruptRequest(f"{source}: 'proposal' must be an object of text and lists of text", file=source)
         return cls(**kwargs)
 
     def expired(self, now: float) -> bool:
@@ -113,6 +119,18 @@ class ApprovalRequest:
             return "-"
         name = os.path.basename(self.worktree.rstrip("/")) or self.worktree
         return f"{name} ({self.branch})" if self.branch else name
+
+
+def _proposal_ok(proposal: Any) -> bool:
+    if not isinstance(proposal, dict) or not isinstance(proposal.get("name"), str):
+        return False
+    for value in proposal.values():
+        if isinstance(value, list):
+            if not all(isinstance(v, str) for v in value):
+                return False
+        elif value is not None and not isinstance(value, str):
+            return False
+    return True
 
 
 @dataclass(frozen=True)

@@ -25,10 +25,12 @@ def validate(ws: object) -> list[dict[str, object]]:
     from orchestrator.config import policy
     from orchestrator.core.errors import OrchestratorError
     from orchestrator.config import intentignore
+    from orchestrator.config.intentstore import ARCHIVE_NAME, check_archive
 
     results: list[dict[str, object]] = []
     for load, path in ((intents.load, ws.intents_file), (policy.load, ws.policy_file),  # type: ignore[attr-defined]
-                       (intentignore.load, ws.intentignore_file)):  # type: ignore[attr-defined]
+                       (intentignore.load, ws.intentignore_file),  # type: ignore[attr-defined]
+                       (lambda _path: check_archive(ws), ws.orch_dir / ARCHIVE_NAME)):  # type: ignore[attr-defined]
         rel = os.path.relpath(path, ws.root)  # type: ignore[attr-defined]
         confcache.forget([str(path)])
         try:

@@ -111,8 +111,9 @@ def _materialise_ci(data: list[dict[str, Any]]) -> IntentSet:
     return _materialise(data, ignore_case=True)
 
 
-def _validate(path: Path, text: str) -> list[dict[str, Any]]:
-    """Parse and validate with yaml + pydantic; return JSON-able intents (the slow path)."""
+def _validate(path: Path, text: str, key: str = "active_intents") -> list[dict[str, Any]]:
+    """Parse and validate with yaml + pydantic; return JSON-able intents (the slow path). ``key``: the top-level
+    key of the list (``archived_intents`` in the archive, :mod:`orchestrator.config.intentstore`)."""
     from pydantic import ValidationError
 
     from orchestrator.config.schema import IntentsFile
@@ -123,16 +124,17 @@ def _validate(path: Path, text: str) -> list[dict[str, Any]]:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(
-            f"top level must be a mapping with key 'active_intents', got {type(data).__name__}",
-            file=path, line=1, hint="start the file with `active_intents:` followed by a list of intents",
+            f"top level must be a mapping with key {key!r}, got {type(data).__name__}",
+            file=path, line=1, hint=f"start the file with `{key}:` followed by a list of intents",
         )
-    if "active_intents" not in data:
-        raise ConfigError("missing top-level key 'active_intents'", file=path, line=1,
-                          hint="put the intents under `active_intents:`")
-    lines = item_lines(text, "active_intents")
-    raw = data.get("active_intents")
+    if key not in data:
+        raise ConfigError(f"missing top-level key {key!r}", file=path, line=1,
+                          hint=f"put the intents under `{key}:`")
+    lines = item_lines(text, key)
+    raw = data.get(key)
     try:
-        model = IntentsFile.model_validate(data)
+        model = IntentsFile.model_validate(
+            data if key == "active_intents" else {"active_intents": raw, **{k: v for k, v in data.items() if k != key}})
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = first.get("loc", ())

@@ -205,6 +205,14 @@ class Verdict:
         return cls("deny", _error(type, hook, message, hint, details))
 
     @classmethod
+    def refusal(cls, error: dict[str, Any], hook: str) -> Verdict:
+        """A refusal carrying an expected error's structured form (``OrchestratorError.to_dict()``: an unknown
+        intent, a bad config, a malformed proposal) as the agent reads any other denial."""
+        details = {k: v for k, v in error.items() if k not in ("type", "message", "hint")}
+        return cls.deny(str(error.get("type", "error")), hook, str(error.get("message", "")),
+                        hint=str(error.get("hint") or ""), **details)
+
+    @classmethod
     def ask(cls, type: str, hook: str, message: str, *, hint: str, **details: Any) -> Verdict:
         """Hand the decision to a person through the agent's own prompt."""
         return cls("ask", _error(type, hook, message, hint, details))

@@ -117,7 +117,7 @@ REGISTRY: dict[str, ToolSpec] = {
 # ``mcp__orchestrator__<tool>``, Gemini CLI ``mcp_orchestrator_<tool>``, Copilot CLI ``orchestrator-<tool>``,
 # opencode ``orchestrator_<tool>``)
 _META_MCP = re.compile(r"^(?:mcp__orchestrator__|mcp_orchestrator_|orchestrator-|orchestrator_)"
-                       r"(select_active_intent|list_intents|record_lesson)$")
+                       r"(select_active_intent|list_intents|record_lesson|propose_intent)$")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M)
 
 

@@ -66,3 +66,12 @@ def relevant(agents_md: Path, intent_id: str | None, limit: int = 10) -> list[st
         return []
     picked = [t for i, t in _entries(text) if i is None or i == intent_id]
     return picked[-limit:]
+
+
+def of_intent(agents_md: Path, intent_id: str) -> list[str]:
+    """The lessons recorded for ``intent_id`` (tagged with it; not the untagged ones), oldest first."""
+    try:
+        text = agents_md.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return []
+    return [t for i, t in _entries(text) if i == intent_id]

@@ -21,6 +21,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
@@ -31,6 +32,7 @@ from textual.worker import Worker, WorkerState
 from orchestrator.approvals import ApprovalRequest, BrokenRequest, Broker
 from orchestrator.core.errors import OrchestratorError
 from orchestrator.tui.data import Snapshot, ago, load_snapshot
+from orchestrator.tui.intents import CSS as INTENTS_CSS
 from orchestrator.config.workspace import Workspace
 
 CSS = """
@@ -47,6 +49,7 @@ RejectScreen { align: center middle; }
 #reject-box Label { width: 100%; }
 #reject-error { color: $error; }
 """
+CSS += INTENTS_CSS
 
 
 class RejectScreen(ModalScreen[str | None]):
@@ -86,6 +89,9 @@ class MainScreen(Screen[None]):
         Binding("s", "decide('approve', 'session')", "Session"),
         Binding("i", "decide('approve', 'intent')", "Intent"),
         Binding("r", "reject", "Reject"),
+        Binding("e", "edit_accept", "Edit+accept", show=False),
+        Binding("m", "intents", "Intents"),
+        Binding("n", "new_intent", "New intent", show=False),
         Binding("j", "move(1)", "Down", show=False),
         Binding("k", "move(-1)", "Up", show=False),
         Binding("1", "tab('ledger')", "Ledger", show=False),
@@ -134,6 +140,21 @@ class MainScreen(Screen[None]):
 
     def action_reject(self) -> None:
         self.app.reject_selected()  # type: ignore[attr-defined]
+
+    def action_edit_accept(self) -> None:
+        self.app.edit_accept_selected()  # type: ignore[attr-defined]
+
+    def action_intents(self) -> None:
+        from orchestrator.tui.intents import IntentsScreen
+
+        self.app.push_screen(IntentsScreen(self.app.workspace))  # type: ignore[attr-defined]
+
+    def action_new_intent(self) -> None:
+        from orchestrator.tui.intents import IntentsScreen
+
+        screen = IntentsScreen(self.app.workspace)  # type: ignore[attr-defined]
+        self.app.push_screen(screen)
+        screen.call_after_refresh(screen.action_new)
 
     def action_move(self, delta: int) -> None:
         queue = self.query_one("#queue", OptionList)
@@ -300,7 +321,10 @@ class ApprovalApp(App[None]):
         screen = self._main()
         if screen is None:  # not mounted yet, or shutting down
             return
-        queue = screen.query_one("#queue", OptionList)
+        try:
+            queue = screen.query_one("#queue", OptionList)
+        except NoMatches:  # the screen is being torn down while a reload finished
+            return
         current = queue.highlighted_option.id if queue.highlighted_option else None
         self.items = {item.id: item for item in snap.pending}
         options = [Option(self._prompt(item), id=item.id) for item in snap.pending]
@@ -350,6 +374,9 @@ class ApprovalApp(App[None]):
                                                             "when it times out.", "dim")))
             return
         agent = item.agent + (f" ({item.agent_id})" if item.agent_id else "")
+        if item.proposal is not None:
+            body.update(Group(*_proposal_parts(item, agent, ago(item.expires - self.clock()))))
+            return
         # compact: an 80x24 terminal leaves the detail pane about 12 lines
         head = Text.assemble(
             (item.summary + "\n", "bold"),
@@ -413,16 +440,56 @@ class ApprovalApp(App[None]):
 
         self.push_screen(RejectScreen(item.summary), done)
 
+    def edit_accept_selected(self) -> None:
+        """An agent's proposed intent: edit its fields in the form, then accept it as edited."""
+        from orchestrator.tui.intents import proposal_form
+
+        item = self._decidable()
+        if item is None:
+            return
+        if item.proposal is None:
+            self.notify("e edits an agent's proposed intent; this is a tool call (a: approve)", severity="warning")
+            return
+
+        def done(fields: dict[str, Any] | None) -> None:
+            if fields:
+                edits = {k: v for k, v in fields.items() if v != (item.proposal or {}).get(k) and v is not None}
+                self._decide(item.id, "approve", "once", None, [], edits)
+
+        self.push_screen(proposal_form(item), done)
+
     @work(thread=True, group="decide", exit_on_error=False)
     def _decide(self, request_id: str, decision: str, scope: str, reason: str | None,
-                forbidden: list[str]) -> tuple[bool, str]:
+                forbidden: list[str], edits: dict[str, Any] | None = None) -> tuple[bool, str]:
         try:
-            self.broker.decide(request_id, decision, scope=scope, reason=reason, by="tui",
-                               forbid_remember=forbidden)
+            if edits:
+                from orchestrator.approvals import proposal
+
+                proposal.accept(self.broker, request_id, edits, by="tui")
+            else:
+                self.broker.decide(request_id, decision, scope=scope, reason=reason, by="tui",
+                                   forbid_remember=forbidden)
         except OrchestratorError as exc:
             return False, exc.message
         verb = "approved" if decision == "approve" else "rejected"
         return True, f"{verb} {request_id}" + (f" for this {scope}" if scope != "once" else "")
+
+
+def _proposal_parts(item: ApprovalRequest, agent: str, left: str) -> list[Any]:
+    """The detail pane of an agent's proposed intent: what it asks for, why, and how the file would change."""
+    p = item.proposal or {}
+    parts: list[Any] = [Text.assemble(
+        ("Proposed intent: ", "bold"), (str(p.get("name")), "bold cyan"), ("  expires in ", "dim"), (left, ""),
+        ("\nsession ", "dim"), (item.session_id, ""), ("  agent ", "dim"), (agent, ""),
+        ("\nworktree ", "dim") if item.worktree else ("", ""), (item.where() if item.worktree else "", "cyan"))]
+    parts.append(Text.assemble(("why: ", "dim"), (str(p.get("description") or "-"), "yellow")))
+    for key, label in (("owned_scope", "scope"), ("constraints", "constraints"),
+                       ("acceptance_criteria", "acceptance")):
+        parts.append(Text.assemble((f"{label}: ", "dim"), (", ".join(p.get(key) or []) or "-", "")))
+    parts.append(Text("a: accept as proposed   e: edit, then accept   r: reject with a reason", style="dim italic"))
+    if item.diff:
+        parts.append(Syntax(item.diff, "diff", theme="ansi_dark", word_wrap=True))
+    return parts
 
 
 def _risk_style(risk: str) -> str:

@@ -24,7 +24,7 @@ def _call(server, name: str, args: dict) -> tuple[bool, str]:
     async def go():
         async with Client(server) as client:
             tools = {t.name for t in (await client.list_tools()).tools}
-            assert tools == {"select_active_intent", "list_intents", "record_lesson"}
+            assert tools == {"select_active_intent", "list_intents", "record_lesson", "propose_intent"}
             result = await client.call_tool(name, args)
             return bool(result.is_error), _text(result)
 
@@ -76,3 +76,47 @@ def test_orch_mcp_over_stdio(ws: Path) -> None:
 
     result = asyncio.run(go())
     assert not result.is_error and '<intent_context id="INT-1"' in _text(result)
+
+
+def _propose_over_stdio(ws: Path, decide, **env: str):
+    """`orch mcp` (unhooked: a plain MCP client) proposes; ``decide(request)`` is the person, in this process."""
+    from orchestrator.approvals import Broker
+    from orchestrator.config.workspace import Workspace
+    from tests.waiting import wait_until
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "orchestrator", "mcp"], cwd=str(ws),
+                                   env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "ORCH_SESSION_ID": "plain-1",
+                                        "ORCH_APPROVAL_TIMEOUT": "120", **env})
+    broker = Broker(Workspace.at(ws).shared_run_dir)
+
+    async def go():
+        async with Client(params) as client:
+            call = asyncio.ensure_future(client.call_tool("propose_intent", {
+                "name": "Docs refresh", "owned_scope": ["docs/**"], "why": "the guide is out of date"}))
+            request = await asyncio.to_thread(wait_until, broker.pending, what="the proposal")
+            await asyncio.to_thread(decide, broker, request[0])
+            return await call
+
+    return asyncio.run(go())
+
+
+def test_unhooked_proposal_blocks_until_accepted_then_selects_for_the_env_session(ws: Path) -> None:
+    from orchestrator.approvals import proposal
+
+    result = _propose_over_stdio(ws, lambda b, r: proposal.accept(b, r.id, {"owned_scope": ["docs/guide/**"]},
+                                                                    by="tui"))
+    assert not result.is_error, _text(result)
+    assert _text(result).startswith("A person accepted your proposal: intent INT-3 is IN_PROGRESS and selected")
+    assert Governor(ws).sessions.get("plain-1")["intent_id"] == "INT-3"
+    assert Governor(ws).intents().get("INT-3").owned_scope == ("docs/guide/**",)
+
+
+def test_unhooked_rejection_is_a_structured_tool_error_with_the_reason(ws: Path) -> None:
+    from orchestrator.approvals import proposal
+
+    result = _propose_over_stdio(ws, lambda b, r: proposal.reject(b, r.id, "docs are frozen", by="tui"))
+    assert result.is_error
+    text = _text(result)
+    error = json.loads(text[text.index("{"):])
+    assert error["type"] == "proposal-rejected" and error["reason"] == "docs are frozen"
+    assert Governor(ws).intents().get("INT-3") is None

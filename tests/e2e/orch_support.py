@@ -28,3 +28,21 @@ def orch(root: Path, *args: str, env: dict[str, str] | None = None, check: bool 
     if check:
         assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc
+
+
+def governed_repo(root: Path, app: str = APP, intents: str = INTENTS) -> Path:
+    """``root``: a new git repository with ``src/app.py`` and orchestrator initialised with ``intents``."""
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "src").mkdir()
+    (root / "src" / "app.py").write_text(app)
+    orch(root, "init")
+    (root / ".orchestration" / "active_intents.yaml").write_text(intents)
+    return root
+
+
+def app_repo(base: Path, app: str = "x = 1\n", intents: str = INTENTS) -> Path:
+    """``base/repo``: :func:`governed_repo`, installed for Claude Code."""
+    root = governed_repo(base / "repo", app, intents)
+    orch(root, "install", "claude-code")
+    return root

@@ -23,6 +23,7 @@ import pytest
 
 from tests.e2e.claude_cli import CliRun, make_runner
 from tests.e2e.fake_anthropic import MODEL, FakeAnthropic, ToolUse
+from tests.e2e.orch_support import app_repo
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TOOLS = "Bash Write Edit Read Glob Grep mcp__orchestrator"
@@ -65,14 +66,7 @@ class Scenario:
 @pytest.fixture(scope="module")
 def scenario(claude_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Scenario:
     base = tmp_path_factory.mktemp("e2e")
-    root = base / "repo"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    (root / "src").mkdir()
-    (root / "src" / "app.py").write_text(APP)
-    orch(root, "init")
-    (root / ".orchestration" / "active_intents.yaml").write_text(INTENTS)
-    orch(root, "install", "claude-code")
+    root = app_repo(base, APP, INTENTS)
     subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
     subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"],
                    check=True)

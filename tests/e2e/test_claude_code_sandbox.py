@@ -20,16 +20,10 @@ import pytest
 from orchestrator.sandbox import landlock
 from tests.e2e.claude_cli import make_runner
 from tests.e2e.fake_anthropic import FakeAnthropic, ToolUse
+from tests.e2e.orch_support import INTENTS, app_repo
 
 pytestmark = pytest.mark.skipif(landlock.abi() < 1, reason="this kernel has no Landlock")
 REPO_ROOT = Path(__file__).resolve().parents[2]
-INTENTS = """\
-active_intents:
-  - id: INT-1
-    name: app work
-    status: IN_PROGRESS
-    owned_scope: ["src/**"]
-"""
 SCRIPT = "#!/bin/sh\nprintf 'x = 2\\n' > src/app.py\nprintf 'hijacked\\n' > README.md\necho script-done\n"
 TEST = ("import pathlib\n\n\ndef test_app():\n    pathlib.Path(__file__).with_name('ran.txt').write_text('yes')\n"
         "    assert 1 + 1 == 2\n")
@@ -40,19 +34,6 @@ def _orch(root: Path, *args: str) -> None:
     proc = subprocess.run([sys.executable, "-m", "orchestrator", *args], cwd=root, env=env, capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
-
-
-def _app_repo(tmp_path: Path) -> Path:
-    """A git repository with ``src/app.py``, orchestrator initialised with INTENTS and installed for Claude Code."""
-    root = tmp_path / "repo"
-    root.mkdir()
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    (root / "src").mkdir()
-    (root / "src" / "app.py").write_text("x = 1\n")
-    _orch(root, "init")
-    (root / ".orchestration" / "active_intents.yaml").write_text(INTENTS)
-    _orch(root, "install", "claude-code")
-    return root
 
 
 def test_script_cannot_write_outside_the_scope_and_pytest_runs_unasked(claude_bin: Path, tmp_path: Path) -> None:
@@ -141,7 +122,7 @@ def test_an_upload_asks_a_person_and_sends_nothing(claude_bin: Path, tmp_path: P
     nothing."""
     import socket
 
-    root = _app_repo(tmp_path)
+    root = app_repo(tmp_path)
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(4)
@@ -184,7 +165,7 @@ def test_a_leading_cd_persists_to_the_next_bash_call(claude_bin: Path, tmp_path:
     """Claude Code keeps one working directory across Bash calls. The wrapped ``cd src && pwd`` keeps its leading
     ``cd`` in Claude Code's shell (orchestrator/sandbox/cwd.py), so the next call runs in ``src`` as it would
     ungoverned, while ``pwd`` itself ran in the kernel."""
-    root = _app_repo(tmp_path)
+    root = app_repo(tmp_path)
     api = FakeAnthropic([
         [ToolUse("mcp__orchestrator__select_active_intent", {"intent_id": "INT-1"}, id="select")],
         [ToolUse("Bash", {"command": "cd src && echo sandboxed=$ORCH_SANDBOXED", "description": "cd"}, id="cd")],

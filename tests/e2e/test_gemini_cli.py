@@ -32,7 +32,7 @@ import pytest
 from orchestrator.sandbox import landlock
 from tests.e2e.claude_cli import CLI_TIMINGS
 from tests.e2e.fake_llm import GEMINI_MODEL, FakeGemini, gcall
-from tests.e2e.orch_support import APP, INTENTS, NEW, REPO_ROOT, orch
+from tests.e2e.orch_support import NEW, REPO_ROOT, governed_repo, orch
 
 
 
@@ -54,12 +54,7 @@ def run_gemini(gemini_bin: Path, root: Path, home: Path, api: FakeGemini, *extra
 
 
 def make_repo(root: Path) -> None:
-    root.mkdir()
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    (root / "src").mkdir()
-    (root / "src" / "app.py").write_text(APP)
-    orch(root, "init")
-    (root / ".orchestration" / "active_intents.yaml").write_text(INTENTS)
+    governed_repo(root)
 
 
 @dataclass
