@@ -75,6 +75,8 @@ def approval_push(req: Any, *, base_url: str, content: str = "summary") -> Push:
     """The push of an approval request (:class:`~orchestrator.approvals.ApprovalRequest`)."""
     where = req.where() if hasattr(req, "where") else "-"
     title = f"Approval needed: {req.risk} ({req.agent})"
+    if getattr(req, "proposal", None):
+        title = f"Intent proposed by {req.agent}: {str(req.proposal.get('name'))[:80]}"
     parts = [f"{req.tool} in {where}"]
     if req.intent_id:
         parts.append(f"intent {req.intent_id}")
@@ -90,7 +92,8 @@ def approval_push(req: Any, *, base_url: str, content: str = "summary") -> Push:
         message += f"\n{shown}"
         facts["command" if req.command else "paths"] = shown
     url = base_url.rstrip("/") + f"/#item={req.id}"
-    return Push(req.id, "approval", title, message, url, facts)
+    return Push(req.id, "intent-proposal" if getattr(req, "proposal", None) else "approval", title, message, url,
+                facts)
 
 
 def _post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> tuple[bool, str]:

@@ -97,13 +97,19 @@ def input_digest(tool_input: Any) -> str:
     return "sha256:" + hashlib.sha256(data.encode()).hexdigest()
 
 
-def approval_fields(req: Any, decision: str, scope: str, reason: str | None) -> dict[str, Any]:
-    """The canonical fields of a decision on an approval request (:class:`~orchestrator.approvals.ApprovalRequest`)."""
-    return {"v": 1, "item": "approval", "id": req.id, "tool": req.tool, "command": req.command,
-            "input": req.input_sha256, "paths": list(req.paths), "cwd": req.cwd, "worktree": req.worktree,
-            "agent": req.agent, "agent_id": req.agent_id, "session": req.session_id, "intent": req.intent_id,
-            "risk": req.risk, "signature": req.signature, "nonce": req.nonce, "created": req.created,
-            "expires": req.expires, "decision": decision, "scope": scope, "reason": reason}
+def approval_fields(req: Any, decision: str, scope: str, reason: str | None,
+                    edits: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The canonical fields of a decision on a broker request (:class:`~orchestrator.approvals.ApprovalRequest`):
+    an approval of a tool call, or an intent proposal (``input`` is then the hash of the proposed fields, and the
+    person's ``edits`` of them, if any, are signed too)."""
+    fields = {"v": 1, "item": "approval", "id": req.id, "tool": req.tool, "command": req.command,
+              "input": req.input_sha256, "paths": list(req.paths), "cwd": req.cwd, "worktree": req.worktree,
+              "agent": req.agent, "agent_id": req.agent_id, "session": req.session_id, "intent": req.intent_id,
+              "risk": req.risk, "signature": req.signature, "nonce": req.nonce, "created": req.created,
+              "expires": req.expires, "decision": decision, "scope": scope, "reason": reason}
+    if getattr(req, "proposal", None) is not None:
+        fields.update(item="intent-proposal", edits=edits)
+    return fields
 
 
 def decision_parts(data: Any) -> tuple[str, str, str | None]:

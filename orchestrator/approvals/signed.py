@@ -18,7 +18,7 @@ not against the grant file's own (unsigned) copy of them.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from orchestrator.approvals.broker import Broker
@@ -49,20 +49,28 @@ def verify_decision(req: ApprovalRequest, data: dict[str, Any], *, orch_dir: str
     decision, scope, reason = decision_parts(data)
     if now >= req.expires:
         raise PasskeyError(f"request {req.id} expired before the decision arrived")
+    edits = data.get("intent") if req.proposal is not None else None
+    if edits is not None and not isinstance(edits, dict):
+        raise PasskeyError("the accepted intent's edits are not an object")
     assertion = data.get("assertion")
     cred = credential_of(assertion)
     approvers = load_approvers(orch_dir)
-    fields = approval_fields(req, decision, scope, reason)
+    fields = approval_fields(req, decision, scope, reason, edits)
     verified = check_assertion(assertion, challenge(fields), approvers, settings, sign_count=guard.count(cred))
     guard.consume(req.id, verified, expires=req.expires)
-    return {"id": req.id, "session_id": req.session_id, "decision": decision, "scope": scope, "reason": reason,
-            "by": verified.approver.name, "via": CHANNEL, "credential": cred, "decided_at": now,
-            "evidence": {"fields": fields, "assertion": assertion}}
+    out = {"id": req.id, "session_id": req.session_id, "decision": decision, "scope": scope, "reason": reason,
+           "by": verified.approver.name, "via": CHANNEL, "credential": cred, "decided_at": now,
+           "evidence": {"fields": fields, "assertion": assertion}}
+    if edits is not None:
+        out["intent"] = edits  # (signed: an accepted proposal is written with exactly these edits)
+    return out
 
 
-def wait_signed(broker: Broker, req: ApprovalRequest, timeout: float, *, orch_dir: str,
-                settings: Settings) -> dict[str, Any]:
-    """Block until a verified decision or ``timeout``; the final decision (``timeout`` when none came)."""
+def wait_signed(broker: Broker, req: ApprovalRequest, timeout: float, *, orch_dir: str, settings: Settings,
+                apply: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Block until a verified decision or ``timeout``; the final decision (``timeout`` when none came).
+
+    ``apply``: what an approval does (an accepted intent proposal writes the intent), as :meth:`Broker.resolve`."""
     guard = ReplayGuard(broker.dir, clock=broker.clock)
     deadline = time.monotonic() + max(0.0, timeout)
     while True:
@@ -76,7 +84,7 @@ def wait_signed(broker: Broker, req: ApprovalRequest, timeout: float, *, orch_di
         except PasskeyError as exc:
             broker.refuse(req.id, got, exc.message)
             continue
-        return broker.resolve(req, timed_out=False, decision=signed)
+        return broker.resolve(req, timed_out=False, decision=signed, apply=apply)
 
 
 def find_deferred(broker: Broker, *, session_id: str, tool_use_id: str | None, input_sha256: str,

@@ -157,7 +157,8 @@ async def _answer(request: Request, fn: Any, *path: str) -> JSONResponse:
     a request that is not pending any more), a decision the hook refused a 409."""
     try:
         body = await _body(request)
-        data = await run_in_threadpool(fn, _console(request), *(request.path_params[p] for p in path), body)
+        args = [_console(request), *(request.path_params[p] for p in path), body]
+        data = await run_in_threadpool(fn, *args)
     except OrchestratorError as exc:
         return _error(exc, 409 if exc.type == "approval-error" else 400)
     return JSONResponse(data, status_code=409 if data.get("ok") is False else 200)

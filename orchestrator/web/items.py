@@ -72,8 +72,35 @@ def approval_actions(req: ApprovalRequest, forbidden: frozenset[str] | None) -> 
     ]
 
 
+def proposal_item(req: ApprovalRequest, *, decided: bool, signed: bool, note: str | None) -> dict[str, Any]:
+    """An agent's intent proposal (:mod:`orchestrator.approvals.proposal`): accept it as proposed, or reject it
+    with a reason (edits before accepting: ``orch intents accept ID --…`` or the TUI, channel ``tui``)."""
+    fields = req.proposal or {}
+    agent = req.agent + (f" ({req.agent_id})" if req.agent_id else "")
+    facts = [["Risk", req.risk], ["Proposed by", agent], ["Session", req.session_id], ["Worktree", req.where()],
+             ["Name", str(fields.get("name", ""))], ["Scope", ", ".join(fields.get("owned_scope") or [])]]
+    for key, label in (("constraints", "Constraints"), ("acceptance_criteria", "Acceptance criteria"),
+                       ("owner", "Owner")):
+        value = fields.get(key)
+        if value:
+            facts.append([label, "; ".join(value) if isinstance(value, list) else str(value)])
+    preview = {"label": "active_intents.yaml after acceptance", "language": "diff", "text": req.diff} \
+        if req.diff else None
+    actions: list[dict[str, Any]] = [
+        {"decision": "approve", "scope": "once", "label": "Accept intent"},
+        {"decision": "reject", "scope": "once", "label": "Reject…", "reason": True}]
+    return item("approval", req.id, f"New intent: {fields.get('name', '?')}", created=req.created,
+                expires=req.expires, facts=facts, reasons=list(req.reasons), preview=preview, actions=actions,
+                signed=signed, note=note, state="decided" if decided else "pending")
+
+
 def approval_item(req: ApprovalRequest, forbidden: frozenset[str] | None, *, decided: bool) -> dict[str, Any]:
     """An approval request as a page item (the TUI's detail pane, field for field)."""
+    signed = getattr(req, "channel", "tui") == SIGNED_CHANNEL
+    note = None if signed else ("asked through the tui channel: decide it in `orch tui` or with `orch approve` "
+                                "(the page signs decisions with a passkey; policy approval.channel: passkey)")
+    if req.proposal is not None:
+        return proposal_item(req, decided=decided, signed=signed, note=note)
     agent = req.agent + (f" ({req.agent_id})" if req.agent_id else "")
     facts = [["Risk", req.risk], ["Agent", agent], ["Session", req.session_id], ["Intent", req.intent_id or "-"],
              ["Worktree", req.where()], ["Tool", req.tool]]
@@ -87,9 +114,6 @@ def approval_item(req: ApprovalRequest, forbidden: frozenset[str] | None, *, dec
         preview = {"label": "Diff", "language": "diff", "text": req.diff}
     else:
         preview = None
-    signed = getattr(req, "channel", "tui") == SIGNED_CHANNEL
-    note = None if signed else ("asked through the tui channel: decide it in `orch tui` or with `orch approve` "
-                                "(the page signs decisions with a passkey; policy approval.channel: passkey)")
     return item("approval", req.id, req.summary, created=req.created, expires=req.expires, facts=facts,
                 reasons=list(req.reasons), preview=preview, actions=approval_actions(req, forbidden),
                 signed=signed, note=note, state="decided" if decided else "pending")

@@ -60,13 +60,16 @@ def passkey_workspace(tmp: Path, *keys: SoftKey, port: int = 8470, extra: str = 
 
 
 def spawn_hook(ws: Workspace, command: str, *, session: str = "s1", timeout: float = 2 * TIMEOUT,
-               tool_use_id: str = "toolu_1", env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    """The real hook client answering a Claude Code PreToolUse for ``Bash(command)`` in-process (no daemon).
+               tool_use_id: str = "toolu_1", env: dict[str, str] | None = None, tool: str = "Bash",
+               tool_input: dict[str, Any] | None = None) -> subprocess.Popen[str]:
+    """The real hook client answering a Claude Code PreToolUse for ``Bash(command)`` (or ``tool(tool_input)``)
+    in-process (no daemon, unless ``env`` comes from :func:`daemon_for`).
 
     ``timeout``: its approval timeout (longer than any wait of the test deciding)."""
-    event = {"session_id": session, "cwd": str(ws.root), "hook_event_name": "PreToolUse", "tool_name": "Bash",
-             "tool_input": {"command": command, "description": "test"}, "tool_use_id": tool_use_id,
-             "permission_mode": "default", "transcript_path": str(ws.root / "transcript.jsonl")}
+    event = {"session_id": session, "cwd": str(ws.root), "hook_event_name": "PreToolUse", "tool_name": tool,
+             "tool_input": tool_input if tool_input is not None else {"command": command, "description": "test"},
+             "tool_use_id": tool_use_id, "permission_mode": "default",
+             "transcript_path": str(ws.root / "transcript.jsonl")}
     full = {k: v for k, v in os.environ.items() if not k.startswith(("ORCH_", "CLAUDE"))}
     full.update({"ORCH_NO_DAEMON": "1", "CLAUDE_PROJECT_DIR": str(ws.root), "ORCH_APPROVAL_TIMEOUT": str(timeout),
                  "PYTHONPATH": str(ROOT)})

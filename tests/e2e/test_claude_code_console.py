@@ -5,6 +5,8 @@ Run A (the hook waits): ``rm -rf build/cache`` reaches an approval, the person a
 the kernel sandbox and the ledger records it with the approver's name; ``rm -rf src`` is rejected in the page and
 the model reads the person's reason. Run B (``approval.headless: defer``): ``rm -rf dist/cache`` ends the run at once
 with the call deferred (``deferred_tool_use``); the person approves in the page; ``claude -p --resume`` runs it.
+Runs C and D (the intent lifecycle): a session whose task fits no intent calls ``propose_intent``; accepted in the
+page, its next write lands under the new intent; rejected in the page, it reads the reason and writes nothing.
 """
 
 from __future__ import annotations
@@ -40,13 +42,14 @@ active_intents:
 """
 
 
-def request_for(ws: Workspace, command: str) -> str:
-    """The id of the pending request for ``command``, once its hook filed it."""
+def request_for(ws: Workspace, command: str | None) -> str:
+    """The id of the pending request for ``command`` (None: an intent proposal), once its hook filed it."""
     from orchestrator.approvals import ApprovalRequest, Broker
 
     def found() -> str | None:
         return next((r.id for r in Broker(ws.shared_run_dir).pending(include_decided=True)
-                     if isinstance(r, ApprovalRequest) and r.command == command), None)
+                     if isinstance(r, ApprovalRequest) and r.command == command
+                     and (command is not None or r.proposal is not None)), None)
 
     return wait_until(found, what=f"the approval request for {command!r}")
 
@@ -66,6 +69,7 @@ class Scenario:
     results_a: dict[str, dict]
     results_b: dict[str, dict]
     reason: str
+    proposals: dict[str, tuple[CliRun, dict[str, dict]]]
 
     def ledger(self) -> list[dict[str, Any]]:
         text = (self.root / ".orchestration" / "agent_trace.jsonl").read_text()
@@ -147,11 +151,44 @@ def scenario(claude_bin: Path, browser: Any, tmp_path_factory: pytest.TempPathFa
                                                                      timeout=TIMEOUT * 1000)
                 resumed = run(root, api_b.base_url, *extra, "--resume", b.result["session_id"], env=env,
                               tools=TOOLS, prompt="", timeout=300)
-            return Scenario(root, a, b, resumed, api_a.tool_results(), api_b.tool_results(), reason)
+            proposals = {case: _proposal_run(root, ws, page, run, env, case) for case in ("accept", "reject")}
+            return Scenario(root, a, b, resumed, api_a.tool_results(), api_b.tool_results(), reason, proposals)
     finally:
         person.close()
         subprocess.run([sys.executable, "-m", "orchestrator", "serve", "--stop", "-C", str(root)],
                        env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)), capture_output=True, timeout=30)
+
+
+GUIDE = "# Guide\n"
+PROPOSAL = {"name": "Write the user guide", "owned_scope": ["docs/**"], "constraints": ["no code changes"],
+            "why": "the task is documentation; INT-1 owns src/, build/ and dist/ only"}
+
+
+def _proposal_run(root: Path, ws: Workspace, page: Any, run: Any, env: dict[str, str],
+                  case: str) -> tuple[CliRun, dict[str, dict]]:
+    """A new session proposes an intent; the person accepts it (or rejects it) in the page while the CLI waits."""
+    guide = str(root / "docs" / "guide.md")
+    api = FakeAnthropic([
+        [ToolUse("Write", {"file_path": guide, "content": GUIDE}, id="write_first")],
+        [ToolUse("mcp__orchestrator__propose_intent", dict(PROPOSAL), id="propose")],
+        [ToolUse("Write", {"file_path": guide, "content": GUIDE}, id="write_after")]
+        if case == "accept" else "understood: nothing written",
+        "done",
+    ])
+    with api:
+        thread, got = _in_thread(lambda: run(root, api.base_url, "--mcp-config", ".mcp.json", env=env,
+                                             tools=TOOLS, timeout=300))
+        proposal = item(page, request_for(ws, None))
+        assert "New intent: Write the user guide" in proposal.inner_text()
+        if case == "accept":
+            proposal.get_by_role("button", name="Accept intent").click()
+        else:
+            proposal.get_by_role("button", name="Reject…").click()
+            proposal.locator("textarea").fill("docs are frozen until the release")
+            proposal.locator("form.reject-form button[type=submit]").click()
+        thread.join(300)
+    (cli,) = got
+    return cli, api.tool_results()
 
 
 def test_an_approval_in_the_page_runs_the_command_in_the_sandbox(scenario: Scenario) -> None:
@@ -186,3 +223,26 @@ def test_a_deferred_call_ends_the_run_and_runs_after_the_resume(scenario: Scenar
 def test_orch_trace_shows_who_approved(scenario: Scenario) -> None:
     out = orch(scenario.root, "trace", env={"COLUMNS": "200"}).stdout
     assert "approved by" in out and "alice" in out
+
+
+def test_a_proposal_accepted_in_the_page_becomes_the_sessions_intent(scenario: Scenario) -> None:
+    import yaml
+
+    cli, results = scenario.proposals["accept"]
+    assert cli.returncode == 0, cli.stderr
+    assert results["write_first"]["is_error"] and "intent-required" in results["write_first"]["content"]
+    assert not results["propose"]["is_error"], results["propose"]
+    intents = {i["id"]: i for i in yaml.safe_load(
+        (scenario.root / ".orchestration" / "active_intents.yaml").read_text())["active_intents"]}
+    (new,) = [i for i in intents.values() if i["name"] == "Write the user guide"]
+    assert new["status"] == "IN_PROGRESS" and new["accepted_by"] == "alice"
+    assert not results["write_after"]["is_error"], results["write_after"]
+    assert scenario.record_of("write_after")["intent_id"] == new["id"]
+
+
+def test_a_proposal_rejected_in_the_page_writes_nothing(scenario: Scenario) -> None:
+    cli, results = scenario.proposals["reject"]
+    res = results["propose"]
+    assert res["is_error"] and "proposal-rejected" in res["content"]
+    assert "docs are frozen until the release" in res["content"]
+    assert cli.result["result"] == "understood: nothing written"
