@@ -1,7 +1,7 @@
 """A real browser for the console's tests: Debian's ``chromium`` driven by Playwright for Python (no ``playwright
 install``), with a CDP virtual authenticator, and passkey registration through ``orch approver add``.
 
-Fixtures ``browser`` and ``person`` (tests/conftest.py imports them: one browser per test session).
+Fixtures ``browser`` and ``person`` (tests/conftest.py imports them: one browser per test module).
 
 Missing locally: the tests are skipped (``apt-get install -y chromium``); missing under ``CI=true``: they fail
 (.ci/run installs it). Flags per the machine notes: headless, no sandbox (root), no GPU, no background networking
@@ -34,7 +34,9 @@ def _unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
-@pytest.fixture(scope="session")
+#: module scope, not session: Playwright's sync API keeps an event loop running in this thread while it is open,
+#: and Textual's Pilot tests (tests/tui/) cannot start theirs beside it
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if not os.path.exists(CHROMIUM):
         _unavailable(f"no Chromium at {CHROMIUM} (apt-get install -y chromium)")
