@@ -4,7 +4,8 @@ Two figures per event (an allowed ``Write`` of a new file, an allowed ``Edit`` w
 post-hook process, an allowed ``Read``):
 - ``Daemon.handle_request`` timed in this process: the daemon's whole evaluation of one framed request (adapter,
   ``Governor.pre``, the pre-image, the framed answer);
-- one request/answer on the Unix socket of a real ``orch serve`` (what the stdlib hook client waits for).
+- one request/answer on the Unix socket of a real ``orch serve`` (what the stdlib hook client waits for), which
+  includes the daemon's check of its peer (issue 28), also timed alone.
 
 The governance and session files are aged past the racy-key window first (orchestrator.core.fsutil.RACY_NS), as they
 are in real use. The whole hook process (interpreter start, client imports, this) is bench/bench_hook.py.
@@ -73,6 +74,7 @@ def main() -> int:
             d.handle_request(request)
             samples.append(time.perf_counter() - t0)
         report(f"handle_request  {name}", samples)
+    peer_check(args.n)
     env = {**os.environ, "PYTHONPATH": str(REPO), "ORCH_DAEMON_IDLE": "60"}
     proc = subprocess.Popen([sys.executable, "-m", "orchestrator", "serve", "--root", str(root)], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -96,6 +98,31 @@ def main() -> int:
         proc.wait(timeout=10)
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
+
+
+def peer_check(n: int) -> None:
+    """What authenticating one connection costs the daemon (orchestrator/daemon/peer.py): ``SO_PEERCRED`` and the pidfd,
+    the namespaces, ``no_new_privs``, the walk up this process's real ancestry, the liveness check."""
+    try:
+        from orchestrator.daemon import peer
+    except ImportError:  # a checkout from before the peer checks (a paired run against main)
+        return
+    import socket
+
+    me = peer.Self()
+    a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    samples = []
+    for i in range(n + 200):
+        t0 = time.perf_counter()
+        who = peer.of(a)
+        why = peer.refusal(who, me)
+        who.close()
+        if i >= 200:
+            samples.append(time.perf_counter() - t0)
+        assert why is None, why
+    a.close()
+    b.close()
+    report("peer check (SO_PEERCRED, /proc, ancestry)", samples)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,10 @@ captured), a ``read``, and an ``edit``'s ``tool.execute.after`` (ranges, classif
 Prints min / median / max in ms per call and the plugin's median as a fraction of the Claude Code hook's.
 Target (issue 24): the plugin no worse than the Claude Code hook.
 
-Usage: PYTHONPATH=. python bench/bench_opencode.py [-n 30]
+``--agent kilo``: the same plugin as Kilo CLI loads it (``.kilo/plugin/orchestrator.js``, rendered for agent ``kilo``;
+the calls go through the Kilo adapter, which is opencode's with Kilo as host).
+
+Usage: PYTHONPATH=. python bench/bench_opencode.py [-n 30] [--agent kilo]
 """
 from __future__ import annotations
 
@@ -39,7 +42,7 @@ from _util import governed  # noqa: E402
 
 from orchestrator.daemon import server as daemon  # noqa: E402
 from orchestrator.adapters import installer, opencode_setup  # noqa: E402
-from orchestrator.adapters.managed import OPENCODE_PLUGIN  # noqa: E402
+from orchestrator.adapters.managed import PLUGINS  # noqa: E402
 
 #: times each step n times inside one Node process; prints {label: [ms, ...]}
 DRIVER = """
@@ -95,10 +98,12 @@ def claude_event(root: Path, step: dict[str, Any]) -> bytes:
     return json.dumps(event).encode()
 
 
-def plugin_times(node: str, root: Path, step: dict[str, Any], n: int, env: dict[str, str]) -> list[float]:
+def plugin_times(node: str, root: Path, step: dict[str, Any], n: int, env: dict[str, str], agent: str = "opencode",
+                 driver_text: str = DRIVER) -> list[float]:
+    """Times of ``n`` runs of one step by ``agent``'s installed plugin, in one Node process (``driver_text``)."""
     driver = root.parent / "driver.mjs"
-    driver.write_text(DRIVER)
-    proc = subprocess.run([node, str(driver), str(root / OPENCODE_PLUGIN), str(root), str(n)], cwd=root, env=env,
+    driver.write_text(driver_text)
+    proc = subprocess.run([node, str(driver), str(root / PLUGINS[agent]), str(root), str(n)], cwd=root, env=env,
                           input=json.dumps([step]), capture_output=True, text=True, timeout=600)
     if proc.returncode != 0:
         raise SystemExit(f"plugin driver failed: {proc.stderr}")
@@ -121,28 +126,18 @@ def fmt(label: str, times: list[float]) -> str:
     return f"{label:<52} min {s[0]:7.2f}  p50 {statistics.median(s):7.2f}  max {s[-1]:7.2f} ms"
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("-n", type=int, default=30, help="runs per measurement")
-    args = parser.parse_args()
-    node = shutil.which("node")
-    if node is None:
-        raise SystemExit("node is not installed: the plugin is JavaScript")
-    tmp = Path(tempfile.mkdtemp(prefix="orch-bench-opencode-"))
-    root = governed(tmp / "repo")
-    (root / "src").mkdir()
-    (root / "src/app.py").write_text("x = 1\n" * 200)
-    opencode_setup.install(root)
-    installer.install("claude-code", root)
-    from orchestrator.engine.pipeline import Governor
-
-    Governor(root).select_intent("INT-1", "ses_bench")
+def measure(node: str, root: Path, agent: str, plugin_steps: list[dict[str, Any]], claude_events: list[bytes], n: int,
+            driver_text: str = DRIVER) -> None:
+    """Print the plugin's cost per step without a daemon, then, with ``orch serve`` running, paired with the Claude
+    Code hook on the same calls (``claude_events``, one per step). ``root`` has both installed, intent selected."""
     env = {**os.environ, "PYTHONPATH": str(REPO), "ORCH_DAEMON_IDLE": "300", "CLAUDE_PROJECT_DIR": str(root)}
     command = installer.launcher_command("claude-code")
-    print(f"bench_opencode: n={args.n} per measurement; node {subprocess.run([node, '--version'], capture_output=True, text=True).stdout.strip()}")
+    version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip()
+    print(f"bench ({agent}'s plugin): n={n} per measurement; node {version}")
     print("-- plugin, no daemon (the launcher per call, evaluated in-process)")
-    for step in steps(root):
-        print(fmt(step["label"], plugin_times(node, root, step, max(5, args.n // 3), {**env, "ORCH_NO_DAEMON": "1"})))
+    for step in plugin_steps:
+        print(fmt(step["label"], plugin_times(node, root, step, max(5, n // 3), {**env, "ORCH_NO_DAEMON": "1"}, agent,
+                                              driver_text)))
     serve = subprocess.Popen([sys.executable, "-m", "orchestrator", "serve", "--root", str(root)], env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -151,20 +146,45 @@ def main() -> int:
             if time.monotonic() > deadline or serve.poll() is not None:
                 raise SystemExit("orch serve did not come up")
             time.sleep(0.05)
-        print("-- daemon running: plugin (socket, in opencode's process) vs Claude Code hook (whole process), paired")
-        for step in steps(root):
+        print(f"-- daemon running: plugin (socket, in {agent}'s process) vs Claude Code hook (whole process), paired")
+        for step, stdin in zip(plugin_steps, claude_events):
             plugin: list[float] = []
             hook: list[float] = []
-            stdin = claude_event(root, step)
             for _ in range(3):  # alternate in rounds, so load drift hits both
-                plugin += plugin_times(node, root, step, max(1, args.n // 3), env)
-                hook += hook_times(command, stdin, max(1, args.n // 3), env, root)
+                plugin += plugin_times(node, root, step, max(1, n // 3), env, agent, driver_text)
+                hook += hook_times(command, stdin, max(1, n // 3), env, root)
             print(fmt(f"plugin      {step['label']}", plugin))
             print(fmt(f"claude hook {step['label']}", hook))
             print(f"{'':<52} plugin p50 = {statistics.median(plugin) / statistics.median(hook):.2f} x the hook's")
     finally:
         daemon.stop(root)
         serve.wait(timeout=60)
+
+
+def bench_root(prefix: str) -> Path:
+    """A governed tmp repository with ``src/app.py`` (200 lines) and Claude Code's hooks installed."""
+    root = governed(Path(tempfile.mkdtemp(prefix=prefix)) / "repo")
+    (root / "src").mkdir()
+    (root / "src/app.py").write_text("x = 1\n" * 200)
+    installer.install("claude-code", root)
+    return root
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("-n", type=int, default=30, help="runs per measurement")
+    parser.add_argument("--agent", choices=("opencode", "kilo"), default="opencode", help="whose plugin copy to run")
+    args = parser.parse_args()
+    node = shutil.which("node")
+    if node is None:
+        raise SystemExit("node is not installed: the plugin is JavaScript")
+    root = bench_root("orch-bench-opencode-")
+    opencode_setup.install(root, host=opencode_setup.HOSTS[args.agent])
+    from orchestrator.engine.pipeline import Governor
+
+    Governor(root).select_intent("INT-1", "ses_bench")
+    plugin_steps = steps(root)
+    measure(node, root, args.agent, plugin_steps, [claude_event(root, step) for step in plugin_steps], args.n)
     return 0
 
 

@@ -97,10 +97,18 @@ def encode_request(agent: str, env: dict, raw: bytes) -> bytes:
     return b"\n".join(lines) + b"\n\n" + raw
 
 
+#: the exit code :func:`decode_answer` gives a refusal frame (``R <len>`` + reason): the daemon does not serve this
+#: process (orchestrator/daemon/peer.py); the call is evaluated in-process and no daemon is started
+REFUSED = -1
+
+
 def decode_answer(data: bytes) -> tuple[int, bytes, bytes] | None:
-    """``<exit> <len stdout> <len stderr>`` line, then both bodies; None if malformed."""
+    """``<exit> <len stdout> <len stderr>`` line, then both bodies; None if malformed. A refusal frame gives
+    ``(REFUSED, b"", reason)``."""
     head, sep, body = data.partition(b"\n")
     parts = head.split()
+    if sep and len(parts) == 2 and parts[0] == b"R" and parts[1].isdigit() and len(body) == int(parts[1]):
+        return REFUSED, b"", body
     if not sep or len(parts) != 3 or not all(p.isdigit() for p in parts):
         return None
     code, n_out, n_err = (int(p) for p in parts)
@@ -218,6 +226,8 @@ def main(argv: list[str] | None = None) -> int:
             answer = _ask_daemon(sock_path, encode_request(agent, dict(os.environ), raw))
             if answer is None:
                 _start_daemon(root)
+            elif answer[0] == REFUSED:
+                answer = None  # a daemon serves, not this process: evaluate here, with this process's own rights
         if answer is None:
             # No daemon: evaluate here (run_hook also blocks bad input or a missing workspace, with a reason).
             answer = _in_process(agent, raw)

@@ -25,6 +25,8 @@ ADAPTERS: dict[str, str] = {
     "cursor": "orchestrator.adapters.cursor",
     "copilot": "orchestrator.adapters.copilot",
     "opencode": "orchestrator.adapters.opencode",
+    "kilo": "orchestrator.adapters.kilo",
+    "pi": "orchestrator.adapters.pi",
 }
 
 #: exit code that blocks the call in every supported agent (Claude Code, Codex, Gemini CLI, Cursor, Copilot CLI)

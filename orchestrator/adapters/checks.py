@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from orchestrator.adapters import installer
+from orchestrator.adapters.managed import PLUGINS
 from orchestrator.core.findings import Finding
 from orchestrator.config.workspace import Workspace
 
@@ -112,11 +113,11 @@ def check_hooks(ws: Workspace) -> Iterable[Finding]:
     """Every installed agent hook resolves, runs and refuses a probe; shared files hold no machine paths."""
     root = Path(ws.root)
     found = installed(root)
-    if not found and (root / installer.OPENCODE_PLUGIN).exists():
-        return  # opencode runs a plugin, not hook commands: opencode_setup.check_opencode probes it
+    if not found and any((root / plugin).exists() for plugin in PLUGINS.values()):
+        return  # opencode, Kilo and pi run a plugin, not hook commands: their own checks probe it
     if not found:
         yield Finding("hooks", "warn", "no agent hooks are installed: agents working here are not governed",
-                      "orch install claude-code   (or codex, gemini, cursor, copilot, opencode)")
+                      f"orch install claude-code   (or {', '.join(a for a in installer.AGENTS if a != 'claude-code')})")
         return
     for agent, path, commands in found:
         rel = path.relative_to(root)
@@ -163,8 +164,8 @@ def check_launcher(ws: Workspace) -> Iterable[Finding]:
     """The committed launcher exists, is executable, is this version's, and is tracked by git."""
     root = Path(ws.root)
     uses = [agent for agent, _path, commands in installed(root) if any(installer.LAUNCHER in c for c in commands)]
-    if (root / installer.OPENCODE_PLUGIN).exists():
-        uses.append("opencode")  # its plugin calls the launcher when no daemon answers
+    # a plugin calls the launcher when no daemon answers
+    uses += [agent for agent, plugin in PLUGINS.items() if (root / plugin).exists()]
     path = root / installer.LAUNCHER
     if not uses and not path.exists():
         return

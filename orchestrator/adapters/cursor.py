@@ -130,8 +130,11 @@ def handle(event: dict[str, Any], governor: Any) -> HookResult:
         if not isinstance(path, str) or not path:
             raise ValueError("afterFileEdit without a file_path")
         edits = event.get("edits") if isinstance(event.get("edits"), list) else []
-        # the edits say nothing the engine needs (no pre-image): the snapshot taken at preToolUse gives it
-        governor.post(call_of(event, "Edit", {"file_path": path, "edits": edits}))
+        # the edits say nothing the engine needs (no pre-image), and the event no id to find its preToolUse by:
+        # recorded as unpaired (post/trace.py)
+        call = call_of(event, "Edit", {"file_path": path, "edits": edits})
+        call.pairless = True
+        governor.post(call)
         return HookResult.json({})
     if name == "sessionStart":
         text = claude_code.context_text(governor, session_of(event))

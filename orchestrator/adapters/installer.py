@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from orchestrator.adapters.managed import MARK, OPENCODE_PLUGIN, SERVER
+from orchestrator.adapters.managed import MARK, PLUGINS, SERVER
 
 #: the committed launcher, relative to the project root
 LAUNCHER = ".orchestration/bin/orch-hook"
@@ -111,7 +111,8 @@ _FLAT = ("cursor", "copilot")
 #: agents installed by a module of their own rather than as hook entries in a settings file (opencode runs no hook
 #: commands: it loads a plugin). Each module has ``install(root, python=, mcp=, scope=)``, ``uninstall(root)`` and
 #: ``notes(root)``; named, not imported, so that this module stays below them in the import graph.
-OWN_SETUP: dict[str, str] = {"opencode": "orchestrator.adapters.opencode_setup"}
+OWN_SETUP: dict[str, str] = {"opencode": "orchestrator.adapters.opencode_setup",
+                              "kilo": "orchestrator.adapters.kilo_setup", "pi": "orchestrator.adapters.pi_setup"}
 #: every agent ``orch install`` knows
 AGENTS: tuple[str, ...] = tuple(sorted([*SPECS, *OWN_SETUP]))
 
@@ -476,8 +477,9 @@ def uninstall(agent: str, root: str | os.PathLike[str]) -> list[Path]:
 
 
 def _launcher_in_use(root: Path) -> bool:
-    """Whether any agent's hook settings (or orchestrator's opencode plugin) still name the launcher."""
-    if (root / OPENCODE_PLUGIN).exists():
+    """Whether any agent's hook settings (or one of orchestrator's plugins: opencode, Kilo, pi) still name the
+    launcher."""
+    if any((root / plugin).exists() for plugin in PLUGINS.values()):
         return True
     for agent, spec in SPECS.items():
         for rel in dict.fromkeys(f for f in (spec.hooks_file, LOCAL_SETTINGS.get(agent)) if f):

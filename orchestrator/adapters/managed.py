@@ -13,5 +13,11 @@ MARK = "# orch:managed"
 SERVER = "orchestrator"
 #: orchestrator's opencode plugin (opencode runs no hook commands; it names the launcher, like hook commands do)
 OPENCODE_PLUGIN = ".opencode/plugin/orchestrator.js"
+#: the same plugin where Kilo CLI (an opencode fork) loads it: Kilo reads no .opencode/plugin/
+KILO_PLUGIN = ".kilo/plugin/orchestrator.js"
+#: orchestrator's pi extension (loaded only in a trusted project, started in its root)
+PI_EXTENSION = ".pi/extensions/orchestrator.js"
+#: every plugin file orchestrator writes, by agent: each calls the launcher when no daemon answers
+PLUGINS = {"opencode": OPENCODE_PLUGIN, "kilo": KILO_PLUGIN, "pi": PI_EXTENSION}
 
-__all__ = ["MARK", "OPENCODE_PLUGIN", "SERVER"]
+__all__ = ["KILO_PLUGIN", "MARK", "OPENCODE_PLUGIN", "PI_EXTENSION", "PLUGINS", "SERVER"]

@@ -1,4 +1,5 @@
-"""opencode adapter: the events of orchestrator's opencode plugin (``.opencode/plugin/orchestrator.js``) in, answers out.
+"""opencode adapter: the events of orchestrator's opencode plugin (``.opencode/plugin/orchestrator.js``) in, answers
+out — for opencode and, as :class:`Host` ``kilo``, for its fork Kilo CLI (:mod:`orchestrator.adapters.kilo`).
 
 opencode (``opencode-ai``, verified with 1.18.33 in tests/e2e/test_opencode.py) has no command hooks; it loads JS
 plugins. Ours (``orchestrator/data/templates/opencode-plugin.js``, written by ``orch install opencode``) forwards
@@ -30,7 +31,9 @@ project directory) is the shell's cwd; ``write {filePath, content}``, ``edit {fi
 replaceAll}``, ``apply_patch {patchText}`` (offered instead of edit/write to ``gpt-*`` models), ``read``, ``glob``,
 ``grep``, ``list``, ``task``, ``todowrite``, ``todoread``, ``webfetch``, ``websearch``, ``skill``, ``question``;
 MCP tools are named ``<server>_<tool>``: the handshake is ``orchestrator_select_active_intent``, recorded here for
-the event's ``sessionID`` (the MCP server, started with ``ORCH_MCP_HOOKED=1``, records nothing itself).
+the event's ``sessionID`` (the MCP server, started with ``ORCH_MCP_HOOKED=1``, records nothing itself). Kilo adds
+``background_process {action, command, workdir}``: a ``start`` runs its command, governed (and sandboxed) like
+``bash``'s; its other actions run nothing new.
 """
 from __future__ import annotations
 
@@ -48,9 +51,29 @@ AGENT = "opencode"
 #: the handshake tool as opencode names MCP tools (``<server>_<tool>``)
 SELECT_TOOL = "orchestrator_select_active_intent"
 SHELL_TOOL = "bash"
+#: Kilo's tracked long-running process (``{action: start, command, workdir}``): its command is a shell command too
+BACKGROUND_TOOL = "background_process"
+#: ``background_process`` actions that run no new command (``restart`` re-runs the one governed at its ``start``)
+BACKGROUND_META = frozenset({"list", "status", "logs", "stop", "restart"})
 BEFORE = "tool.execute.before"
 AFTER = "tool.execute.after"
 CONTEXT = "session.context"
+
+
+class Host:
+    """What differs between the CLIs that run orchestrator's opencode plugin: opencode and its fork Kilo
+    (:mod:`orchestrator.adapters.kilo`). Their events and tools are the same (tests/data/opencode/, tests/data/kilo/);
+    the agent name the calls are governed and recorded under, and the governance files named to the model, differ."""
+
+    __slots__ = ("agent", "files")
+
+    def __init__(self, agent: str, files: str) -> None:
+        self.agent = agent
+        #: the host's own configuration, named in the mandate as read-only
+        self.files = files
+
+
+OPENCODE = Host(AGENT, ".opencode/, opencode.json")
 
 
 def _str(event: dict[str, Any], key: str) -> str | None:
@@ -64,30 +87,37 @@ def session_of(event: dict[str, Any]) -> str:
     return session_from(event.get("sessionID"))
 
 
-def _args(event: dict[str, Any]) -> dict[str, Any]:
+def _args(event: dict[str, Any], host: Host = OPENCODE) -> dict[str, Any]:
     args = event.get("args")
     if args is None:
         return {}
     if not isinstance(args, dict):
-        raise ValueError("args of an opencode tool event is not an object")
+        raise ValueError(f"args of a {host.agent} tool event is not an object")
     return args
 
 
-def call_of(event: dict[str, Any]) -> ToolCall:
+def _runs_command(tool: str | None, args: dict[str, Any]) -> bool:
+    """Whether the call runs a shell command: ``bash``, or a ``background_process`` that starts one."""
+    return tool == SHELL_TOOL or (tool == BACKGROUND_TOOL and args.get("action") not in BACKGROUND_META)
+
+
+def call_of(event: dict[str, Any], host: Host = OPENCODE) -> ToolCall:
     """The canonical ToolCall of an opencode tool event (``workdir`` as the shell's cwd, ``callID`` as its id)."""
     tool = _str(event, "tool")
     if tool is None:
-        raise ValueError("opencode tool event without a tool")
-    args = _args(event)
+        raise ValueError(f"{host.agent} tool event without a tool (the plugin's `tool` field is missing)")
+    args = _args(event, host)
     cwd = _str(event, "cwd")
     session = session_of(event)
     call_id = _str(event, "callID")
-    call = to_call(tool, args, session_id=session, agent=AGENT, agent_id=_str(event, "subagent"), cwd=cwd,
+    call = to_call(tool, args, session_id=session, agent=host.agent, agent_id=_str(event, "subagent"), cwd=cwd,
                    # callIDs come from the model (some providers number them call_0, call_1…): scoped by session,
                    # so two sessions' calls never pair with each other's pre-image nor dedupe each other's record
-                   tool_use_id=f"{session}/{call_id}" if call_id else None, model_id=_str(event, "model"))
+                   tool_use_id=f"{session}/{call_id}" if call_id else None, model_id=_str(event, "model"),
+                   # a background_process call that starts nothing (list, logs, stop…) only reads
+                   overrides={tool: "meta"} if tool == BACKGROUND_TOOL and not _runs_command(tool, args) else None)
     workdir = args.get("workdir")
-    if tool == SHELL_TOOL and isinstance(workdir, str) and workdir.strip():
+    if _runs_command(tool, args) and isinstance(workdir, str) and workdir.strip():
         # the command runs there; a relative workdir is relative to the project directory (the event's cwd)
         call.cwd = os.path.normpath(os.path.join(cwd or os.getcwd(), workdir))
     return call
@@ -118,17 +148,24 @@ def answer(verdict: Verdict, *, args: dict[str, Any] | None = None) -> HookResul
     return HookResult.json({"deny": verdict.reason})
 
 
-def unwrapped(event: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-    """The event with a sandbox-wrapped ``bash`` command replaced by the original, and whether it was."""
-    args = event.get("args")
-    if event.get("tool") != SHELL_TOOL or not isinstance(args, dict) or not isinstance(args.get("command"), str):
-        return event, False
+def unwrapped_args(args: dict[str, Any]) -> dict[str, Any] | None:
+    """``args`` with a sandbox-wrapped ``command`` replaced by the command the model asked for; None when it was not
+    wrapped (the ledger records the original, never the launcher's command line)."""
+    if not isinstance(args.get("command"), str):
+        return None
     from orchestrator.sandbox import unwrap
 
     original = unwrap(args["command"])
-    if original is None:
+    return None if original is None else {**args, "command": original}
+
+
+def unwrapped(event: dict[str, Any]) -> tuple[dict[str, Any], bool]:
+    """The event with a sandbox-wrapped shell command replaced by the original, and whether it was."""
+    args = event.get("args")
+    if not isinstance(args, dict) or not _runs_command(event.get("tool"), args):
         return event, False
-    return {**event, "args": {**args, "command": original}}, True
+    original = unwrapped_args(args)
+    return (event, False) if original is None else ({**event, "args": original}, True)
 
 
 def _select_event(event: dict[str, Any]) -> dict[str, Any]:
@@ -136,25 +173,31 @@ def _select_event(event: dict[str, Any]) -> dict[str, Any]:
     return {"session_id": session_of(event), "tool_input": event.get("args")}
 
 
-def before(event: dict[str, Any], governor: Any, *, sandbox: bool = True) -> HookResult:
+def before(event: dict[str, Any], governor: Any, *, sandbox: bool = True, host: Host = OPENCODE) -> HookResult:
     if event.get("tool") == SELECT_TOOL:
-        return answer(claude_code.select_intent(_select_event(event), governor, agent=AGENT))
-    call = call_of(event)
-    args = _args(event)
-    if sandbox and event.get("tool") == SHELL_TOOL and isinstance(args.get("command"), str):
+        return answer(claude_code.select_intent(_select_event(event), governor, agent=host.agent))
+    call = call_of(event, host)
+    args = _args(event, host)
+    if sandbox and _runs_command(event.get("tool"), args) and isinstance(args.get("command"), str):
         return answer(governor.pre(call, sandbox=True), args=args)
     return answer(governor.pre(call))
 
 
-def after(event: dict[str, Any], governor: Any) -> HookResult:
+def after(event: dict[str, Any], governor: Any, host: Host = OPENCODE) -> HookResult:
     if event.get("tool") == SELECT_TOOL:
         return HookResult.json({})
     event, sandboxed = unwrapped(event)
-    call = call_of(event)
+    call = call_of(event, host)
     call.sandboxed = sandboxed
+    return recorded(governor, call, tool_result(event.get("result")))
+
+
+def recorded(governor: Any, call: ToolCall, result: ToolResult) -> HookResult:
+    """Record the call that ran (``Governor.post``); ``{}``, or ``{"warning": <text>}`` for the plugin to append to
+    what the model reads (changes outside the scope that nothing could stop)."""
     from orchestrator.post.trace import warning
 
-    record = governor.post(call, tool_result(event.get("result")))
+    record = governor.post(call, result)
     data = warning(record if isinstance(record, dict) else None)
     if data is None:
         return HookResult.json({})
@@ -162,14 +205,14 @@ def after(event: dict[str, Any], governor: Any) -> HookResult:
     return HookResult.json({"warning": text})
 
 
-def context_text(governor: Any, session_id: str) -> str:
-    """The mandate and intents, with the handshake and the governance files named as opencode's model sees them."""
+def context_text(governor: Any, session_id: str, host: Host = OPENCODE) -> str:
+    """The mandate and intents, with the handshake and the governance files named as the host's model sees them."""
     text = claude_code.context_text(governor, session_id, full=True)
     return text.replace(claude_code.SELECT_TOOL, SELECT_TOOL).replace(
-        ".claude/settings*.json, .mcp.json", ".opencode/, opencode.json")
+        ".claude/settings*.json, .mcp.json", host.files)
 
 
-def handle(event: dict[str, Any], governor: Any, *, sandbox: bool = True) -> HookResult:
+def handle(event: dict[str, Any], governor: Any, *, sandbox: bool = True, host: Host = OPENCODE) -> HookResult:
     """Answer one event of orchestrator's opencode plugin (see the module doc).
 
     ``sandbox``: answer a ``bash`` command the analyzer cannot vouch for with the wrapped command (the plugin puts
@@ -177,9 +220,9 @@ def handle(event: dict[str, Any], governor: Any, *, sandbox: bool = True) -> Hoo
     """
     name = event.get("hook_event_name")
     if name == BEFORE:
-        return before(event, governor, sandbox=sandbox)
+        return before(event, governor, sandbox=sandbox, host=host)
     if name == AFTER:
-        return after(event, governor)
+        return after(event, governor, host)
     if name == CONTEXT:
-        return HookResult.json({"context": context_text(governor, session_of(event))})
-    raise ValueError(f"unknown opencode plugin event {name!r}")
+        return HookResult.json({"context": context_text(governor, session_of(event), host)})
+    raise ValueError(f"unknown {host.agent} plugin event {name!r} (expected {BEFORE}, {AFTER} or {CONTEXT})")

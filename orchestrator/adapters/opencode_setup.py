@@ -1,15 +1,22 @@
-"""``orch install opencode`` / ``orch uninstall opencode`` and the ``orch doctor`` check of the opencode install.
+"""``orch install opencode`` / ``orch uninstall opencode`` and the ``orch doctor`` check of the opencode install —
+and, parametrised by :class:`PluginHost`, the same for Kilo CLI, opencode's fork
+(:mod:`~orchestrator.adapters.kilo_setup`).
 
 opencode (verified with 1.18.33, tests/e2e/test_opencode.py) runs no hook commands; it loads every
 ``.opencode/plugin/*.js`` of the project. Install writes:
 
-- ``.opencode/plugin/orchestrator.js`` (:data:`~orchestrator.adapters.managed.OPENCODE_PLUGIN`), the template
-  ``orchestrator/data/templates/opencode-plugin.js``: it names no machine path and reaches orchestrator through the
-  daemon socket or the committed launcher (:data:`~orchestrator.adapters.installer.LAUNCHER`, written too), and
-  throws — blocks the call — when neither answers;
+- ``.opencode/plugin/orchestrator.js`` (:data:`~orchestrator.adapters.managed.OPENCODE_PLUGIN`), rendered from
+  ``orchestrator/data/templates/opencode-plugin.js`` (:mod:`orchestrator.adapters.plugins`): it names no machine
+  path and reaches orchestrator through the daemon socket or the committed launcher
+  (:data:`~orchestrator.adapters.installer.LAUNCHER`, written too), and throws — blocks the call — when neither
+  answers;
 - the ``orchestrator`` MCP server in the ``mcp`` section of ``opencode.json`` (opencode reads no ``.mcp.json``):
   ``{"type": "local", "command": ["sh", "-c", "<launcher> mcp", "orchestrator"], "environment":
-  {"ORCH_MCP_HOOKED": "1"}}`` — the plugin records the selection per session.
+  {"ORCH_MCP_HOOKED": "1"}}`` — the plugin records the selection per session;
+- Kilo's copy of the plugin, ``.kilo/plugin/orchestrator.js``: Kilo CLI reads ``opencode.json`` (so it would get our
+  MCP server) but not ``.opencode/plugin/``, so a repository installed for opencode alone was open to Kilo (0 of 7
+  unsafe calls stopped, tests/e2e/test_kilo.py). ``orch uninstall opencode`` removes it again unless Kilo's own
+  ``kilo.json`` still names our server.
 
 No trust step: opencode loads project plugins as they are. What keeps them from running: ``opencode --pure`` (or
 ``OPENCODE_PURE``: "run without external plugins"), ``OPENCODE_DISABLE_PROJECT_CONFIG``, and a plugin that fails to
@@ -19,32 +26,56 @@ with this version's template.
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from orchestrator.adapters import installer
-from orchestrator.adapters.managed import OPENCODE_PLUGIN, SERVER
+from orchestrator.adapters import installer, plugins
+from orchestrator.adapters.managed import KILO_PLUGIN, OPENCODE_PLUGIN, SERVER
 
 AGENT = "opencode"
 CONFIG_FILE = "opencode.json"
 SCHEMA = "https://opencode.ai/config.json"
 #: the line that marks the plugin as orchestrator's (its first line names it)
-PLUGIN_MARK = "orch:managed"
-#: environment variables with which opencode loads no project plugin (so nothing is governed)
-UNGOVERNED_ENV = ("OPENCODE_PURE", "OPENCODE_DISABLE_PROJECT_CONFIG")
+PLUGIN_MARK = plugins.PLUGIN_MARK
+TEMPLATE = "opencode-plugin.js"
 
 
-def plugin_text() -> str:
-    """The plugin as this version writes it (``orchestrator/data/templates/opencode-plugin.js``)."""
-    from importlib import resources
+class PluginHost:
+    """Where an opencode-like CLI (opencode, Kilo) keeps its plugin and MCP servers, and what turns them off."""
 
-    return resources.files("orchestrator.data").joinpath("templates").joinpath(
-        "opencode-plugin.js").read_text(encoding="utf-8")
+    __slots__ = ("agent", "plugin", "config_file", "schema", "ungoverned_env", "reads", "companions")
+
+    def __init__(self, agent: str, plugin: str, config_file: str, schema: str, ungoverned_env: tuple[str, ...],
+                 reads: tuple[str, ...], companions: tuple[str, ...] = ()) -> None:
+        self.agent = agent
+        self.plugin = plugin
+        #: where install registers the MCP server
+        self.config_file = config_file
+        self.schema = schema
+        #: environment variables with which the CLI loads no project plugin (so nothing is governed)
+        self.ungoverned_env = ungoverned_env
+        #: the project files the CLI reads MCP servers from (one naming ours without the plugin: ungoverned)
+        self.reads = reads
+        #: the other hosts that read :attr:`config_file` too: install writes their plugin as well
+        self.companions = companions
+
+
+OPENCODE = PluginHost(AGENT, OPENCODE_PLUGIN, CONFIG_FILE, SCHEMA,
+                      ("OPENCODE_PURE", "OPENCODE_DISABLE_PROJECT_CONFIG"), ("opencode.json", "opencode.jsonc"),
+                      companions=("kilo",))
+KILO = PluginHost("kilo", KILO_PLUGIN, "kilo.json", "https://app.kilo.ai/config.json",
+                  ("KILO_PURE", "KILO_DISABLE_PROJECT_CONFIG"),
+                  ("kilo.json", "kilo.jsonc", "opencode.json", "opencode.jsonc"))
+HOSTS = {host.agent: host for host in (OPENCODE, KILO)}
+
+
+def plugin_text(host: PluginHost = OPENCODE) -> str:
+    """The plugin as this version writes it for ``host`` (``orchestrator/data/templates/opencode-plugin.js``)."""
+    return plugins.render(TEMPLATE, host.agent)
 
 
 def mcp_entry() -> dict[str, Any]:
-    """The ``orchestrator`` server for opencode.json's ``mcp`` section: the portable launcher, no machine path."""
+    """The ``orchestrator`` server for the ``mcp`` section: the portable launcher, no machine path."""
     shared = installer.mcp_server_entry(AGENT, scope="shared")
     return {"type": "local", "command": [shared["command"], *shared["args"]],
             "environment": {"ORCH_MCP_HOOKED": "1"}, "enabled": True}
@@ -55,42 +86,39 @@ def _is_our_server(entry: Any) -> bool:
         installer.LAUNCHER in " ".join(map(str, entry["command"]))
 
 
-def _is_our_plugin(path: Path) -> bool:
+def our_server(root: Path, rel: str) -> dict[str, Any] | None:
+    """Our MCP server in the ``mcp`` section of ``root/rel``, or None."""
+    path = root / rel
+    if not path.exists():
+        return None
     try:
-        with path.open(encoding="utf-8", errors="replace") as fh:
-            return PLUGIN_MARK in fh.readline()
-    except OSError:
-        return False
+        data = installer._load(path)
+    except Exception:  # noqa: BLE001 - a file the CLI cannot read either names nothing
+        return None
+    servers = data.get("mcp")
+    entry = servers.get(SERVER) if isinstance(servers, dict) else None
+    return entry if _is_our_server(entry) else None
 
 
 def install(root: str | os.PathLike[str], *, python: str | None = None, mcp: bool = True,
-            scope: str = "shared") -> list[Path]:
+            scope: str = "shared", host: PluginHost = OPENCODE) -> list[Path]:
     """Write the plugin, the launcher and (``mcp``) the MCP server; returns the files written."""
     if scope != "shared":
         from orchestrator.core.errors import UsageError
 
-        raise UsageError("opencode has no machine-local settings file; install it with --scope shared",
-                         hint=f"the plugin {OPENCODE_PLUGIN} names only the committed launcher {installer.LAUNCHER}")
-    from orchestrator.core.fsutil import atomic_write
-
+        raise UsageError(f"{host.agent} has no machine-local settings file; install it with --scope shared",
+                         hint=f"the plugin {host.plugin} names only the committed launcher {installer.LAUNCHER}")
     root = Path(root)
     written = installer.write_launcher(root, python=python)
-    path = root / OPENCODE_PLUGIN
-    text = plugin_text()
-    try:
-        same = path.read_text(encoding="utf-8") == text
-    except (OSError, UnicodeDecodeError):
-        same = False
-    if not same:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, text.encode("utf-8"))
-        path.chmod(0o644)  # a committed source file, readable like the others
-        written.append(path)
+    for each in (host, *(HOSTS[name] for name in host.companions if mcp)):
+        path = plugins.write(root, each.plugin, plugin_text(each))
+        if path is not None:
+            written.append(path)
     if mcp:
-        config = root / CONFIG_FILE
+        config = root / host.config_file
         data = installer._load(config)
         if not data:
-            data = {"$schema": SCHEMA}
+            data = {"$schema": host.schema}
         servers = data.get("mcp")
         if not isinstance(servers, dict):
             servers = data["mcp"] = {}
@@ -100,49 +128,47 @@ def install(root: str | os.PathLike[str], *, python: str | None = None, mcp: boo
     return written
 
 
-def uninstall(root: str | os.PathLike[str]) -> list[Path]:
-    """Remove what :func:`install` added (our plugin, our MCP server; the launcher when no agent names it)."""
+def uninstall(root: str | os.PathLike[str], *, host: PluginHost = OPENCODE) -> list[Path]:
+    """Remove what :func:`install` added: our MCP server, then each plugin (the host's, its companions') that no file
+    its CLI reads still needs — a CLI reading our server without the plugin would run ungoverned; the launcher when no
+    agent names it."""
     root = Path(root)
     changed: list[Path] = []
-    path = root / OPENCODE_PLUGIN
-    if path.exists() and _is_our_plugin(path):
-        path.unlink()
-        changed.append(path)
-        for folder in (path.parent, path.parent.parent):  # .opencode/plugin, .opencode: only when left empty
-            if folder != root and folder.is_dir() and not any(folder.iterdir()):
-                folder.rmdir()
-    config = root / CONFIG_FILE
-    if config.exists():
+    config = root / host.config_file
+    if our_server(root, host.config_file) is not None:
         data = installer._load(config)
-        servers = data.get("mcp")
-        if isinstance(servers, dict) and _is_our_server(servers.get(SERVER)):
-            del servers[SERVER]
-            if not servers:
-                del data["mcp"]
-            if set(data) <= {"$schema"}:
-                config.unlink()
-            else:
-                installer._save(config, data)
-            changed.append(config)
-    launcher = root / installer.LAUNCHER
-    if changed and launcher.exists() and not installer._launcher_in_use(root):
-        launcher.unlink()
-        if not any(launcher.parent.iterdir()):
-            launcher.parent.rmdir()
-        changed.append(launcher)
+        del data["mcp"][SERVER]
+        if not data["mcp"]:
+            del data["mcp"]
+        if set(data) <= {"$schema"}:
+            config.unlink()
+        else:
+            installer._save(config, data)
+        changed.append(config)
+    for each in (host, *(HOSTS[name] for name in host.companions)):
+        if not any(our_server(root, rel) for rel in each.reads):
+            removed = plugins.remove(root, each.plugin)
+            if removed is not None:
+                changed.append(removed)
+    plugins.remove_launcher_if_unused(root, changed)
     return changed
 
 
-def notes(root: Path) -> list[str]:
-    """What `orch install opencode` tells the user."""
-    return [
-        f"opencode loads {OPENCODE_PLUGIN} from the project as it is (no trust step): commit it with "
-        f"{installer.LAUNCHER} and {CONFIG_FILE}.",
-        "  Never run `opencode --pure` (or with OPENCODE_PURE / OPENCODE_DISABLE_PROJECT_CONFIG set): opencode then "
-        "loads no project plugin, so nothing is governed.",
-        "The agent selects its intent with the MCP tool orchestrator_select_active_intent. `orch doctor` runs the "
-        "launcher the plugin calls and checks the plugin and the MCP server.",
+def notes(root: Path, host: PluginHost = OPENCODE) -> list[str]:
+    """What `orch install opencode` (or kilo) tells the user."""
+    pure = "opencode --pure" if host is OPENCODE else "kilo --pure"
+    said = [
+        f"{host.agent} loads {host.plugin} from the project as it is (no trust step): commit it with "
+        f"{installer.LAUNCHER} and {host.config_file}.",
+        f"  Never run `{pure}` (or with {' / '.join(host.ungoverned_env)} set): {host.agent} then loads no project "
+        "plugin, so nothing is governed.",
     ]
+    for name in host.companions:
+        said.append(f"{HOSTS[name].plugin} too: {name} reads {host.config_file} (and would get the MCP server) but "
+                    f"not {host.plugin}.")
+    said.append("The agent selects its intent with the MCP tool orchestrator_select_active_intent. `orch doctor` runs "
+                "the launcher the plugin calls and checks the plugin and the MCP server.")
+    return said
 
 
 def probe_event(root: Path) -> dict[str, Any]:
@@ -150,63 +176,52 @@ def probe_event(root: Path) -> dict[str, Any]:
     from orchestrator.engine.pipeline import PROBE_SESSION
 
     return {"hook_event_name": "tool.execute.before", "tool": "write", "sessionID": PROBE_SESSION,
-            "callID": "doctor-probe", "cwd": str(root),
-            "args": {"filePath": str(root / ".orchestration" / "doctor-probe.txt"), "content": "probe"}}
+            "callID": "doctor-probe", "cwd": str(root), "args": {"filePath": plugins.probe_target(root),
+                                                                 "content": "probe"}}
 
 
 def check_opencode(ws: Any, env: Mapping[str, str] | None = None) -> Iterable[Any]:
     """``orch doctor``: is orchestrator's plugin in place, this version's, answered by the launcher, with its MCP
     server, and will opencode load it?"""
-    from orchestrator.adapters import checks
+    return check_host(ws, OPENCODE, env)
+
+
+def check_host(ws: Any, host: PluginHost, env: Mapping[str, str] | None = None) -> Iterable[Any]:
+    """``orch doctor`` for one opencode-like ``host`` (see :func:`check_opencode`)."""
     from orchestrator.core.findings import Finding
 
     env = os.environ if env is None else env
     root = Path(ws.root)
-    path = root / OPENCODE_PLUGIN
-    data = installer._load(root / CONFIG_FILE) if (root / CONFIG_FILE).exists() else {}
-    server = (data.get("mcp") or {}).get(SERVER) if isinstance(data.get("mcp"), dict) else None
-    if not path.exists():
-        if _is_our_server(server):
-            yield Finding("opencode.plugin", "fail", f"{CONFIG_FILE} names orchestrator's MCP server but "
-                          f"{OPENCODE_PLUGIN} is missing: opencode's tool calls are not governed",
-                          "orch install opencode")
+    label = f"{host.agent}.plugin"
+    naming = [rel for rel in host.reads if our_server(root, rel) is not None]
+    if not (root / host.plugin).exists():
+        if naming:
+            yield Finding(label, "fail", f"{', '.join(naming)} names orchestrator's MCP server but {host.plugin} is "
+                          f"missing: {host.agent} would run here UNGOVERNED (it reads {naming[0]}; nothing checks "
+                          "its tool calls)", f"orch install {host.agent}")
         return
-    if path.read_text(encoding="utf-8", errors="replace") != plugin_text():
-        yield Finding("opencode.plugin", "warn", f"{OPENCODE_PLUGIN} differs from this orchestrator version's "
-                      "(an older install, or edited by hand): it may not govern every call", "orch install opencode")
-    else:
-        yield Finding("opencode.plugin", "ok", f"{OPENCODE_PLUGIN} is this version's")
-    for name in UNGOVERNED_ENV:
-        if env.get(name, "").lower() not in ("", "0", "false"):
-            yield Finding("opencode.plugin", "fail", f"{name} is set in this environment: opencode loads no "
-                          "project plugin, so its tool calls are not governed", f"unset {name}")
-    yield from _probe(root, checks, Finding)
-    if isinstance(server, dict) and _is_our_server(server):
-        ok, said = checks.probe_mcp({"command": server["command"][0], "args": server["command"][1:],
-                                     "env": server.get("environment") or {}}, root)
-        if ok:
-            yield Finding("opencode.mcp", "ok", f"the orchestrator MCP server in {CONFIG_FILE} starts and answers "
-                          f"({said})")
-        else:
-            yield Finding("opencode.mcp", "fail", f"the orchestrator MCP server in {CONFIG_FILE} does not start: "
-                          f"{said}: the agent cannot select an intent", "orch install opencode")
-    else:
-        yield Finding("opencode.mcp", "warn", f"no `orchestrator` MCP server in {CONFIG_FILE}: the agent cannot "
-                      "select an intent", "orch install opencode")
+    yield plugins.check_file(root, host.plugin, plugin_text(host), label, host.agent)
+    for name in plugins.env_set(env, host.ungoverned_env):
+        yield Finding(label, "fail", f"{name} is set in this environment: {host.agent} loads no project plugin, so "
+                      "its tool calls are not governed", f"unset {name}")
+    yield from plugins.probe(root, host.agent, probe_event(root))
+    yield from _check_mcp(root, host, naming)
 
 
-def _probe(root: Path, checks: Any, finding: Any) -> Iterable[Any]:
-    """Run the launcher as the plugin does when no daemon answers, with a probe it must refuse."""
-    command = f'"{root}/{installer.LAUNCHER}" {AGENT}'
-    try:
-        proc = checks.run_hook_command(command, AGENT, root, event=probe_event(root))
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        yield finding("opencode.hook", "fail", f"the launcher the plugin calls did not answer ({exc})",
-                      "orch install opencode; then orch doctor")
+def _check_mcp(root: Path, host: PluginHost, naming: list[str]) -> Iterable[Any]:
+    from orchestrator.adapters import checks
+    from orchestrator.core.findings import Finding
+
+    label = f"{host.agent}.mcp"
+    if not naming:
+        yield Finding(label, "warn", f"no `orchestrator` MCP server in {host.config_file}: the agent cannot select "
+                      "an intent", f"orch install {host.agent}")
         return
-    ok, said = checks.judge_probe(proc)
+    server = our_server(root, naming[0]) or {}
+    ok, said = checks.probe_mcp({"command": server["command"][0], "args": server["command"][1:],
+                                 "env": server.get("environment") or {}}, root)
     if ok:
-        yield finding("opencode.hook", "ok", "the launcher the plugin calls runs and refused the probe")
+        yield Finding(label, "ok", f"the orchestrator MCP server in {naming[0]} starts and answers ({said})")
     else:
-        yield finding("opencode.hook", "fail", f"the launcher the plugin calls does not govern calls: {said}",
-                      checks._fix_for(said, AGENT))
+        yield Finding(label, "fail", f"the orchestrator MCP server in {naming[0]} does not start: {said}: the agent "
+                      "cannot select an intent", f"orch install {host.agent}")

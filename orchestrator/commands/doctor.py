@@ -32,6 +32,8 @@ CHECKS: list[str] = [
     "orchestrator.adapters.gemini_setup:check_gemini",
     "orchestrator.adapters.copilot_setup:check_copilot",
     "orchestrator.adapters.opencode_setup:check_opencode",
+    "orchestrator.adapters.kilo_setup:check_kilo",
+    "orchestrator.adapters.pi_setup:check_pi",
     "orchestrator.config.intentignore:check_hooks_path",
     "orchestrator.state.keys:check_signing",
     "orchestrator.approvals.signed:check_passkey",

@@ -82,7 +82,7 @@ def _sandbox_lines(args: argparse.Namespace, verdict: Any, policy: Any) -> list[
                 "exempt)"] if verdict.allowed else []
     if not sb.get("enabled"):
         return [f"sandbox:  no: {sb.get('reason') or 'not available'}"]
-    from orchestrator.sandbox import scrubbed_env
+    from orchestrator.sandbox.envpolicy import dropped_by
 
     what = "the intent's scope" if sb.get("workspace") == "scope" else "nothing in the workspace (read plan)"
     lines = [f"sandbox:  yes: runs in the kernel sandbox; writes {what}; writable: "
@@ -90,7 +90,21 @@ def _sandbox_lines(args: argparse.Namespace, verdict: Any, policy: Any) -> list[
     patterns = sb.get("secret_patterns") or {}
     if patterns:
         lines.append("          unreadable: " + ", ".join(f"{p} ({pat})" for p, pat in patterns.items()))
-    names = scrubbed_env(policy)
-    lines.append("          environment not inherited: " + (", ".join(names) or "- (none of this shell's variables "
-                                                           "looks like a secret)"))
+    return lines + _env_lines(dropped_by(policy, os.environ))
+
+
+def _env_lines(dropped: dict[str, str]) -> list[str]:
+    """This shell's variables a sandboxed command would not inherit, grouped by why (names only, never values)."""
+    if not dropped:
+        return ["          environment not inherited: - (every variable of this shell is on the allow-list)"]
+    groups: dict[str, list[str]] = {}
+    for name, why in sorted(dropped.items()):
+        head, _, detail = why.partition(" (")
+        detail = detail[:-1]  # the closing parenthesis of the partition's opening one
+        if why.startswith("name matches"):
+            head, detail = "kept name, but it matches sandbox.env_scrub", why.rsplit(" ", 1)[1]
+        groups.setdefault(head, []).append(f"{name} ({detail})" if detail else name)
+    lines = ["          environment not inherited (names only; sandbox.env_keep keeps more):"]
+    for head, names in groups.items():
+        lines.append(f"            {head}: " + ", ".join(names))
     return lines

@@ -12,8 +12,8 @@ EPILOG = f"""\
 scopes:
   shared (default)  for teams. The files you commit (.claude/settings.json,
                     .mcp.json, .codex/, .gemini/, .cursor/, .github/hooks/,
-                    .github/mcp.json, .opencode/ and opencode.json) name
-                    only the
+                    .github/mcp.json, .opencode/, opencode.json, .kilo/,
+                    kilo.json and .pi/) name only the
                     launcher {LAUNCHER}, written too:
                     commit it. On each machine it finds an interpreter with
                     orchestrator: $ORCH_PYTHON, the one this command used
@@ -46,7 +46,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-mcp", action="store_true", help="do not register the MCP server")
     parser.add_argument("--trust", action="store_true",
                         help="codex: also trust this project and its orchestrator hooks in Codex's user config "
-                             "($CODEX_HOME/config.toml, default ~/.codex/config.toml)")
+                             "($CODEX_HOME/config.toml, default ~/.codex/config.toml); pi: trust this project in "
+                             "pi's trust.json ($PI_CODING_AGENT_DIR, default ~/.pi/agent)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,12 +69,17 @@ def run(args: argparse.Namespace) -> int:
     if not written:
         out(f"{args.agent} was already installed exactly so; nothing changed")
     if args.trust:
-        if args.agent != "codex":
-            out(f"--trust applies to codex only; {args.agent}: see the notes below")
-        else:
+        if args.agent == "codex":
             from orchestrator.adapters import codex_setup
 
             out(f"trusted the project and its orchestrator hooks in {codex_setup.write_trust(ws.root)}")
+        elif args.agent == "pi":
+            from orchestrator.adapters import pi_setup
+
+            out(f"trusted the project in {pi_setup.write_trust(ws.root)}: pi loads its .pi/ (the extension and the "
+                "MCP server) when started here")
+        else:
+            out(f"--trust applies to codex and pi only; {args.agent}: see the notes below")
     out(f"orchestrator now governs {args.agent} in {ws.root} ({args.scope} install)")
     if args.scope == "shared":
         out(f"commit {LAUNCHER} with the settings; run `orch doctor` to check that the hooks run")

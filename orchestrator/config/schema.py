@@ -219,7 +219,7 @@ class ApprovalPolicy(BaseModel):
 
 
 def _secret_env() -> list[str]:
-    from orchestrator.sandbox.landlock import SECRET_ENV
+    from orchestrator.sandbox.envpolicy import SECRET_ENV
 
     return list(SECRET_ENV)
 
@@ -234,10 +234,11 @@ class SandboxPolicy(BaseModel):
     # written besides the intent's scope: "{tmp}" (a private TMPDIR), absolute paths, workspace-relative caches
     writable: list[str] = Field(default_factory=lambda: ["{tmp}", "/tmp", "/dev/shm", ".pytest_cache",
                                                          "node_modules/.cache"])
-    # environment variables a sandboxed command does not inherit (names; `*` matches anything; case-insensitive):
-    # API keys, tokens, passwords, cloud credentials. Replaces the built-in list (orchestrator.sandbox.landlock.SECRET_ENV)
+    # name patterns dropped even from names the allow-list keeps (`*` matches anything; case-insensitive): API keys,
+    # tokens, passwords. Replaces the built-in list (orchestrator.sandbox.envpolicy.SECRET_ENV); [] drops none
     env_scrub: list[str] = Field(default_factory=_secret_env)
-    # names kept whatever env_scrub says (what a build truly needs, e.g. NPM_TOKEN for a private registry)
+    # names a sandboxed command inherits besides the built-in allow-list (envpolicy.ENV_ALLOW): a glob keeps names
+    # (their values still checked for credentials); an exact name passes as it is (NPM_TOKEN for a private registry)
     env_keep: list[str] = Field(default_factory=list)
     # TCP (Landlock ABI >= 4): "allow", "deny", or the ports a command may connect to (orchestrator/sandbox/network.py
     # says why these: package registries and git remotes, and no unprivileged local listener)

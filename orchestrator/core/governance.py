@@ -28,6 +28,13 @@ GOVERNANCE = (
     # servers, permissions, plugins to load), which it reads from opencode.json(c) at the root and in .opencode/
     (".opencode/**", r"\.opencode(?:/.*)?"),
     ("opencode.json", r"opencode\.jsonc?"),
+    # Kilo CLI (an opencode fork): its plugins, agents, commands and config in .kilo/ and the legacy .kilocode/, and
+    # kilo.json(c) (MCP servers, plugins to load); it reads opencode.json too
+    (".kilo/**", r"\.kilo(?:/.*)?"),
+    (".kilocode/**", r"\.kilocode(?:/.*)?"),
+    ("kilo.json", r"kilo\.jsonc?"),
+    # pi: its extensions (code pi runs in its own process), MCP servers, settings (packages to install) and prompts
+    (".pi/**", r"\.pi(?:/.*)?"),
     ("AGENTS.md", r"AGENTS\.md"),
     (".gitattributes", r"\.gitattributes"),
     # git internals: hooks and config would run code or rewrite history outside any governance
@@ -51,6 +58,12 @@ GOVERNANCE = (
     ("**/.github/copilot/settings*.json", r".*/\.github/copilot/settings[^/]*\.json"),
     ("**/.opencode/**", r".*/\.opencode(?:/.*)?"),
     ("**/opencode.json", r".*/opencode\.jsonc?"),
+    # Kilo reads them from every directory between where it starts and the project root, pi from the one it starts
+    # in: `cd src && pi` loads src/.pi/extensions/ (in a trusted folder)
+    ("**/.kilo/**", r".*/\.kilo(?:/.*)?"),
+    ("**/.kilocode/**", r".*/\.kilocode(?:/.*)?"),
+    ("**/kilo.json", r".*/kilo\.jsonc?"),
+    ("**/.pi/**", r".*/\.pi(?:/.*)?"),
 )
 # one alternation, one named group per pattern: a single fullmatch answers for all of them
 _RE = re.compile("|".join(f"(?P<g{i}>{rx})" for i, (_shown, rx) in enumerate(GOVERNANCE)),

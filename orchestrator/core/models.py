@@ -51,7 +51,7 @@ class ToolCall:
                  "mutation_class", "expected_hash", "tool_use_id", "model_id", "command",
                  # filled in by the pipeline
                  "resolved", "shell", "destructive", "reasons", "capture_key", "prepared", "replaced", "sandboxed",
-                 "leased", "approval")
+                 "leased", "pairless", "approval")
 
     def __init__(self, tool: str, kind: Kind, paths: list[str] | None = None, input: dict[str, Any] | None = None,
                  session_id: str = "default", agent: str = "python", agent_id: str | None = None,
@@ -89,6 +89,9 @@ class ToolCall:
         #: who let the call through when a person decided (pre/approval.py): ``{"by", "via", "request", …}``;
         #: the ledger record keeps it (metadata ``approval``)
         self.approval: dict[str, Any] | None = None
+        #: a post-hook event that carries no id to find its pre-hook by (Cursor's afterFileEdit): recorded, flagged
+        #: ``unpaired``, when no capture matches; every other mutating post must pair (post/trace.py)
+        self.pairless = False
 
     def __repr__(self) -> str:
         fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)

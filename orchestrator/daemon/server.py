@@ -53,6 +53,33 @@ LOCK_NAME = "orch.lock"
 PID_NAME = "orch.pid"
 INFO_NAME = "orch.daemon.json"
 MAX_REQUEST = 16 * 1024 * 1024
+#: seconds a peer has to send its whole request (``ORCH_DAEMON_FRAME_TIMEOUT``): the hook client sends it at once
+#: and half-closes; a frame held open longer is dropped, never read later
+FRAME_SECONDS = 5.0
+
+
+def encode_refusal(reason: str) -> bytes:
+    """``R <len>`` then the reason: the daemon will not serve this peer (the client evaluates in-process)."""
+    body = reason.encode("utf-8", "replace")
+    return b"R %d\n" % len(body) + body
+
+
+def _send(conn: socket.socket, data: bytes) -> None:
+    try:
+        conn.sendall(data)
+        conn.shutdown(socket.SHUT_WR)  # the client reads to EOF: it has its whole answer now
+    except OSError:
+        pass
+
+
+def _hung_up(conn: socket.socket) -> bool:
+    """The peer closed its end (not just its writing half): nobody reads an answer. A process that exits closes
+    its sockets before it is reaped, so this sees a sender's exit before its pidfd does."""
+    import select
+
+    poller = select.poll()
+    poller.register(conn.fileno(), select.POLLHUP)
+    return any(ev & select.POLLHUP for _fd, ev in poller.poll(0))
 
 
 def encode_answer(result: Any) -> bytes:
@@ -149,6 +176,12 @@ class Daemon:
         self._lock_fd: int | None = None
         self._stopped = threading.Event()
         self._code = _code_stamp()
+        from orchestrator.daemon.peer import Self
+
+        #: the daemon's own uid, namespaces and no_new_privs: what a peer must share (orchestrator/daemon/peer.py)
+        self.me = Self()
+        env_frame = os.environ.get("ORCH_DAEMON_FRAME_TIMEOUT")
+        self.frame_seconds = float(env_frame) if env_frame else FRAME_SECONDS
 
     # -- governors ------------------------------------------------------------------------------------------------
     def governor(self, root: Path, approval_channel: str | None) -> Any:
@@ -199,6 +232,79 @@ class Daemon:
                 self.last_request = time.monotonic()
         return encode_answer(result)
 
+    # -- one connection -------------------------------------------------------------------------------------------
+    def serve_connection(self, conn: socket.socket) -> None:
+        """Authenticate the peer, read its whole request within :data:`FRAME_SECONDS`, and answer it only while
+        the peer still waits for the answer (module docstring, "Who may ask")."""
+        from orchestrator.daemon import peer as peers
+        from orchestrator.telemetry import spool
+
+        who = peers.of(conn)
+        try:
+            why = peers.refusal(who, self.me)
+            if why is not None:
+                self.refuse("peer-refused", who, f"the daemon does not serve this process: {why}",
+                            "a hook client runs where its agent runs; a sandboxed command may not drive the daemon "
+                            "(the hook client then evaluates in-process, with its own rights)")
+                _send(conn, encode_refusal(f"orchestrator daemon: refused: {why}"))
+                self.read_frame(conn)  # read and dropped, unparsed: closing on unread bytes would reset the answer
+                return
+            data, problem = self.read_frame(conn)
+            deferred: list = []
+            if problem == "timeout":
+                self.refuse("frame-timeout", who, f"the request was not complete within {self.frame_seconds:g} s: "
+                            "dropped, never acted on", "a hook client sends its whole request at once")
+                return
+            if problem is not None:
+                from orchestrator.adapters.base import HookResult
+
+                answer = encode_answer(HookResult.block(f"orchestrator daemon: bad request ({problem}); call blocked"))
+            elif not data and _hung_up(conn):
+                return  # a liveness probe (is_alive: connect, close): nothing was asked
+            elif _hung_up(conn) or not peers.alive(who):
+                self.refuse("peer-gone", who, "the request was completed by its sender's exit (nobody waits for the "
+                            "answer): dropped, never acted on", "a hook client half-closes and waits for its answer")
+                return
+            else:
+                # telemetry events of this call are written after the answer (off the hook's wait)
+                with spool.deferred() as deferred:
+                    answer = self.handle_request(data)
+            _send(conn, answer)
+            spool.write_deferred(deferred)
+        finally:
+            who.close()
+
+    def read_frame(self, conn: socket.socket) -> tuple[bytes, str | None]:
+        """The whole request (up to the peer's half-close), and what went wrong: ``timeout`` (not complete within
+        :attr:`frame_seconds` of the start: a frame held open is never read later), or another reason."""
+        deadline = time.monotonic() + self.frame_seconds
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return b"", "timeout"
+                conn.settimeout(left)
+                chunk = conn.recv(65536)
+                if not chunk:
+                    return b"".join(chunks), None
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > MAX_REQUEST:
+                    return b"", "request too large"
+        except socket.timeout:
+            return b"", "timeout"
+        except OSError as exc:
+            return b"", str(exc)
+
+    def refuse(self, kind: str, who: Any, message: str, hint: str) -> None:
+        """Log a request the daemon did not act on (``run/refusals.jsonl``, ``hook: daemon``)."""
+        from orchestrator.state import refusals
+
+        refusals.log(self.run_dir, {"decision": "refused", "type": kind, "hook": "daemon", "message": message,
+                                    "peer": who.describe(), "hint": hint})
+
     # -- lifecycle ------------------------------------------------------------------------------------------------
     def acquire(self) -> bool:
         """Take the per-workspace daemon lock; False when another daemon holds it."""
@@ -218,37 +324,10 @@ class Daemon:
         if self.sock_path.exists() or self.sock_path.is_symlink():
             self.sock_path.unlink()
         daemon = self
-        from orchestrator.telemetry import spool
 
         class Handler(socketserver.BaseRequestHandler):
             def handle(self) -> None:
-                conn: socket.socket = self.request
-                conn.settimeout(30)
-                chunks, size = [], 0
-                try:
-                    while True:
-                        chunk = conn.recv(65536)
-                        if not chunk:
-                            break
-                        chunks.append(chunk)
-                        size += len(chunk)
-                        if size > MAX_REQUEST:
-                            raise ValueError("request too large")
-                except (OSError, ValueError) as exc:
-                    from orchestrator.adapters.base import HookResult
-
-                    answer = encode_answer(HookResult.block(f"orchestrator daemon: bad request ({exc}); call blocked"))
-                    deferred: list = []
-                else:
-                    # telemetry events of this call are written after the answer (off the hook's wait)
-                    with spool.deferred() as deferred:
-                        answer = daemon.handle_request(b"".join(chunks))
-                try:
-                    conn.sendall(answer)
-                    conn.shutdown(socket.SHUT_WR)  # the client reads to EOF: it has its whole answer now
-                except OSError:
-                    pass
-                spool.write_deferred(deferred)
+                daemon.serve_connection(self.request)
 
         old_umask = os.umask(0o177)
         try:
@@ -316,6 +395,10 @@ def serve(root: str | os.PathLike[str], *, idle_timeout: float | None = None, wa
     # The approval channel comes with each request (the hook client forwards its ORCH_* variables); the daemon's own
     # environment, inherited from whichever hook started it, must not override later callers' choice.
     os.environ.pop("ORCH_APPROVAL_CHANNEL", None)
+    if os.environ.get("ORCH_SANDBOXED"):
+        # a hook client inside a sandboxed command found no daemon: one started from there would share the
+        # command's namespaces and no_new_privs, and so serve sandboxed peers; the host's own hooks start the daemon
+        return 0
     daemon = Daemon(root, idle_timeout=idle_timeout)
     if not daemon.acquire():
         return 0

@@ -308,7 +308,14 @@ class Governor:
             call.intent_id = self.sessions.get(call.session_id).get("intent_id")
         from orchestrator.post import trace
 
-        record = trace.record(self, call, result)
+        try:
+            record = trace.record(self, call, result)
+        except trace.Unpaired as exc:
+            from orchestrator.state.refusals import log
+
+            log(self.workspace.run_dir, {"decision": "refused", "hook": "trace", "agent": call.agent,
+                                         "session_id": call.session_id, **exc.to_dict()})
+            return None
         if record is not None:
             _telemetry_record(self, pol, record)
         if call.resolved and usable(call.session_id):

@@ -94,8 +94,8 @@ REGISTRY: dict[str, ToolSpec] = {
     # --- opencode (1.18.33: the tools it offers a model, and those of other builds and settings) ---------------
     # (``glob`` is Gemini's entry and ``bash``, ``edit``, ``grep``, ``task``, ``skill`` Copilot's above:
     # the same kinds; ``edit`` reads opencode's ``filePath`` too)
-    "read": (Kind.READ, ("filePath",)),
-    "write": (Kind.WRITE, ("filePath",)),
+    "read": (Kind.READ, ("filePath", "path")),  # pi: path
+    "write": (Kind.WRITE, ("filePath", "path")),  # pi: path
     "multiedit": (Kind.EDIT, ("filePath",)),
     "list": (Kind.META, ()),
     "todowrite": (Kind.META, ()),
@@ -108,6 +108,24 @@ REGISTRY: dict[str, ToolSpec] = {
     "plan_enter": (Kind.META, ()),
     "plan_exit": (Kind.META, ()),
     "invalid": (Kind.META, ()),
+    # --- Kilo CLI (7.7.7: opencode's tools, and its own that touch no file; ``background_process`` is told apart
+    # by its ``action`` in orchestrator.adapters.opencode: ``start`` runs its ``command``) ---------------------------
+    "background_process": (Kind.EXEC, ("command",)),
+    "board_post": (Kind.META, ()),
+    "board_read": (Kind.META, ()),
+    "schedule_wakeup": (Kind.META, ()),
+    "cancel_wakeup": (Kind.META, ()),
+    "kilo_local_recall": (Kind.META, ()),
+    "list_mcp_resources": (Kind.META, ()),
+    "list_mcp_resource_templates": (Kind.META, ()),
+    "read_mcp_resource": (Kind.META, ()),
+    # --- pi (1.6.0: ``read``/``write``/``edit``/``bash``/``grep`` above, with ``path``) ----------------------------
+    "find": (Kind.META, ()),
+    "ls": (Kind.META, ()),
+    "tool_search": (Kind.META, ()),
+    # a QuickJS script with no file system, network or process of its own: it reaches files only through
+    # ``tools.<name>(args)``, each a tool call of its own that the extension governs (``parentToolCallId``)
+    "codemode": (Kind.META, ()),
     # --- Cursor hook events (mapped by its adapter) -------------------------------------------
     "Shell": (Kind.EXEC, ("command",)),
     "Delete": (Kind.DELETE, ("file_path", "path")),

@@ -49,7 +49,8 @@ AUDIT_SKIP = frozenset({
     # agent hook and MCP configurations, written by `orch install` (agents cannot write them: self-guarded)
     ".claude/settings.json", ".claude/settings.local.json", ".mcp.json", ".codex/hooks.json", ".codex/config.toml",
     ".gemini/settings.json", ".cursor/hooks.json", ".cursor/mcp.json", ".github/hooks/orchestrator.json",
-    ".github/mcp.json", ".opencode/plugin/orchestrator.js", "opencode.json",
+    ".github/mcp.json", ".opencode/plugin/orchestrator.js", "opencode.json", ".kilo/plugin/orchestrator.js",
+    "kilo.json", ".pi/extensions/orchestrator.js", ".pi/mcp.json",
 })
 
 

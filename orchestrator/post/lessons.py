@@ -30,7 +30,7 @@ def record(agents_md: Path, text: str, intent_id: str | None = None, *, lock_dir
         raise UsageError("a lesson is at most 2000 characters", hint="shorten it to the essential rule")
     lock = (lock_dir or agents_md.parent) / ".agents_md.lock"
     with locked(lock):
-        current = agents_md.read_text(encoding="utf-8") if agents_md.exists() else ""
+        current = _read_own(agents_md)
         if any(entry == lesson for _intent, entry in _entries(current)):
             return False
         tag = f"[{intent_id}] " if intent_id else ""
@@ -42,6 +42,26 @@ def record(agents_md: Path, text: str, intent_id: str | None = None, *, lock_dir
             current += "\n"
         atomic_write(agents_md, (current + line + "\n").encode("utf-8"))
     return True
+
+
+def _read_own(agents_md: Path) -> str:
+    """AGENTS.md's text ("" when absent), never through a symlink: the lesson is written back in place of the file
+    by an atomic rename, so a link's target would be copied into AGENTS.md (issue 28's audit of privileged writes)."""
+    import errno
+    import os
+
+    try:
+        fd = os.open(agents_md, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return ""
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UsageError(f"{agents_md.name} is a symlink; lessons are recorded in a regular file only",
+                             hint=f"make {agents_md.name} the file itself (a link from CLAUDE.md to it is fine)") \
+                from None
+        raise
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read().decode("utf-8")
 
 
 def _entries(text: str) -> list[tuple[str | None, str]]:

@@ -21,8 +21,8 @@ from typing import Any
 
 from orchestrator.core import diffing
 
-__all__ = ["MAX_DIR_FILES", "MAX_TEXT_BYTES", "PREIMAGE_TTL_SECONDS", "capture", "cleanup", "key_of", "load_capture",
-           "snap_file", "targets"]
+__all__ = ["MAX_DIR_FILES", "MAX_TEXT_BYTES", "PREIMAGE_TTL_SECONDS", "capture", "cleanup", "keep", "key_of",
+           "load_capture", "snap_file", "targets"]
 
 #: Files bigger than this are snapshotted by hash only (ranges then cover the whole new file).
 MAX_TEXT_BYTES = 4 * 1024 * 1024
@@ -192,7 +192,9 @@ def capture(gov: Any, call: Any, lstats: dict[str, Any] | None = None, *, intent
     else:
         root = Path(gov.workspace.root)
         files = {r: snap_file(root / r) for r in targets(gov, call)}
-    snap: dict[str, Any] = {"key": key, "files": files}
+    # whose call this is: the post-hook that finds this capture must name the same session and tool (post/trace.py)
+    snap: dict[str, Any] = {"key": key, "files": files, "session": getattr(call, "session_id", None),
+                            "tool": getattr(call, "tool", None)}
     if getattr(call, "approval", None):
         snap["approval"] = call.approval  # who approved it, for the record the post-hook writes (maybe elsewhere)
     if getattr(call, "shell", None) is None:
@@ -254,6 +256,11 @@ def load_capture(gov: Any, key: str | None) -> dict | None:
             return json.load(f)
     except (OSError, ValueError):
         return None
+
+
+def keep(key: str, snap: dict) -> None:
+    """Put a loaded capture back (a post-hook that may not use it must not consume it either)."""
+    _MEM[key] = snap
 
 
 def cleanup(gov: Any, call: Any, key: str | None) -> None:

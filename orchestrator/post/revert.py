@@ -15,14 +15,17 @@ modified is reported, never silently rewritten (its pre-image may be unknown).
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable
 
+from orchestrator.core import beneath
 from orchestrator.core.governance import protected_by
 
 #: directory names that only hold governance or host configuration (orchestrator.core.governance's nested patterns):
 #: such a directory left empty by a removal goes too. ``.github`` itself is not one (it holds workflows, templates):
 #: only its ``hooks/`` and ``copilot/`` go, as governance paths of their own.
-_GOVERNANCE_DIRS = frozenset({".orchestration", ".claude", ".codex", ".gemini", ".opencode", ".cursor"})
+_GOVERNANCE_DIRS = frozenset({".orchestration", ".claude", ".codex", ".gemini", ".opencode", ".cursor", ".kilo",
+                              ".kilocode", ".pi"})
 
 
 def _governance_dir(rel: str) -> bool:
@@ -38,23 +41,25 @@ def created_governance(changes: Iterable[dict]) -> list[str]:
 
 
 def remove(root: str, paths: list[str]) -> list[str]:
-    """Remove each created governance file (never following a link) and the governance directories left empty
-    above it; return the paths removed. A path that is a directory or cannot be removed is left and not listed."""
+    """Remove each created governance file and the governance directories left empty above it; return the paths
+    removed. No link is followed at any component (:mod:`orchestrator.core.beneath`): a command still running may swap a
+    directory above the file for a link (``src/a`` → ``~``), and the removal must not reach the link's target. A path
+    that is a directory, sits below a link now, or cannot be removed is left and not listed."""
     removed: list[str] = []
     for rel in paths:
-        full = os.path.join(root, rel)
         try:
-            if os.path.isdir(full) and not os.path.islink(full):
+            st = beneath.lstat(root, rel)
+            if st is None or stat.S_ISDIR(st.st_mode):
                 continue
-            os.unlink(full)
-        except OSError:
+            beneath.unlink(root, rel)
+        except OSError:  # beneath.Refused included: a link above it now
             continue
         removed.append(rel)
         parent = os.path.dirname(rel)
         # an emptied governance directory goes too (src/.orchestration/, src/.claude/), and anything empty below one
         while parent and _governance_dir(parent):
             try:
-                os.rmdir(os.path.join(root, parent))
+                beneath.remove_dir(root, parent)
             except OSError:
                 break
             parent = os.path.dirname(parent)

@@ -6,24 +6,30 @@ can replace an allowed file (or a directory above it) by a symlink to another fi
 write then follows the link. The post-hook resolves the same paths again: a target that resolves elsewhere now was
 *swapped*. Then:
 
-- the file actually written is reported as an out-of-scope change (flags ``out_of_scope`` and ``swapped`` in the
-  record, the hook's structured warning ``symlink-swap``), whatever the intent's scope says about it;
-- where its pre-image is known (the tool's own: Claude Code's ``originalFile``, or ``created``; or a capture of the
-  same path), it is restored, and so is the allowed path: the link is replaced by the file it held before (or
-  removed, if there was none). The agent is told to redo its write.
+- the file the path now leads to is reported as an out-of-scope change (flags ``out_of_scope`` and ``swapped`` in
+  the record, the hook's structured warning ``symlink-swap``), whatever the intent's scope says about it. It is
+  never written: the post-hook cannot tell whether the host wrote through the link or the link came after the
+  write, and the only pre-image it could put back there is one the agent controls (issue 28, finding 1: the
+  tool's ``originalFile`` is the content the file held, which the agent may have written itself; a ``create``
+  would have meant deleting the link's target). A person restores it (``git checkout``, the record says which);
+- the allowed path gets its pre-image back from the engine's *own* capture (taken by the pre-hook), in place of
+  the swapped-in link (or the link is removed, if the capture says there was no file), through
+  :mod:`orchestrator.core.beneath`: no link is followed at any component, and nothing is written when a directory above
+  is a link now, or when the path is a governance path or outside the call's scope (``may_write``). The agent is
+  told to redo its write.
 
 The window that remains: a swap that is undone again before the post-hook runs leaves no trace in the paths (the
-record then still shows the content the write left, if any, at the allowed path); a write through a swapped link
-whose pre-image is not known (a tool that does not report one, a file over the capture's size limit) is reported
-but not restored; and the restore itself races with any process that keeps writing the file. See security.md.
+record then still shows the content the write left, if any, at the allowed path); and the restore races with any
+process that keeps writing the file. See security.md.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
 import stat
+from collections.abc import Callable
 from typing import Any
+
+from orchestrator.core import beneath
 
 __all__ = ["detect", "restore", "warning"]
 
@@ -47,89 +53,70 @@ def detect(snap: dict | None, call: Any) -> dict[str, str | None]:
     return {p: None for p in written}
 
 
-def _write_back(full: str, text: str) -> bool:
-    """Put ``text`` back into the regular file (or missing name) at ``full``, never through a symlink."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-    try:
-        st = os.lstat(full)
-    except FileNotFoundError:
-        st = None
-    except OSError:
-        return False
-    try:
-        if st is not None and not stat.S_ISREG(st.st_mode):
-            os.unlink(full)  # the swapped-in link (or whatever replaced the file): the file it held comes back
-        fd = os.open(full, flags, 0o644)
-        try:
-            os.write(fd, text.encode("utf-8", "surrogateescape"))
-        finally:
-            os.close(fd)
-    except OSError:
-        return False
-    return True
+#: why an allowed path was not put back (the record's ``swapped[].allowed_refused``)
+REFUSED_LINK = "a directory above it is a link now"
+REFUSED_SCOPE = "outside the scope or a governance path"
+REFUSED_UNKNOWN = "its content before is unknown (no text in the capture)"
+UNCHANGED = "a regular file is there again"
 
 
-def _remove(full: str) -> bool:
-    try:
-        os.unlink(full)
-    except FileNotFoundError:
-        return True
-    except OSError:
-        return False
-    return True
-
-
-def restore(root: str, swaps: dict[str, str | None], written_before: dict[str, dict | None],
-            allowed_before: dict[str, dict | None]) -> list[str]:
-    """Undo what a write through swapped links did, where the pre-images are known; returns the restored paths.
-
-    ``written_before``: the pre-image of each written path (``{"exists": False}``: the write created it; None or
-    no text: unknown, not restored). ``allowed_before``: the capture of each allowed path it replaced."""
-    restored: list[str] = []
-    for written, allowed in swaps.items():
-        before = written_before.get(written)
-        full = os.path.join(root, written)
-        if before is not None and not before.get("exists"):
-            if _remove(full):
-                restored.append(written)
-        elif before is not None and isinstance(before.get("text"), str):
-            current = _sha(full)
-            if current != before.get("sha256") and _write_back(full, before["text"]):
-                restored.append(written)
-        if allowed is None:
+def restore(root: str, swaps: dict[str, str | None], allowed_before: dict[str, dict | None],
+            may_write: Callable[[str], bool]) -> dict[str, str]:
+    """Put back each allowed path a swapped-in link replaced, from the engine's own capture ``allowed_before``;
+    never the path the link led to. Returns ``{allowed path: "restored" or why not}`` for every allowed path a swap
+    names (None: the pairing is unknown, nothing is touched)."""
+    outcome: dict[str, str] = {}
+    for allowed in swaps.values():
+        if allowed is None or allowed in outcome:
             continue
         snap = allowed_before.get(allowed)
-        target = os.path.join(root, allowed)
-        if snap is not None and not snap.get("exists"):
-            if os.path.islink(target) and _remove(target):
-                restored.append(allowed)
-        elif snap is not None and isinstance(snap.get("text"), str) and _write_back(target, snap["text"]):
-            restored.append(allowed)
-    return restored
+        if snap is None:
+            outcome[allowed] = REFUSED_UNKNOWN
+        elif not may_write(allowed):
+            outcome[allowed] = REFUSED_SCOPE
+        else:
+            outcome[allowed] = _put_back(root, allowed, snap)
+    return outcome
 
 
-def _sha(full: str) -> str | None:
+def _put_back(root: str, rel: str, snap: dict) -> str:
     try:
-        with open(full, "rb") as fh:
-            return hashlib.sha256(fh.read()).hexdigest()
-    except OSError:
-        return None
+        st = beneath.lstat(root, rel)
+        if st is not None and stat.S_ISREG(st.st_mode):
+            return UNCHANGED  # a regular file is in place again (the swap was undone): nothing to put back
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            return REFUSED_LINK
+        if not snap.get("exists"):
+            beneath.unlink(root, rel)  # there was no file: the swapped-in link goes
+            return "restored"
+        text = snap.get("text")
+        if not isinstance(text, str):
+            return REFUSED_UNKNOWN
+        beneath.replace(root, rel, text.encode("utf-8", "surrogateescape"))
+    except beneath.Refused:
+        return REFUSED_LINK
+    except OSError as exc:
+        return f"cannot write it ({exc.strerror or exc})"
+    return "restored"
 
 
 def warning(record: dict, ns: dict) -> dict:
     """The hook's structured warning for a record of a write through a swapped link (same shape as a denial)."""
     swaps = ns.get("swapped") or []
     written = [s["written"] for s in swaps]
-    restored = [s["written"] for s in swaps if s.get("restored")] + \
-        [s["allowed"] for s in swaps if s.get("allowed_restored")]
     allowed = [s["allowed"] for s in swaps if s.get("allowed")]
-    lost = [s["written"] for s in swaps if not s.get("restored")]
+    restored = [s["allowed"] for s in swaps if s.get("allowed_restored")]
+    refused = [f"{s['allowed']} ({s['allowed_refused']})" for s in swaps if s.get("allowed_refused")]
     return {"type": "symlink-swap", "hook": "trace",
-            "message": f"the write to {', '.join(allowed) or 'the allowed file'} landed in {', '.join(written)}: a "
-                       "symlink was swapped in after the check" +
-                       (f"; restored {', '.join(restored)}" if restored else "") +
-                       (f"; {', '.join(lost)} could not be restored (its content before is unknown)" if lost else ""),
+            "message": f"the write to {', '.join(allowed) or 'the allowed file'} may have landed in "
+                       f"{', '.join(written)}: a symlink was swapped in after the check; "
+                       f"{', '.join(written)} {'was' if len(written) == 1 else 'were'} left as found (the post-hook "
+                       "never writes where a link leads)" +
+                       (f"; the link at {', '.join(restored)} was replaced by its content before the call"
+                        if restored else "") +
+                       (f"; not put back: {', '.join(refused)}" if refused else ""),
             "paths": written, "allowed": allowed, "restored": restored, "intent": ns.get("intent_id"),
             "record": record.get("id"),
             "hint": "something replaced the file by a link while your call ran (a background process you started?): "
-                    "stop it, check the file, then redo your write; the change is recorded as out of scope"}
+                    "stop it; a person checks the files named in paths (e.g. `git diff`), then redo your write; "
+                    "the change is recorded as out of scope"}

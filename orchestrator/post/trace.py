@@ -33,10 +33,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from orchestrator.core import diffing
+from orchestrator.core.errors import OrchestratorError
 from orchestrator.core.models import ToolResult
 from . import preimage, revert, swap
 from .preimage import MAX_DIR_FILES, MAX_TEXT_BYTES, capture
@@ -52,7 +54,8 @@ class _LazyClassify:
 
 _cls = _LazyClassify()
 
-__all__ = ["capture", "record", "build_record", "warning", "TOOL_NAME", "MAX_TEXT_BYTES", "MAX_DIR_FILES"]
+__all__ = ["capture", "record", "build_record", "warning", "Unpaired", "TOOL_NAME", "MAX_TEXT_BYTES",
+           "MAX_DIR_FILES"]
 
 TOOL_NAME = "orchestrator"
 #: Hunks are stored (for blame's line tracking) up to this many per file.
@@ -279,6 +282,7 @@ def record(gov: Any, call: Any, result: ToolResult | None = None) -> dict | None
         raise TypeError(f"trace.record takes an orchestrator.core.models.ToolResult, not {type(result).__name__}")
     key = preimage.key_of(call)
     snap = preimage.load_capture(gov, key)
+    unpaired = _check_pairing(snap, call, key)
     root = Path(gov.workspace.root)
     targets = list((snap or {}).get("files", {}).keys())
     for t in preimage.targets(gov, call):
@@ -295,10 +299,13 @@ def record(gov: Any, call: Any, result: ToolResult | None = None) -> dict | None
         _release_too(call, [p for p in swaps.values() if p])
     single = len(targets) == 1
     changes: list[dict] = []
-    written_before: dict[str, dict | None] = {}
     for path in targets:
         before = (snap or {}).get("files", {}).get(path) if path not in found else found[path]
-        if single and result is not None and result.pre_image_known:
+        if path in swaps:
+            # where a swapped-in link led: what the file held before is not known to the engine (the tool's own
+            # pre-image names the content the agent may have put there: never trusted for it)
+            before = None
+        elif single and result is not None and result.pre_image_known:
             # the tool told us the pre-image: trust it over a (possibly missing) capture
             orig = result.original
             if result.created or orig is None:
@@ -308,12 +315,10 @@ def record(gov: Any, call: Any, result: ToolResult | None = None) -> dict | None
                           "sha256": hashlib.sha256(orig.encode("utf-8", "surrogateescape")).hexdigest()}
         after = preimage.snap_file(root / path)
         ch = _file_change(path, before, after, result.hunks if single and result is not None else None)
-        if path in swaps:
-            written_before[path] = before
         if ch is not None:
             changes.append(ch)
     changes = _detect_renames(changes)
-    restored = swap.restore(str(root), swaps, written_before, (snap or {}).get("files", {})) if swaps else []
+    put_back = swap.restore(str(root), swaps, (snap or {}).get("files", {}), _may_write(gov, call)) if swaps else {}
     try:
         if not changes:
             return None
@@ -324,6 +329,8 @@ def record(gov: Any, call: Any, result: ToolResult | None = None) -> dict | None
                 outside = sorted({*outside, c["path"]})
         rec = build_record(gov, call, changes)
         ns = rec["metadata"][_ns_key()]
+        if unpaired:
+            ns["unpaired"] = True  # no pre-hook could be matched with this call (the agent's post names no id)
         approval = (snap or {}).get("approval") or _get(call, "approval")
         if isinstance(approval, dict) and approval:
             ns["approval"] = approval  # which person (passkey approver) or grant let the call through
@@ -339,8 +346,7 @@ def record(gov: Any, call: Any, result: ToolResult | None = None) -> dict | None
                 ns["removed"] = removed
         if swaps:
             # ...except a write through a swapped link: undone where its pre-image is known (post/swap.py)
-            ns["swapped"] = [{"written": w, "allowed": a, "restored": w in restored,
-                              "allowed_restored": a is not None and a in restored} for w, a in swaps.items()]
+            ns["swapped"] = [_swapped(w, a, put_back) for w, a in swaps.items()]
         tuid = _get(call, "tool_use_id")
         dedupe = f'"tool_use_id":{json.dumps(str(tuid))}' if tuid else (f'"call_id":{json.dumps(key)}' if key
                                                                         else None)
@@ -349,6 +355,64 @@ def record(gov: Any, call: Any, result: ToolResult | None = None) -> dict | None
                              signer=signer, anchor=anchor)
     finally:
         preimage.cleanup(gov, call, key)
+
+
+class Unpaired(OrchestratorError):
+    """A mutating post-hook event that no pre-hook of the same session allowed: nothing is recorded, restored or
+    stamped for it (issue 28: a forged PostToolUse must not become a record signed with the machine's key)."""
+
+    type = "post-unpaired"
+
+
+def _check_pairing(snap: dict | None, call: Any, key: str | None) -> bool:
+    """Whether the post-hook may act on ``call``: its pre-hook's capture names the same session and tool. Raises
+    :class:`Unpaired` when not (a capture of another session is left in place for that session's own post). Returns
+    True for a post that cannot be paired by design (``call.pairless``: the agent's event carries no id, Cursor's
+    ``afterFileEdit``) and found no capture: it is recorded, flagged ``unpaired``."""
+    if snap is None:
+        if _get(call, "pairless"):
+            return True
+        raise Unpaired("no pre-hook allowed this call: the post-hook event is not acted on",
+                       hint="every mutating call passes the pre-hook first; a post-hook event with an id no pre-hook "
+                            "saw (or none at all) is refused", session=_get(call, "session_id"),
+                       tool=_get(call, "tool"), tool_use_id=key)
+    if snap.get("session", _get(call, "session_id")) != _get(call, "session_id") or \
+            snap.get("tool", _get(call, "tool")) != _get(call, "tool"):
+        if key is not None:
+            preimage.keep(key, snap)
+        raise Unpaired(f"the pre-hook of this call id allowed another session's {snap.get('tool')} call",
+                       hint="a session's events change that session only", session=_get(call, "session_id"),
+                       tool=_get(call, "tool"), tool_use_id=key)
+    return False
+
+
+def _swapped(written: str, allowed: str | None, put_back: dict[str, str]) -> dict[str, Any]:
+    """One swap as the record tells it: the written path is never restored (post/swap.py)."""
+    entry: dict[str, Any] = {"written": written, "allowed": allowed, "restored": False,
+                             "allowed_restored": allowed is not None and put_back.get(allowed) == "restored"}
+    outcome = put_back.get(allowed) if allowed is not None else None
+    if outcome not in (None, "restored", swap.UNCHANGED):
+        entry["allowed_refused"] = outcome
+    return entry
+
+
+def _may_write(gov: Any, call: Any) -> Callable[[str], bool]:
+    """Whether the post-hook may put a file back at ``rel``: not a governance path, and inside the call's intent's
+    scope (the pre-hook allowed the write there; checked again, lexically, since the restore must not trust it)."""
+    from orchestrator.core.governance import protected_by
+
+    intent = None
+    iid = _get(call, "intent_id")
+    if iid:
+        try:
+            intent = gov.intents().get(str(iid))
+        except Exception:  # noqa: BLE001 — a broken intents file: nothing is owned, nothing is written
+            intent = None
+
+    def may(rel: str) -> bool:
+        return protected_by(rel) is None and intent is not None and bool(intent.owns(rel))
+
+    return may
 
 
 def _release_too(call: Any, paths: list[str]) -> None:

@@ -23,8 +23,9 @@ Two kinds of plan (docs/security.md has the full model and its residual gaps):
   and workspace-relative tool caches (``.pytest_cache``).
 
 In both, a few devices every program writes (``/dev/null``, ``/dev/tty``...) are writable, the secret files of
-:func:`secret_paths` are unreadable, and the environment variables that look like secrets are removed
-(:func:`env_options`, policy ``sandbox.env_scrub`` / ``env_keep``).
+:func:`secret_paths` are unreadable, and the command inherits only an allow-list of environment variables, none
+whose value looks like a credential (:mod:`orchestrator.sandbox.envpolicy`, policy ``sandbox.env_keep`` /
+``env_scrub``).
 
 May import: ``core``, ``state``, ``vcs``, ``secrets`` and ``shell``. It takes the pre-hooks' ``Context`` as the
 ``PlanContext`` protocol and its policy as an object handed in, so it imports neither ``pre`` nor ``config``.
@@ -304,6 +305,8 @@ def plan_for(root: str, policy: Any, session_id: str, run_dir: Any, owned_scope:
              shell: Any = None) -> Plan:
     """The plan for a command in workspace ``root``: the scope plan of ``owned_scope``, or the read plan (None).
     ``intent`` (its ``network`` override) and ``shell`` (does it run git: the git-dir mode) refine it."""
+    from orchestrator.sandbox.envpolicy import launcher_options
+
     reason = unavailable_reason(policy)
     if reason is not None:
         return Plan(False, reason)
@@ -346,37 +349,10 @@ def plan_for(root: str, policy: Any, session_id: str, run_dir: Any, owned_scope:
     readable = readable_except(root, deny) if deny else []
     out = Plan(True, abi=abi(), writable=list(dict.fromkeys(writable)), create=create, tmp=tmp,
                deny_read=deny, readable=readable, spec_dir=os.path.join(str(run_dir), "sandbox"),
-               scope=owned_scope is not None, env=env_options(policy),
+               scope=owned_scope is not None, env=launcher_options(policy),
                secret_patterns={p: patterns[p] for p in deny})
     _git_and_network(root, policy, intent, shell, out)
     return out
-
-
-def env_options(policy: Any) -> list[str]:
-    """The launcher's options for policy ``sandbox.env_scrub`` / ``env_keep`` / ``pid_namespace``: none while they
-    are the defaults (the launcher knows them: the command line stays short)."""
-    from orchestrator.sandbox.landlock import SECRET_ENV
-
-    sb = getattr(policy, "sandbox", None)
-    scrub = list(getattr(sb, "env_scrub", SECRET_ENV) or ())
-    keep = list(getattr(sb, "env_keep", ()) or ())
-    opts: list[str] = []
-    if scrub != list(SECRET_ENV):
-        opts += [o for pat in scrub for o in ("--env-scrub", pat)] or ["--env-scrub", ""]
-    for name in keep:
-        opts += ["--env-keep", name]
-    if not getattr(sb, "pid_namespace", True):
-        opts += ["--pidns", "off"]  # processes a command leaves running outlive it (docs/security.md)
-    return opts
-
-
-def scrubbed_env(policy: Any, env: Any = None) -> list[str]:
-    """The names of ``env`` (default: this process's environment) a sandboxed command would not inherit."""
-    from orchestrator.sandbox.landlock import SECRET_ENV, scrubbed
-
-    sb = getattr(policy, "sandbox", None)
-    return scrubbed(os.environ if env is None else env, list(getattr(sb, "env_scrub", SECRET_ENV) or ()),
-                    list(getattr(sb, "env_keep", ()) or ()))
 
 
 def _git_and_network(root: str, policy: Any, intent: Any, shell: Any, out: Plan) -> None:
@@ -409,12 +385,23 @@ def private_tmp(root: str, session_id: str) -> str:
     return os.path.join(base, f"orch-sandbox-{os.getuid() if hasattr(os, 'getuid') else 0}-{tag}")
 
 
+_OWN: dict[str, tuple[str, ...]] = {}
+
+
 def _workspace_entry(root: str, rel: str) -> tuple[str, bool] | None:
-    """A workspace-relative ``sandbox.writable`` entry: (absolute path, must be created), or None to skip."""
+    """A workspace-relative ``sandbox.writable`` entry: (absolute path, must be created), or None to skip. Never a
+    governance path, nor orchestrator's own Python or what holds it (guard.py: a ``.venv`` entry would hand a
+    command the hook's own launcher and site-packages)."""
     from orchestrator.core.governance import protected_by
+    from orchestrator.sandbox.guard import own_python
 
     rel = os.path.normpath(rel).replace(os.sep, "/")
     if rel.startswith("..") or rel in (".", "") or protected_by(rel) or rel.split("/")[0].lower() in _GOVERNANCE_PARENTS:
+        return None
+    own = _OWN.get(root)
+    if own is None:
+        own = _OWN[root] = own_python(root)  # fixed for this process (its interpreter and package)
+    if any(rel == o or o.startswith(rel + "/") or rel.startswith(o + "/") for o in own):
         return None
     full = os.path.join(root, rel)
     real = os.path.realpath(full)
@@ -582,14 +569,13 @@ def findings(ws: Any, pol: Any) -> Any:
     yield Finding("sandbox", status,
                   f"Landlock ABI {version}: every shell command runs in the kernel sandbox on hosts that can replace "
                   "it (Claude Code, Codex, Gemini CLI, the reference loop, LangChain): writes held to the intent's "
-                  "scope, secrets unreadable, secret environment variables not inherited"
+                  "scope, secrets unreadable, only an allow-list of environment variables inherited"
                   + (" (" + "; ".join(gaps) + ")" if gaps else ""),
                   "" if not gaps else "upgrade the kernel (Landlock ABI >= 3)")
     from orchestrator.sandbox import compiled
 
-    yield from compiled.check(ws)
+    yield from compiled.check(ws, getattr(getattr(pol, "sandbox", None), "writable", ()) or ())
 
 
 __all__ = ["Plan", "plan", "plan_for", "abi", "exempt", "writes_git", "cwd_only", "opaque", "unwrappable",
-           "writes_workspace", "unavailable_reason", "unwrap", "scope_grants", "env_options", "scrubbed_env",
-           "findings", "CONTAINED", "MAX_COMMAND_BYTES", "options_of"]
+           "writes_workspace", "unavailable_reason", "unwrap", "scope_grants", "findings", "CONTAINED", "MAX_COMMAND_BYTES", "options_of"]

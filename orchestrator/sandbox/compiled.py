@@ -3,17 +3,22 @@
 Every wrapped shell command starts the launcher, so its start-up is paid on every command. The Python launcher
 (:mod:`orchestrator.sandbox.landlock`, run through a ``#!python -IS`` stub) costs the interpreter's start-up
 (~7.5 ms here); ``launcher.c`` (shipped beside this module) does the same for the non-git case in ~1 ms. The
-engine compiles it on demand with the system's C compiler into the governance dir, keyed by a hash of the source
-(``launcher-<key>``), and hard-links it as ``orch-sandbox``, so the line the host shows is unchanged. The Python
-stub stays beside it as ``orch-sandbox-python``: the binary hands git mode (``--git``, the guardian in gitdir.py)
-over to it, and it *is* ``orch-sandbox`` when there is no compiler or the compile failed (the reason is kept in
-``launcher-<key>.failed`` and reported by ``orch doctor``; delete that file to retry). ``ORCH_SANDBOX_LAUNCHER=
-python`` forces the Python launcher (benchmarks, debugging).
+engine compiles it on demand with the system's C compiler (:mod:`orchestrator.sandbox.build`: in a private
+directory, from a copy of the source, its hash recorded outside the workspace) into the governance dir, keyed by a
+hash of the sources (``launcher-<key>``), and hard-links it as ``orch-sandbox``, so the line the host shows is
+unchanged. The Python stub stays beside it as ``orch-sandbox-python``: the binary hands git mode (``--git``, the
+guardian in gitdir.py) over to it, and it *is* ``orch-sandbox`` when there is no compiler or the compile failed (the
+reason is kept in ``launcher-<key>.failed`` and reported by ``orch doctor``; delete that file to retry).
+``ORCH_SANDBOX_LAUNCHER=python`` forces the Python launcher (benchmarks, debugging).
 
-The hot path when the binary is there: one ``stat`` of the source (its key is cached per mtime and size), one read of
-the Python stub (it must be current), two ``stat`` calls (the binary and the link). The compile happens once per
-source version and workspace, under a lock; a hook that finds the lock taken uses the Python stub for that call
-rather than wait.
+Before each use the binary's hash is checked against the record (:func:`orchestrator.sandbox.build.verified`): a
+binary that does not match is renamed ``launcher-<key>.rejected`` (kept for inspection; ``orch doctor`` reports
+it) and built again, or the Python stub serves.
+
+The hot path when the binary is there: three ``stat`` calls of the sources (their key is cached per mtime and
+size), one read of the Python stub (it must be current), two ``stat`` calls (the binary and the link), and the hash
+check (memoised by the binary's stat key). The compile happens once per source version and workspace, under a
+lock; a hook that finds the lock taken uses the Python stub for that call rather than wait.
 """
 
 from __future__ import annotations
@@ -22,36 +27,12 @@ import os
 import sys
 from typing import Any
 
+from orchestrator.sandbox.build import LAUNCHER_DIR, SOURCE, source_key
+
 #: the stub's file name (in the spec dir, ``.orchestration/run/sandbox/``): what the command line names
 STUB = "orch-sandbox"
 #: the Python stub's name beside it (git mode; the fallback's source)
 PYTHON_STUB = "orch-sandbox-python"
-SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launcher.c")
-LAUNCHER_DIR = os.path.dirname(os.path.abspath(__file__))
-CFLAGS = ("-O2", "-std=gnu99", "-Wall")
-#: a compile that takes longer is abandoned (the Python stub serves)
-COMPILE_TIMEOUT = 60.0
-
-_key_cache: dict[tuple[int, int], str] = {}
-
-
-def source_key() -> str | None:
-    """The compiled launcher's key: a hash of ``launcher.c`` and the flags (None when the source is missing, as in
-    an installation that left package data out)."""
-    try:
-        st = os.stat(SOURCE)
-    except OSError:
-        return None
-    sig = (st.st_mtime_ns, st.st_size)
-    key = _key_cache.get(sig)
-    if key is None:
-        import hashlib
-
-        with open(SOURCE, "rb") as fh:
-            key = hashlib.sha256(fh.read() + "\0".join(CFLAGS).encode()).hexdigest()[:16]
-        _key_cache.clear()
-        _key_cache[sig] = key
-    return key
 
 
 def forced_python() -> bool:
@@ -122,14 +103,22 @@ def _link(binary: str, path: str) -> bool:
 
 
 def _binary(directory: str) -> str | None:
-    """``directory/launcher-<key>``, compiled now if it is missing and no earlier attempt failed; None: use the
-    Python stub."""
+    """``directory/launcher-<key>``, verified against the record or (re)built now if it is missing and no earlier
+    attempt failed; None: use the Python stub."""
+    from orchestrator.sandbox import build
+
     key = source_key()
     if key is None:
         return None
     binary = os.path.join(directory, f"launcher-{key}")
-    if os.path.exists(binary):
-        return binary
+    try:
+        st = os.stat(binary)
+    except OSError:
+        st = None
+    if st is not None:
+        if build.verified(binary, key, st):
+            return binary
+        _reject(binary)
     if os.path.exists(binary + ".failed"):
         return None
     if _copy_built(key, binary):
@@ -137,29 +126,33 @@ def _binary(directory: str) -> str | None:
     return binary if compile_launcher(binary) is None else None
 
 
-#: key -> (a binary this process compiled, its sha256): a new workspace gets a verified copy, not a new compile
-#: (a test corpus makes hundreds of workspaces; the daemon serves many)
-_built: dict[str, tuple[str, str]] = {}
+def _reject(binary: str) -> None:
+    """A binary whose hash is not in the record: kept aside as ``….rejected`` (``orch doctor`` reports it), never
+    run; the caller builds it again."""
+    try:
+        os.replace(binary, binary + ".rejected")
+    except OSError:
+        pass
 
 
-def _digest(path: str) -> str:
-    import hashlib
-
-    with open(path, "rb") as fh:
-        return hashlib.sha256(fh.read()).hexdigest()
+#: key -> a binary this process built (its digest is in the record): a new workspace gets a verified copy, not a
+#: new compile (a test corpus makes hundreds of workspaces; the daemon serves many)
+_built: dict[str, str] = {}
 
 
 def _copy_built(key: str, binary: str) -> bool:
     import shutil
+
+    from orchestrator.sandbox import build
 
     built = _built.get(key)
     if built is None:
         return False
     tmp = f"{binary}.{os.getpid()}.tmp"
     try:
-        shutil.copyfile(built[0], tmp)
+        shutil.copyfile(built, tmp)
         os.chmod(tmp, 0o755)
-        if _digest(tmp) != built[1]:  # changed since this process compiled it: compile anew
+        if build.digest(tmp) not in build.recorded(key):  # changed since it was built: compile anew
             os.unlink(tmp)
             return False
         os.replace(tmp, binary)
@@ -169,9 +162,12 @@ def _copy_built(key: str, binary: str) -> bool:
 
 
 def compile_launcher(binary: str) -> str | None:
-    """Compile ``launcher.c`` to ``binary`` (a temp file, checked, then renamed). None on success, else why not
-    (also written to ``binary.failed``). A compile already under way elsewhere returns "busy" without waiting."""
+    """Build the launcher to ``binary`` (:func:`orchestrator.sandbox.build.build`: a private directory, its hash
+    recorded). None on success, else why not (also written to ``binary.failed``). A compile already under way
+    elsewhere returns "busy" without waiting."""
     import fcntl
+
+    from orchestrator.sandbox import build
 
     lock = os.open(binary + ".lock", os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
     try:
@@ -179,10 +175,16 @@ def compile_launcher(binary: str) -> str | None:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             return "busy: another hook is compiling it"
-        if os.path.exists(binary):
+        key = source_key()
+        if key is None:
+            return f"the launcher's sources are missing from {LAUNCHER_DIR}"
+        if os.path.exists(binary) and build.verified(binary, key, os.stat(binary)):
             return None
-        reason = _compile(binary)
-        if reason is not None:
+        reason = build.build(binary, key=key)
+        if reason is None:
+            _built[key] = binary
+            return None
+        if not reason.startswith("the launcher's sources changed"):
             try:
                 with open(binary + ".failed", "w", encoding="utf-8") as fh:
                     fh.write(reason + "\n")
@@ -191,35 +193,6 @@ def compile_launcher(binary: str) -> str | None:
         return reason
     finally:
         os.close(lock)
-
-
-def _compile(binary: str) -> str | None:
-    import shutil
-    import subprocess
-
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if not cc:
-        return "no C compiler (cc, gcc, clang) on PATH"
-    tmp = f"{binary}.{os.getpid()}.tmp"
-    try:
-        proc = subprocess.run([cc, *CFLAGS, "-o", tmp, SOURCE], capture_output=True, text=True,
-                              timeout=COMPILE_TIMEOUT, check=False)
-        if proc.returncode != 0:
-            return f"{cc} failed (exit {proc.returncode}): {proc.stderr.strip()[-400:]}"
-        # a binary that does not even refuse a bare call as the launcher must is not installed
-        check = subprocess.run([tmp], capture_output=True, text=True, timeout=COMPILE_TIMEOUT, check=False)
-        if check.returncode != 126 or "orchestrator sandbox" not in check.stderr:
-            return f"the compiled launcher does not behave (exit {check.returncode}: {check.stderr.strip()[:200]})"
-        _built[os.path.basename(binary)[len("launcher-"):]] = (binary, _digest(tmp))
-        os.replace(tmp, binary)
-    except (OSError, subprocess.SubprocessError) as exc:
-        return f"{cc}: {exc}"
-    finally:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-    return None
 
 
 def is_stub(path: str) -> bool:
@@ -257,11 +230,48 @@ def state(directory: str) -> tuple[str, str]:
     return "python", "not compiled yet"
 
 
-def check(ws: Any) -> Any:
-    """``orch doctor``: which launcher the wrapped commands run (compiling it now if it is missing)."""
+def provenance(binary: str) -> str:
+    """What ``orch doctor`` says of a compiled launcher: its hash, whether the record has it, where and when it was
+    built, by which compiler."""
+    from orchestrator.sandbox import build
+
+    key = os.path.basename(binary)[len("launcher-"):]
+    try:
+        digest = build.digest(binary)
+    except OSError as exc:
+        return f"unreadable ({exc})"
+    builds = build.recorded(key).get(digest)
+    if not builds:
+        return f"sha256 {digest}: NOT in the record {build.record_dir()}/{key}"
+    here = [b for b in builds if b[2] == os.path.dirname(binary)]
+    when, compiler, where = (here or builds)[-1]  # a copy of one built for another workspace names that one
+    return f"sha256 {digest}, built {when} by {compiler} in a private directory under {where}"
+
+
+def check(ws: Any, writable: Any = ()) -> Any:
+    """``orch doctor``: which launcher the wrapped commands run (compiling it now if it is missing), its hash and
+    where it was built, any binary refused because its hash was not the one recorded at build, and whether the
+    launcher's own sources lie where a sandboxed command may write (``writable``: policy ``sandbox.writable``)."""
     from orchestrator.core.findings import Finding
+    from orchestrator.sandbox import build
+
+    exposed = build.exposed(writable)
+    if exposed is not None:
+        yield Finding("sandbox-launcher-source", "fail",
+                      f"orchestrator's launcher sources ({build.LAUNCHER_DIR}: launcher.c and the Python launcher) lie "
+                      f"beneath {exposed}, which sandboxed commands may write: a command could rewrite the launcher "
+                      "that every later command runs, unsandboxed",
+                      "install orchestrator where only you write (a venv under your home, not under /tmp), or drop "
+                      "that entry from sandbox.writable")
 
     directory = os.path.join(str(ws.run_dir), "sandbox")
+    shared = build.world_writable_above(os.path.realpath(str(ws.root)))
+    if shared is not None:
+        yield Finding("sandbox-workspace-shared", "warn",
+                      f"this workspace lies beneath {shared}, which every other workspace's sandboxed commands may "
+                      "write (the default sandbox.writable grants /tmp and /dev/shm): they can rewrite its governance "
+                      "files, spec files and Python launcher (the compiled one is hash-checked)",
+                      "keep governed checkouts under your home, or drop /tmp from sandbox.writable in the others")
     if install(directory) is None:
         yield Finding("sandbox-launcher", "warn", f"cannot write the launcher in {directory}",
                       "check the permissions of .orchestration/run/")
@@ -269,11 +279,18 @@ def check(ws: Any) -> Any:
     yield from _check_pidns(directory)
     kind, detail = state(directory)
     if kind == "compiled":
-        yield Finding("sandbox-launcher", "ok", f"compiled launcher in use ({os.path.basename(detail)}): ~1 ms per "
-                      "command; git mode runs the Python launcher")
+        yield Finding("sandbox-launcher", "ok", f"compiled launcher in use ({os.path.basename(detail)}, "
+                      f"{provenance(detail)}): ~1 ms per command; git mode runs the Python launcher")
     else:
         yield Finding("sandbox-launcher", "warn", f"Python launcher in use (~8 ms more per shell command): {detail}",
                       "install a C compiler (cc) or fix the compile; see docs/performance.md")
+    rejected = sorted(n for n in os.listdir(directory) if n.endswith(".rejected"))
+    if rejected:
+        yield Finding("sandbox-launcher-rejected", "warn",
+                      f"refused a compiled launcher whose sha256 was not the one recorded at build: "
+                      f"{', '.join(os.path.join(directory, n) for n in rejected)} (kept for inspection; the launcher "
+                      "was built again or the Python launcher served). Something outside the sandbox rewrote it",
+                      "find out what wrote it, then delete the .rejected file")
 
 
 def write_spec(directory: str, opts: list[str]) -> str:

@@ -28,7 +28,7 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # keep `typing` off the launcher's import path
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable
 
 # syscall numbers are the same on every architecture since the syscall table was unified (5.13)
 SYS_CREATE_RULESET = 444
@@ -64,18 +64,6 @@ SCOPE_SIGNAL = 1 << 1
 #: rights a rule on a regular file (not a directory) may carry
 FILE_RIGHTS = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV
 READ_RIGHTS = READ_FILE | READ_DIR
-
-#: environment variables a sandboxed command does not inherit (names, case-insensitive; ``*`` matches any run of
-#: characters): API keys, tokens, passwords and cloud credentials an agent's session holds. Policy
-#: ``sandbox.env_scrub`` replaces the list and ``sandbox.env_keep`` exempts names a build needs (docs/configuration.md).
-#: A command that needs a credential gets it from a person (or from a file the policy does not call secret).
-SECRET_ENV = ("*_TOKEN", "*_TOKEN_*", "TOKEN", "*_KEY", "*_KEY_*", "*_KEYS", "*APIKEY*", "*API_KEY*", "*SECRET*",
-              "*PASSWORD*", "*PASSWD*", "*_PASS", "*_PWD", "*CREDENTIAL*", "*_AUTH", "*_AUTH_*", "*_PAT", "*COOKIE*",
-              "*_SESSION", "*_SESSION_ID", "AWS_ACCESS_KEY_ID", "*_ACCESS_KEY*", "*_PRIVATE_*", "*_DSN",
-              "DATABASE_URL", "*_CONNECTION_STRING", "NETRC", "VAULT_*", "OP_SERVICE_ACCOUNT*", "*WEBHOOK*",
-              "*PASSPHRASE*", "*_JWT", "*_JWT_*")
-#: never scrubbed whatever the patterns say (not secrets; programs misbehave without them)
-ALWAYS_KEEP = ("PATH", "HOME", "PWD", "OLDPWD", "SHELL", "USER", "LOGNAME", "TERM", "LANG", "TMPDIR", "SSH_AUTH_SOCK")
 
 #: launcher exit code when the sandbox cannot be set up (the command did not run); 126 = "cannot execute"
 EXIT_SETUP = 126
@@ -299,50 +287,6 @@ def scope_or_nest() -> None:
         nest()
 
 
-def _glob_match(pattern: str, name: str) -> bool:
-    """``fnmatch`` for ``*`` only, case-insensitive (fnmatch would cost the launcher ``re`` and ``functools``)."""
-    parts = pattern.upper().split("*")
-    name = name.upper()
-    if len(parts) == 1:
-        return name == parts[0]
-    if not name.startswith(parts[0]) or not name.endswith(parts[-1]) or len(name) < len(parts[0]) + len(parts[-1]):
-        return False
-    pos = len(parts[0])
-    end = len(name) - len(parts[-1])
-    for middle in parts[1:-1]:
-        found = name.find(middle, pos, end)
-        if found < 0:
-            return False
-        pos = found + len(middle)
-    return True
-
-
-def scrubbed(env: Mapping[str, str], patterns: Iterable[str] = SECRET_ENV,
-             keep: Iterable[str] = ()) -> list[str]:
-    """The names in ``env`` a sandboxed command does not inherit: those matching ``patterns`` minus ``keep``."""
-    keep_set = {k.upper() for k in (*ALWAYS_KEEP, *keep)}
-    pats = tuple(patterns)
-    return sorted(n for n in env if n.upper() not in keep_set and pats
-                  and (any(_glob_match(p, n) for p in pats) or url_password(env[n])))
-
-
-def url_password(value: str) -> bool:
-    """Whether ``value`` carries a password in a URL's user info (``redis://:pw@host``, ``https://u:pw@h/``): a
-    credential whatever the variable is called (redteam2: ``REDIS_URL``, ``HTTP_PROXY``). An empty scrub list
-    (``sandbox.env_scrub: []``) turns this off too. The C launcher's ``url_password`` is the same test."""
-    start = value.find("://")
-    while start >= 0:
-        q = start + 3
-        colon = False
-        while q < len(value) and value[q] not in "/@?# ":
-            colon = colon or value[q] == ":"
-            q += 1
-        if colon and q < len(value) and value[q] == "@":
-            return True
-        start = value.find("://", start + 3)
-    return False
-
-
 class Options:
     """The launcher's parsed command line."""
 
@@ -354,7 +298,8 @@ class Options:
         self.write_only: list[str] = []
         self.tmp: str | None = None
         self.command = ""
-        #: None: the built-in SECRET_ENV; else the policy's list (``--env-scrub`` repeated; ``--env-scrub ''``: none)
+        #: None: the built-in name patterns (envpolicy.SECRET_ENV); else the policy's (``--env-scrub`` repeated;
+        #: ``--env-scrub ''``: none)
         self.scrub: list[str] | None = None
         self.keep: list[str] = []
         #: ``--net``, ``--git`` (see main)
@@ -432,10 +377,6 @@ def main(argv: list[str] | None = None, spec_dir: str | None = None) -> int:
     except ValueError as exc:
         sys.stderr.write(f"orchestrator sandbox: {exc}\n")
         return EXIT_SETUP
-    env = dict(os.environ)
-    for name in scrubbed(env, SECRET_ENV if opts.scrub is None else opts.scrub, opts.keep):
-        # the agent's API keys and tokens stay with the agent: a command that posts its environment sends none
-        del env[name]
     writable = opts.writable
     if opts.tmp:
         try:
@@ -444,11 +385,11 @@ def main(argv: list[str] | None = None, spec_dir: str | None = None) -> int:
             sys.stderr.write(f"orchestrator sandbox: cannot create the private tmp dir {opts.tmp}: {exc}\n")
             return EXIT_SETUP
         writable.append(opts.tmp)
-        env["TMPDIR"] = opts.tmp
         # No PYTHONPYCACHEPREFIX here: a prefix makes Python ignore every existing __pycache__ (site-packages
         # included), so each session's first Python command recompiled all it imported (`pytest --version`:
         # ~1 s -> 3.5-5.8 s). Without it, existing bytecode is read, bytecode of in-scope sources is written
         # beside them, and a write refused outside the scope is silently skipped by Python's importer.
+    env = command_env(opts)
     guard = None
     if "--git" in opts.extra:
         try:
@@ -475,7 +416,6 @@ def main(argv: list[str] | None = None, spec_dir: str | None = None) -> int:
         sys.stderr.write(f"orchestrator sandbox: cannot restrict the command ({exc}); it was NOT run. "
                          "Set policy sandbox.enabled: false to fall back to approvals.\n")
         return EXIT_SETUP
-    env["ORCH_SANDBOXED"] = "1"
     shell = "/bin/bash" if os.path.exists("/bin/bash") else "/bin/sh"
     if guard is not None:
         if isolated:
@@ -491,6 +431,19 @@ def main(argv: list[str] | None = None, spec_dir: str | None = None) -> int:
     except OSError as exc:
         sys.stderr.write(f"orchestrator sandbox: cannot run {shell}: {exc}\n")
     return EXIT_SETUP
+
+
+def command_env(opts: Options) -> dict[str, str]:
+    """The environment the command gets: what it inherits (envpolicy.py: an allow-list, no credential-shaped value;
+    the agent's API keys and tokens stay with the agent), then the launcher's own variables. The egress proxy's
+    variables (HTTP(S)_PROXY, ALL_PROXY, NO_PROXY...) are set here too, after the scrub dropped the agent's own.
+    launcher.c's ``command_env`` is the same."""
+    rule = _sibling("envpolicy").Rule(opts.keep, opts.scrub)
+    env = {name: value for name, value in os.environ.items() if rule.reason(name, value) is None}
+    if opts.tmp:
+        env["TMPDIR"] = opts.tmp
+    env["ORCH_SANDBOXED"] = "1"
+    return env
 
 
 def _exit_now(code: int) -> None:
@@ -515,7 +468,7 @@ def stub_text(python: str, launcher_dir: str) -> str:
 
 
 def _sibling(name: str):  # -> module
-    """``gitdir`` or ``pidns`` beside this file: a package import, or a top-level one under the launcher's -I -S."""
+    """``gitdir``, ``pidns`` or ``envpolicy`` beside this file: a package import, or a top-level one under the launcher's -I -S."""
     if __package__:  # imported as orchestrator.sandbox.landlock
         import importlib
 

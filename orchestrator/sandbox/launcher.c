@@ -16,9 +16,9 @@
  * design in pidns.py for the Python launcher.
  *
  * Why C: a Python launcher pays the interpreter's start-up (~7.5 ms here) on every shell command; this costs ~1 ms.
- * The engine compiles it on demand (orchestrator/sandbox/compiled.py) and falls back to the Python stub when there
- * is no compiler. Keep it dependency-free (libc only) and keep the lists below equal to landlock.py's
- * (tests/sandbox/test_compiled.py asserts it).
+ * The engine compiles it on demand (orchestrator/sandbox/compiled.py: in a private directory under the run dir, from
+ * a copy of this file and launcher_env.h, with envpolicy.h generated from envpolicy.py beside them) and falls back
+ * to the Python stub when there is no compiler. Keep it dependency-free (libc only).
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -66,18 +66,6 @@
 #define NET_CONNECT_TCP (1ULL << 1)
 #define FILE_RIGHTS (EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV)
 
-/* BEGIN SECRET_ENV (must equal landlock.SECRET_ENV) */
-static const char *const SECRET_ENV[] = {
-    "*_TOKEN", "*_TOKEN_*", "TOKEN", "*_KEY", "*_KEY_*", "*_KEYS", "*APIKEY*", "*API_KEY*", "*SECRET*",
-    "*PASSWORD*", "*PASSWD*", "*_PASS", "*_PWD", "*CREDENTIAL*", "*_AUTH", "*_AUTH_*", "*_PAT", "*COOKIE*",
-    "*_SESSION", "*_SESSION_ID", "AWS_ACCESS_KEY_ID", "*_ACCESS_KEY*", "*_PRIVATE_*", "*_DSN",
-    "DATABASE_URL", "*_CONNECTION_STRING", "NETRC", "VAULT_*", "OP_SERVICE_ACCOUNT*", "*WEBHOOK*",
-    "*PASSPHRASE*", "*_JWT", "*_JWT_*", NULL};
-/* END SECRET_ENV */
-/* BEGIN ALWAYS_KEEP (must equal landlock.ALWAYS_KEEP) */
-static const char *const ALWAYS_KEEP[] = {
-    "PATH", "HOME", "PWD", "OLDPWD", "SHELL", "USER", "LOGNAME", "TERM", "LANG", "TMPDIR", "SSH_AUTH_SOCK", NULL};
-/* END ALWAYS_KEEP */
 
 /* the Python stub beside this binary: git mode, and what a failed compile leaves in place */
 #define PYTHON_STUB "orch-sandbox-python"
@@ -114,7 +102,7 @@ static void push(list_t *l, char *s) {
 
 typedef struct {
     list_t writable, readable, write_only, scrub, keep;
-    int scrub_given; /* --env-scrub seen: the policy's list replaces SECRET_ENV ('' entries: none) */
+    int scrub_given; /* --env-scrub seen: the policy's name patterns replace SECRET_ENV ('' entries: none) */
     const char *tmp, *net, *command;
     int git;
     int no_pidns; /* --pidns off: policy sandbox.pid_namespace: false */
@@ -252,55 +240,17 @@ static size_t count(const char *const *names) {
     return n;
 }
 
-/* A value carrying a password in a URL's user info (redis://:pw@host, https://u:pw@h/): a credential whatever the
- * variable is called (landlock.url_password is the same test). */
-static int url_password(const char *v) {
-    for (const char *p = strstr(v, "://"); p; p = strstr(p + 3, "://")) {
-        const char *q = p + 3;
-        int colon = 0;
-        for (; *q && !strchr("/@?# ", *q); q++)
-            colon = colon || *q == ':';
-        if (colon && *q == '@')
-            return 1;
-    }
-    return 0;
-}
+#include "launcher_env.h" /* the environment: envpolicy.py's rule (scrub_env, env_set) */
 
-/* The environment the command gets: secrets removed, TMPDIR and ORCH_SANDBOXED set. */
-static char **scrubbed_env(const opts_t *o, const char *tmp) {
-    size_t n = 0;
-    while (environ[n])
-        n++;
-    char **env = calloc(n + 3, sizeof(char *));
-    if (!env)
+/* The environment the command gets: what it inherits (launcher_env.h), then the launcher's own variables. The
+ * egress proxy's variables (HTTP(S)_PROXY, ALL_PROXY, NO_PROXY...) are set here too, after the scrub dropped the
+ * agent's own. NULL when out of memory. */
+static char **command_env(const opts_t *o, const char *tmp) {
+    env_t env = {0};
+    if (scrub_env(o, &env) < 0 || (tmp && env_set(&env, "TMPDIR", tmp) < 0) ||
+        env_set(&env, "ORCH_SANDBOXED", "1") < 0)
         return NULL;
-    const char *const *pats = o->scrub_given ? (const char *const *)o->scrub.items : SECRET_ENV;
-    size_t npats = o->scrub_given ? o->scrub.n : count(SECRET_ENV);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *e = environ[i], *eq = strchr(e, '=');
-        size_t nlen = eq ? (size_t)(eq - e) : strlen(e);
-        if ((tmp && nlen == 6 && memcmp(e, "TMPDIR", 6) == 0) || (nlen == 14 && memcmp(e, "ORCH_SANDBOXED", 14) == 0))
-            continue; /* set below */
-        int drop = 0;
-        if (!in_names(e, nlen, ALWAYS_KEEP, count(ALWAYS_KEEP)) &&
-            !in_names(e, nlen, (const char *const *)o->keep.items, o->keep.n))
-            for (size_t p = 0; p < npats && !drop; p++)
-                drop = glob_match(pats[p], e, nlen) || (eq && url_password(eq + 1));
-        if (!drop && !(env[k++] = strdup(e))) /* a copy: the original block may be wiped (wipe_environ_block) */
-            return NULL;
-    }
-    if (tmp) {
-        char *t = malloc(strlen(tmp) + 8);
-        if (!t)
-            return NULL;
-        strcpy(t, "TMPDIR=");
-        strcat(t, tmp);
-        env[k++] = t;
-    }
-    env[k++] = "ORCH_SANDBOXED=1";
-    env[k] = NULL;
-    return env;
+    return env.items;
 }
 
 /* os.makedirs(path, mode=0o700, exist_ok=True): parents with 0777 (& umask), the leaf 0700; an existing leaf must
@@ -669,7 +619,7 @@ int main(int argc, char **argv) {
     }
     if (o.tmp && makedirs(o.tmp) < 0)
         return fail("cannot create the private tmp dir %s: [Errno %d] %s", o.tmp, errno, strerror(errno));
-    char **env = scrubbed_env(&o, o.tmp);
+    char **env = command_env(&o, o.tmp);
     if (!env)
         return fail("out of memory");
     int pidns = o.no_pidns ? 0 : enter_pidns();

@@ -53,11 +53,17 @@ def private_key_path() -> Path:
     return key_dir() / KEY_NAME
 
 
+def state_dir() -> str:
+    """This user's orchestrator state outside every workspace: ``$XDG_STATE_HOME/orchestrator`` else
+    ``~/.local/state/orchestrator`` (a plain string: the sandbox's launcher check asks on the hook path)."""
+    xdg = os.environ.get("XDG_STATE_HOME")
+    base = xdg if xdg and os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(base, "orchestrator")
+
+
 def anchor_dir() -> Path:
     """Directory of the local anchors (see the module docstring); not created here."""
-    xdg = os.environ.get("XDG_STATE_HOME")
-    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path(os.path.expanduser("~")) / ".local" / "state"
-    return base / "orchestrator" / "anchors"
+    return Path(state_dir()) / "anchors"
 
 
 def key_id(raw_public: bytes) -> str:
@@ -226,7 +232,7 @@ def own_public_line(create: bool = True) -> str:
 
 
 __all__ = ["ALG", "KEY_NAME", "PUB_NAME", "TRUSTED_NAME", "KeyFileError", "key_dir", "private_key_path",
-           "anchor_dir", "key_id", "public_line", "parse_public_line", "trusted_path", "load_trusted",
+           "anchor_dir", "state_dir", "key_id", "public_line", "parse_public_line", "trusted_path", "load_trusted",
            "add_trusted", "load_private", "raw_public", "own_public_line", "check_signing"]
 
 

@@ -257,10 +257,13 @@ def test_an_original_file_left_out_is_not_a_created_file(payload, ws: Path) -> N
     content was too large to include"). ``null`` then says nothing about the file before the call: without a
     capture, the record must not claim the existing file was created (before: op "create", no sha_before)."""
     assert select(payload).exit_code == 0
+    pre = payload("claude-code", "PreToolUse-Edit", agent_id="a1", agent_type="general-purpose",
+                  tool_use_id="toolu_0005")
+    assert hook(pre).exit_code == 0  # the capture: the engine's own pre-image decides
     (ws / "src" / "app.py").write_text("x = 2\ny = 3\nprint(x)\n")
     post = payload("claude-code", "PostToolUse-Edit", agent_id="a1", agent_type="general-purpose")
     post["tool_response"]["originalFile"] = None  # left out "for_subagent"
-    assert hook(post).exit_code == 0  # no PreToolUse ran: no capture
+    assert hook(post).exit_code == 0
     change = json.loads((ws / ".orchestration" / "agent_trace.jsonl").read_text().splitlines()[-1])
     meta = change["metadata"]["dev.orchestrator"]["files"][0]
     assert meta["op"] == "modify", meta

@@ -52,11 +52,13 @@ def installed(ws: Path) -> Path:
     daemon.stop(ws)
 
 
-def run_plugin(ws: Path, steps: list[dict[str, Any]], **env: str) -> list[dict[str, Any]]:
+def run_plugin(ws: Path, steps: list[dict[str, Any]], plugin: str = OPENCODE_PLUGIN, driver_text: str = DRIVER,
+               **env: str) -> list[dict[str, Any]]:
+    """Run the installed ``plugin``'s hooks on ``steps`` in one Node process (``driver_text``); one result each."""
     driver = ws.parent / "driver.mjs"
-    driver.write_text(DRIVER)
+    driver.write_text(driver_text)
     full = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "ORCH_DAEMON_IDLE": "30", **env}
-    proc = subprocess.run([NODE, str(driver), str(ws / OPENCODE_PLUGIN), str(ws)], cwd=ws, env=full,
+    proc = subprocess.run([NODE, str(driver), str(ws / plugin), str(ws)], cwd=ws, env=full,
                           input="\n".join(json.dumps(s) for s in steps), capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     results = [json.loads(line) for line in proc.stdout.splitlines()]

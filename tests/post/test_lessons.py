@@ -37,3 +37,15 @@ def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
     with multiprocessing.get_context("fork").Pool(4) as pool:
         assert all(pool.map(_add, [(str(md), i) for i in range(40)]))
     assert sorted(lessons.relevant(md, None, limit=100)) == sorted(f"lesson number {i}" for i in range(40))
+
+
+def test_a_symlinked_agents_md_is_refused_never_copied(tmp_path: Path) -> None:
+    """Issue 28 audit: the lesson is written back by an atomic rename; reading through a link would copy the link's
+    target (any file the link names) into AGENTS.md."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("token=abc\n")
+    agents = tmp_path / "AGENTS.md"
+    agents.symlink_to(secret)
+    with pytest.raises(UsageError):
+        lessons.record(agents, "keep it small")
+    assert agents.is_symlink() and secret.read_text() == "token=abc\n"

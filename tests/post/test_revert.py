@@ -76,3 +76,15 @@ def test_a_pre_existing_nested_config_dir_keeps_its_other_files(tmp_path: Path) 
     (claude / "settings.json").write_text("{}")
     assert revert.remove(str(tmp_path), ["src/.claude/settings.json"]) == ["src/.claude/settings.json"]
     assert (claude / "agents.md").read_text() == "keep"
+
+
+def test_a_directory_swapped_for_a_link_above_the_file_is_not_followed(tmp_path: Path) -> None:
+    """Issue 28: a command still running swaps ``src/a`` for a link to a directory of the person's after creating
+    ``src/a/.claude/settings.json``; the removal must not delete the same name beneath the link's target."""
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / "settings.json").write_text("the person's own\n")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a").symlink_to(home)
+    assert revert.remove(str(tmp_path), ["src/a/.claude/settings.json"]) == []
+    assert (home / ".claude" / "settings.json").read_text() == "the person's own\n"

@@ -100,8 +100,14 @@ def test_same_tool_use_id_is_never_recorded_twice(repo: Path) -> None:
     call = make_call(tool_use_id="toolu_dup")
     trace.capture(gov, call)
     (repo / "a.py").write_text("x = 5\nprint(x)\n")
+    snap = dict(preimage._MEM[call.tool_use_id])
     assert trace.record(gov, call) is not None
-    # The post-hook delivered again (e.g. a retry), even with the tool's own pre-image: no second record.
+    # The post-hook delivered again (e.g. a retry), even with the tool's own pre-image: its capture is gone, so it
+    # is refused as unpaired (issue 28) ...
+    with pytest.raises(trace.Unpaired):
+        trace.record(gov, call, ToolResult(original="x = 1\nprint(x)\n"))
+    # ... and two deliveries that both found the capture (two processes read it from disk) make one record.
+    preimage.keep(call.tool_use_id, snap)
     assert trace.record(gov, call, ToolResult(original="x = 1\nprint(x)\n")) is None
     assert len(all_lines(gov)) == 1
 
@@ -119,7 +125,8 @@ def test_claude_code_edit_fixture_uses_original_file_without_capture(repo: Path)
     gov = make_gov(repo)
     (repo / "src").mkdir()
     (repo / "src" / "app.py").write_text("x = 2\ny = 3\nprint(x)\n")  # the state after Claude Code's Edit
-    call = make_call(paths=("src/app.py",), tool_use_id=payload["tool_use_id"], session_id=payload["session_id"])
+    call = make_call(paths=("src/app.py",), tool_use_id=payload["tool_use_id"], session_id=payload["session_id"],
+                     pairless=True)  # an event no pre-hook can be found for (as Cursor's afterFileEdit)
     rec = trace.record(gov, call, tool_result(payload["tool_response"]))
     r = rec["files"][0]["conversations"][0]["ranges"]
     # structuredPatch says: -x = 1 / +x = 2 / +y = 3 -> new lines 1..2
@@ -131,8 +138,9 @@ def test_claude_code_write_create_fixture(repo: Path) -> None:
     payload = json.loads((CC / "PostToolUse-Write.json").read_text())
     gov = make_gov(repo)
     (repo / "src").mkdir()
-    (repo / "src" / "new.py").write_text(payload["tool_input"]["content"])
     call = make_call(tool="Write", paths=("src/new.py",), tool_use_id=payload["tool_use_id"])
+    trace.capture(gov, call)
+    (repo / "src" / "new.py").write_text(payload["tool_input"]["content"])
     rec = trace.record(gov, call, tool_result(payload["tool_response"]))
     f = rec["files"][0]
     assert [(x["start_line"], x["end_line"]) for x in f["conversations"][0]["ranges"]] == [(1, 2)]
@@ -143,7 +151,7 @@ def test_claude_code_write_create_fixture(repo: Path) -> None:
 def test_tool_hunks_give_the_ranges_when_no_pre_image_is_known(repo: Path) -> None:
     gov = make_gov(repo)
     (repo / "a.py").write_text("x = 2\ny = 3\nprint(x)\n")  # no capture, no pre-image from the tool
-    rec = trace.record(gov, make_call(tool_use_id="t-h"), ToolResult(hunks=[Hunk(1, 1, 1, 2)]))
+    rec = trace.record(gov, make_call(tool_use_id="t-h", pairless=True), ToolResult(hunks=[Hunk(1, 1, 1, 2)]))
     assert [(x["start_line"], x["end_line"]) for x in rec["files"][0]["conversations"][0]["ranges"]] == [(1, 2)]
     ns = rec["metadata"][ledger.NS]
     assert ns["evidence"] == "no pre-image (ranges from the agent's patch)"
@@ -217,7 +225,8 @@ def test_call_without_tool_use_id_gets_a_capture_key(repo: Path) -> None:
     (repo / "a.py").write_text("x = 1\nprint(x)\nprint(x)\n")
     rec = trace.record(gov, call, None)
     assert rec["metadata"][ledger.NS]["call_id"] == call.capture_key
-    assert trace.record(gov, call, None) is None  # same call id: not again
+    with pytest.raises(trace.Unpaired):  # same call again: its capture is used up
+        trace.record(gov, call, None)
 
 
 def test_paths_outside_workspace_and_governance_state_are_ignored(repo: Path) -> None:

@@ -92,17 +92,24 @@ print(json.dumps({"own": own_python(ws), "grants": scope_grants(ws, ["**"])[0], 
 
 
 @needs_landlock
-def test_the_hooks_own_python_inside_the_workspace_is_not_granted(repo: tuple[Path, Path]) -> None:
+@pytest.mark.parametrize("how", ["scope", "writable-entry"])
+def test_the_hooks_own_python_inside_the_workspace_is_not_granted(repo: tuple[Path, Path], how: str) -> None:
     """orchestrator installed in the project's own ``.venv`` (redteam2 ``R2-own-python``): with scope ``**`` a
-    script could drop a ``.pth`` into its site-packages, which the next hook call would run unsandboxed."""
+    script could drop a ``.pth`` into its site-packages, which the next hook call would run unsandboxed. Nor does
+    ``sandbox.writable: [.venv]`` (a person letting ``pip install`` write the project's venv) grant it: the hook's
+    own launcher (the Python one, and launcher.c the compiled one is built from) would be a command's to rewrite
+    (issue 28, the launcher built where no command can reach)."""
     import json
     import sys
     import sysconfig
 
     base, ws = repo
     env = corpus.env_for(base)
-    intents = ws / ".orchestration" / "active_intents.yaml"
-    intents.write_text(intents.read_text().replace(str(corpus.SCOPE).replace("'", '"'), '["**"]'))
+    if how == "scope":
+        intents = ws / ".orchestration" / "active_intents.yaml"
+        intents.write_text(intents.read_text().replace(str(corpus.SCOPE).replace("'", '"'), '["**"]'))
+    else:
+        (ws / ".orchestration" / "policy.yaml").write_text("version: 1\nsandbox:\n  writable: ['{tmp}', .venv]\n")
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(ws / ".venv")], check=True)
     py = ws / ".venv" / "bin" / "python"
     site = Path(subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
@@ -114,8 +121,9 @@ def test_the_hooks_own_python_inside_the_workspace_is_not_granted(repo: tuple[Pa
                                     check=True, env=env, cwd=ws).stdout)
     real = os.path.realpath(ws)
     assert ".venv" in out["own"]
-    assert not any(g == f"{real}/.venv" or g.startswith(f"{real}/.venv/") for g in out["grants"])
-    assert f"{real}/src" in out["grants"]
+    if how == "scope":
+        assert not any(g == f"{real}/.venv" or g.startswith(f"{real}/.venv/") for g in out["grants"])
+        assert f"{real}/src" in out["grants"]
     proc = subprocess.run(["/bin/bash", "-c", out["command"]], cwd=ws, env=env, capture_output=True, text=True)
     assert "Permission denied" in proc.stderr
     assert not (site / "zz.pth").exists() and (ws / "src" / "fine.txt").read_text() == "ok\n"
