@@ -2,9 +2,11 @@
 
 Every change is one *transaction* (:meth:`IntentStore.transact`):
 
-1. under an exclusive ``flock`` on ``.orchestration/run/intents.lock`` (every orchestrator writer of this
-   worktree's intents takes it: the CLI, the TUI, the web console, an accepted ``propose_intent``), so two writers
-   never interleave and two new intents never get the same id;
+1. under an exclusive ``flock`` on ``intents.lock`` in the shared run dir (the main worktree's
+   ``.orchestration/run/``: every orchestrator writer of every worktree's intents takes it — the CLI, the TUI, the
+   web console, an accepted ``propose_intent``), so two writers never interleave and two new intents never get the
+   same id, not even in two worktrees of the repository (a new id is the next one after every worktree's ids, so
+   two branches never both bring in a different ``INT-005``);
 2. the current files are read and must validate as ``orch validate`` validates them (a broken file is never
    edited: the error names its file and line);
 3. the change is made as a splice into the text (:mod:`orchestrator.config.intentdoc`: comments and formatting
@@ -78,7 +80,8 @@ class IntentStore:
         self.ws = ws
         self.active_path = Path(ws.intents_file)
         self.archive_path = Path(ws.orch_dir) / ARCHIVE_NAME
-        self.lock_path = Path(ws.run_dir) / "intents.lock"
+        # one lock for every worktree of the repository: ids are allocated across them (see :meth:`create`)
+        self.lock_path = Path(ws.shared_run_dir) / "intents.lock"
         self.clock = clock
 
     # ------------------------------------------------------------------ reading
@@ -89,7 +92,7 @@ class IntentStore:
     def archived(self) -> list[dict[str, Any]]:
         """The archived intents, validated (as the loader would give them, plus their extra keys)."""
         text = _read(self.archive_path)
-        return _validated(self.archive_path, text, ARCHIVE_KEY) if text is not None else []
+        return _validated(self.archive_path, _doc(text, ARCHIVE_KEY, self.archive_path)) if text is not None else []
 
     # ------------------------------------------------------------------ the operations
     def create(self, fields: dict[str, Any], *, intent_id: str | None = None) -> dict[str, Any]:
@@ -99,7 +102,9 @@ class IntentStore:
         fields["status"] = normal_status(fields.get("status") or "IN_PROGRESS")
 
         def change(docs: Docs) -> tuple[Docs, dict[str, Any]]:
-            new_id = intent_id or allocate_id(docs.all_ids(), prefix_of(docs.all_ids()))
+            # the other worktrees' intents count too: two branches must not both bring in a new INT-005
+            used = docs.all_ids() + self._other_worktrees_ids()
+            new_id = intent_id or allocate_id(used, prefix_of(docs.all_ids() or used))
             if new_id in docs.all_ids():
                 where = "archived_intents.yaml" if new_id in docs.archive.ids() else "active_intents.yaml"
                 raise UsageError(f"intent id {new_id!r} is already used (in {where})",
@@ -172,6 +177,24 @@ class IntentStore:
 
         return self.transact(change)
 
+    def _other_worktrees_ids(self) -> list[str]:
+        """The intent ids (active and archived) of the repository's other governed worktrees; a file that cannot be
+        read or parsed adds none (it is that worktree's problem, reported by its own `orch validate`)."""
+        from orchestrator.vcs.worktrees import governed
+
+        ids: list[str] = []
+        here = os.path.realpath(self.ws.root)
+        for root, _wt in governed(self.ws.root):
+            if os.path.realpath(root) == here:
+                continue
+            for name, key in (("active_intents.yaml", ACTIVE_KEY), (ARCHIVE_NAME, ARCHIVE_KEY)):
+                try:
+                    text = _read(Path(root) / ".orchestration" / name)
+                    ids += IntentsDoc(text, key).ids() if text else []
+                except (ConfigError, EditError):
+                    continue
+        return ids
+
     def _active_intent(self, docs: Docs, intent_id: str) -> dict[str, Any]:
         for raw in docs.active.intents():
             if str(raw.get("id")) == intent_id:
@@ -191,10 +214,10 @@ class IntentStore:
                 new, result = change(docs)
                 writes = []
                 if new.archive.text != docs.archive.text:
-                    _validated(self.archive_path, new.archive.text, ARCHIVE_KEY)
+                    _validated(self.archive_path, new.archive)
                     writes.append((self.archive_path, new.archive.text))
                 if new.active.text != docs.active.text:
-                    _validated(self.active_path, new.active.text, ACTIVE_KEY)
+                    _validated(self.active_path, new.active)
                     writes.append((self.active_path, new.active.text))
                 _unique(new, self.active_path)
                 # a person's editor takes no lock: if a file changed since we read it, do it again on the new text
@@ -209,11 +232,13 @@ class IntentStore:
     def _docs(self, active_text: str | None, archive_text: str | None) -> Docs:
         if active_text is None:
             raise ConfigError("missing: run `orch init` first", file=self.active_path)
-        _validated(self.active_path, active_text, ACTIVE_KEY)
+        docs = Docs(_doc(active_text, ACTIVE_KEY, self.active_path),
+                    _doc(archive_text or ARCHIVE_HEADER + f"{ARCHIVE_KEY}: []\n", ARCHIVE_KEY, self.archive_path))
+        # a broken file is never edited: both are validated as `orch validate` validates them
+        _validated(self.active_path, docs.active)
         if archive_text is not None:
-            _validated(self.archive_path, archive_text, ARCHIVE_KEY)
-        return Docs(_doc(active_text, ACTIVE_KEY), _doc(archive_text or ARCHIVE_HEADER + f"{ARCHIVE_KEY}: []\n",
-                                                        ARCHIVE_KEY))
+            _validated(self.archive_path, docs.archive)
+        return docs
 
 
 def normal_status(value: Any) -> str:
@@ -281,9 +306,10 @@ def check_archive(ws: Any) -> None:
     text = _read(store.archive_path)
     if text is None:
         return
-    archived = _validated(store.archive_path, text, ARCHIVE_KEY)
+    archived = _validated(store.archive_path, _doc(text, ARCHIVE_KEY, store.archive_path))
     active_text = _read(store.active_path)
-    active = {str(i.get("id")) for i in _doc(active_text, ACTIVE_KEY).intents()} if active_text else set()
+    active = {str(i.get("id")) for i in _doc(active_text, ACTIVE_KEY, store.active_path).intents()} \
+        if active_text else set()
     for item in archived:
         if item["id"] in active:
             raise ConfigError(f"intent id {item['id']!r} is both active and archived", file=store.archive_path,
@@ -291,10 +317,11 @@ def check_archive(ws: Any) -> None:
                                                       "interrupted archive, or remove one of the two by hand")
 
 
-def _validated(path: Path, text: str, key: str) -> list[dict[str, Any]]:
-    from orchestrator.config.intents import _validate
+def _validated(path: Path, doc: IntentsDoc) -> list[dict[str, Any]]:
+    """``doc`` validated as ``orch validate`` validates its file (the data of its one parse)."""
+    from orchestrator.config.intents import validate_data
 
-    return _validate(path, text, key)
+    return validate_data(path, doc.text, doc.data, doc.key)
 
 
 def _unique(docs: Docs, path: Path) -> None:
@@ -317,9 +344,16 @@ def _read(path: Path) -> str | None:
         raise ConfigError(f"not UTF-8 text ({exc.reason})", file=path) from None
 
 
-def _doc(text: str, key: str) -> IntentsDoc:
-    # CRLF files are edited as LF and written back with CRLF (a splice must not mix line endings)
-    return IntentsDoc(text.replace("\r\n", "\n"), key) if "\r\n" in text else IntentsDoc(text, key)
+def _doc(text: str, key: str, path: Path) -> IntentsDoc:
+    """The file's text as a document (CRLF files are edited as LF and written back with CRLF: a splice must not mix
+    line endings); YAML that does not parse is the same ``file:line`` error ``orch validate`` gives."""
+    from orchestrator.core.yamlio import load_yaml
+
+    try:
+        return IntentsDoc(text.replace("\r\n", "\n"), key)
+    except EditError:
+        load_yaml(path, text)  # raises the ConfigError with the line
+        raise
 
 
 def _write(path: Path, text: str) -> None:

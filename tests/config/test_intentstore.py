@@ -150,3 +150,15 @@ def test_an_interrupted_archive_is_completed_and_reported_until_then(store: Inte
 ])
 def test_allocate_id(ids: list[str], want: str) -> None:
     assert allocate_id(ids, prefix_of(ids)) == want
+
+
+def test_two_worktrees_never_allocate_the_same_new_id(tmp_path: Path) -> None:
+    """Each worktree has its own checkout of the file; a new id is the next after every worktree's, so the
+    branches merge without two different INT-004."""
+    from tests.approval_support import make_worktrees
+
+    main, linked = make_worktrees(tmp_path)
+    assert IntentStore(main).create({"name": "on main", "owned_scope": ["a/**"]})["id"] == "INT-4"
+    assert IntentStore(linked).create({"name": "on the branch", "owned_scope": ["b/**"]})["id"] == "INT-5"
+    assert IntentStore(main).create({"name": "main again", "owned_scope": ["c/**"]})["id"] == "INT-6"
+    assert "INT-4" not in {i["id"] for i in yaml.safe_load(linked.intents_file.read_text())["active_intents"]}
