@@ -43,3 +43,26 @@ def governed(root: Path, scope: str = "src/**", intent: str = "INT-1", name: str
         f"active_intents:\n  - id: {intent}\n    name: {name}\n    status: IN_PROGRESS\n"
         f"    owned_scope: ['{scope}']\n", encoding="utf-8")
     return root
+
+
+def paired(cases: dict[str, list[str]], n: int, cwd: Path, *, width: int = 28) -> dict[str, list[float]]:
+    """Run every command of ``cases`` once per round, in turn, for ``n`` rounds after 3 warm-up rounds (so machine
+    load drifts into all of them alike); print min/p50/max per case; the samples in ms, by label."""
+    import subprocess
+
+    def once(argv: list[str]) -> float:
+        t0 = time.perf_counter()
+        subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        return (time.perf_counter() - t0) * 1e3
+
+    samples: dict[str, list[float]] = {k: [] for k in cases}
+    for _ in range(3):
+        for argv in cases.values():
+            once(argv)
+    for _ in range(n):
+        for label, argv in cases.items():
+            samples[label].append(once(argv))
+    for label, s in samples.items():
+        s2 = sorted(s)
+        print(f"  {label:<{width}} min {s2[0]:6.1f}  p50 {statistics.median(s2):6.1f}  max {s2[-1]:6.1f} ms")
+    return samples

@@ -224,6 +224,24 @@ def _secret_env() -> list[str]:
     return list(SECRET_ENV)
 
 
+class SocketsPolicy(BaseModel):
+    """Servers outside the sandbox that a sandboxed command may reach (orchestrator/sandbox/hidden.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # pathname UNIX sockets (or directories of them) left reachable: every other bound socket is hidden in the
+    # command's mount namespace. Absolute, ~/..., $VAR (the hook's environment: "$SSH_AUTH_SOCK") or
+    # workspace-relative; "@name" opens abstract sockets (all of them: Landlock cannot open one name)
+    allow: list[str] = Field(default_factory=list)
+
+    @field_validator("allow")
+    @classmethod
+    def _allow(cls, v: Any) -> Any:
+        from orchestrator.sandbox.hidden import validate
+
+        return validate(v)
+
+
 class SandboxPolicy(BaseModel):
     """The kernel sandbox for shell commands the analyzer cannot vouch for (orchestrator.sandbox)."""
 
@@ -247,6 +265,8 @@ class SandboxPolicy(BaseModel):
     # command leaves running ends with it). false: background servers outlive the command, /proc/PID/environ of
     # the agent's processes is readable again (docs/security.md)
     pid_namespace: bool = True
+    # servers outside the sandbox (docker, ssh-agent, tmux, D-Bus, X11, a database): hidden unless allowed here
+    sockets: SocketsPolicy = Field(default_factory=SocketsPolicy)
 
     @field_validator("network")
     @classmethod

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from orchestrator.core.models import Kind, Verdict
+from orchestrator.core.models import Kind, ToolCall, Verdict
 
 if TYPE_CHECKING:
     from orchestrator.pre.context import Context
@@ -35,7 +35,12 @@ CHANNELS = ("tui", "passkey", "agent-ask", "deny", "allow")
 
 def reasons(ctx: Context) -> list[str]:
     """Why the call needs a person, or [] if it does not."""
-    call = ctx.call
+    return call_reasons(ctx.call, ctx.policy)
+
+
+def call_reasons(call: ToolCall, policy: Any) -> list[str]:
+    """:func:`reasons` of a prepared call under ``policy`` (for an adapter that must know what the analyzer could not
+    vouch for: :func:`waived`)."""
     out = list(call.reasons) if call.destructive else []
     sh = call.shell
     if sh is not None:
@@ -43,7 +48,7 @@ def reasons(ctx: Context) -> list[str]:
             out.append("the command could not be shown to be safe: " + ("; ".join(sh.reasons) or "unknown program"))
         elif sh.unresolved:
             out.append("a target path uses a variable or glob that cannot be resolved before it runs")
-        if "outside-world" in sh.risks and _outside_mode(ctx) != "allow":
+        if "outside-world" in sh.risks and _outside_mode(policy) != "allow":
             out.append(outside_reason(sh))
         if "upload" in sh.risks:
             out.append(upload_reason(sh))
@@ -56,8 +61,8 @@ def reasons(ctx: Context) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _outside_mode(ctx: Context) -> str:
-    return getattr(ctx.policy, "outside_world", "ask")
+def _outside_mode(policy: Any) -> str:
+    return getattr(policy, "outside_world", "ask")
 
 
 def outside_reason(sh: object) -> str:
@@ -75,10 +80,34 @@ def upload_reason(sh: object) -> str:
 
 def channel(ctx: Context) -> str:
     """The effective channel; an invalid environment value fails closed to ``deny``."""
+    return channel_of(ctx.policy)
+
+
+def channel_of(policy: Any) -> str:
+    """:func:`channel` under ``policy``."""
     env = os.environ.get("ORCH_APPROVAL_CHANNEL")
     if env:
         return env if env in CHANNELS else "deny"
-    return ctx.policy.approval.channel
+    return policy.approval.channel
+
+
+def waived(call: ToolCall, policy: Any) -> list[str]:
+    """Why a person would have been asked about a shell call that the channel ``allow`` let through, on a host that
+    runs it unsandboxed (it cannot replace the command: Qwen Code's PreToolUse): the reasons, or [] when nothing was
+    waived (another channel, a command the analyzer vouched for, or one a person listed in
+    ``approval.allow_commands``). Such a host asks instead: ``allow`` trusts the kernel sandbox, which is not there."""
+    if call.shell is None or channel_of(policy) != "allow":
+        return []
+    why = call_reasons(call, policy)
+    if not why:
+        return []
+    entries = getattr(policy.approval, "allow_commands", None) or ()
+    if entries and "destructive" not in call.shell.risks and not call.destructive:
+        from orchestrator.config.allowlist import allowlisted
+
+        if allowlisted(call.command, entries):
+            return []
+    return why
 
 
 def _rename_only(ctx: Context) -> bool:
@@ -132,7 +161,7 @@ def check(ctx: Context) -> Verdict | None:
                 return None
     chosen = channel(ctx)
     summary = call.command if call.command else f"{call.tool} {' '.join(call.resolved)}".strip()
-    if call.shell is not None and "outside-world" in call.shell.risks and _outside_mode(ctx) == "deny":
+    if call.shell is not None and "outside-world" in call.shell.risks and _outside_mode(ctx.policy) == "deny":
         return Verdict.deny("outside-world", NAME, f"changes state outside this machine: {summary}",
                             reasons=why, hint="this workspace's policy (outside_world: deny) refuses deploys, "
                                               "publishes and cloud/cluster changes; ask a person to run it")

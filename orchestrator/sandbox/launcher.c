@@ -15,6 +15,11 @@
  * If the kernel refuses the namespaces, the command runs as before (no isolation; `orch doctor` reports it). Same
  * design in pidns.py for the Python launcher.
  *
+ * The mount namespace is made whatever --pidns says, and before Landlock (which forbids every later mount) it hides
+ * what the engine lists (mounts.py): --hide DIR (orchestrator's run directories), --cover SOCKET (servers outside the
+ * sandbox), --ro PATH (protected paths beneath a writable root). On Landlock ABI >= 6 the command's domain is scoped:
+ * no signal to a process outside it, no abstract UNIX socket bound outside it (--abstract allow opens those).
+ *
  * Why C: a Python launcher pays the interpreter's start-up (~7.5 ms here) on every shell command; this costs ~1 ms.
  * The engine compiles it on demand (orchestrator/sandbox/compiled.py: in a private directory under the run dir, from
  * a copy of this file and launcher_env.h, with envpolicy.h generated from envpolicy.py beside them) and falls back
@@ -34,6 +39,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -64,6 +70,8 @@
 #define IOCTL_DEV (1ULL << 15)
 #define NET_BIND_TCP (1ULL << 0)
 #define NET_CONNECT_TCP (1ULL << 1)
+#define SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#define SCOPE_SIGNAL (1ULL << 1)
 #define FILE_RIGHTS (EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV)
 
 
@@ -102,13 +110,16 @@ static void push(list_t *l, char *s) {
 
 typedef struct {
     list_t writable, readable, write_only, scrub, keep;
+    list_t hide, cover, ro; /* the mount namespace's lists (mounts.py) */
+    int abstract_open;      /* --abstract allow: abstract UNIX sockets outside stay reachable (policy) */
     int scrub_given; /* --env-scrub seen: the policy's name patterns replace SECRET_ENV ('' entries: none) */
     const char *tmp, *net, *command;
     int git;
     int no_pidns; /* --pidns off: policy sandbox.pid_namespace: false */
 } opts_t;
 
-static const char *KNOWN_OPTS = "-w -r -W --env-keep --tmp --env-scrub --net --git --pidns";
+static const char *KNOWN_OPTS = "-w -r -W --env-keep --tmp --env-scrub --net --git --pidns --hide --cover --ro "
+                                "--abstract";
 
 /* Parses the options (the spec's, then the command line's after ID). 0 on success, else a message was printed. */
 static int parse(char **args, size_t n, opts_t *o) {
@@ -131,6 +142,17 @@ static int parse(char **args, size_t n, opts_t *o) {
             push(&o->write_only, v);
         else if (strcmp(a, "--env-keep") == 0)
             push(&o->keep, v);
+        else if (strcmp(a, "--hide") == 0)
+            push(&o->hide, v);
+        else if (strcmp(a, "--cover") == 0)
+            push(&o->cover, v);
+        else if (strcmp(a, "--ro") == 0)
+            push(&o->ro, v);
+        else if (strcmp(a, "--abstract") == 0) {
+            if (strcmp(v, "allow") != 0 && strcmp(v, "scope") != 0)
+                return fail("malformed --abstract value '%s' (allow or scope)", v), -1;
+            o->abstract_open = strcmp(v, "allow") == 0;
+        }
         else if (strcmp(a, "--tmp") == 0)
             o->tmp = v;
         else if (strcmp(a, "--env-scrub") == 0) {
@@ -388,8 +410,11 @@ static int restrict_self(const opts_t *o, const char *tmp) {
     size_t nports;
     if (net_rules(o->net, abi, &net_handled, &ports, &nports) < 0)
         return -1;
-    uint64_t attr[2] = {handled, net_handled};
-    int ruleset = (int)syscall(SYS_CREATE_RULESET, attr, net_handled ? 16 : 8, 0);
+    /* ABI >= 6: no signal to a process outside the command's domain, and (unless the policy opens them) no
+     * connection to an abstract UNIX socket bound outside it (mounts cannot hide those) */
+    uint64_t scoped = abi >= 6 ? SCOPE_SIGNAL | (o->abstract_open ? 0 : SCOPE_ABSTRACT_UNIX_SOCKET) : 0;
+    uint64_t attr[3] = {handled, net_handled, scoped};
+    int ruleset = (int)syscall(SYS_CREATE_RULESET, attr, scoped ? 24 : net_handled ? 16 : 8, 0);
     if (ruleset < 0)
         return lfail(errno, "landlock_create_ruleset: %s", strerror(errno));
     int rc = 0;
@@ -473,10 +498,12 @@ static int write_file(const char *path, const char *text) {
     return n == (ssize_t)strlen(text) ? 0 : -1;
 }
 
-/* New mount (+ user, when not root) and PID namespaces. 1: the next child is PID 1 of a new namespace; 0: the kernel
- * refused (nested in another sandbox, user namespaces restricted): the command runs as before. */
-static int enter_pidns(void) {
-#ifdef ORCH_NO_PIDNS /* bench/bench_every_command.py: what the namespace costs */
+/* ---- the mount namespace (mounts.py is the Python launcher's copy of this) ---- */
+
+/* A new mount namespace (+ a user namespace when not root), / made private. 1, or 0 when the kernel refused (nested
+ * in another sandbox, user namespaces restricted): the command runs as before. Made whatever --pidns says. */
+static int enter_mountns(void) {
+#ifdef ORCH_NO_PIDNS /* bench/bench_every_command.py: what the namespaces cost */
     return 0;
 #endif
     uid_t uid = geteuid();
@@ -493,9 +520,58 @@ static int enter_pidns(void) {
         if (write_file("/proc/self/gid_map", map) < 0)
             return 0;
     }
-    /* private first: a /proc mounted on a shared / would propagate to the host's mount namespace */
-    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+    /* private first: a mount made on a shared / would propagate to the host's mount namespace */
+    return mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0;
+}
+
+/* statvfs f_flag bits -> the mount flags a remount must keep (locked in a user namespace) */
+static const unsigned long KEEP_FLAGS[][2] = {{ST_NOSUID, MS_NOSUID},     {ST_NODEV, MS_NODEV},
+                                              {ST_NOEXEC, MS_NOEXEC},     {ST_NOATIME, MS_NOATIME},
+                                              {ST_NODIRATIME, MS_NODIRATIME}, {ST_RELATIME, MS_RELATIME}};
+
+static int is_link(const char *path) {
+    struct stat st;
+    return lstat(path, &st) == 0 && S_ISLNK(st.st_mode);
+}
+
+/* --hide (an empty read-only tmpfs over a directory), --cover (/dev/null over a socket), --ro (bound over itself,
+ * read-only): mounts.apply. A path gone since the engine looked is skipped; a refused mount leaves that path as
+ * it was (orch doctor probes what holds). Then the working directory is looked up again through the new mounts:
+ * -1 (a message printed) when it is hidden now. */
+static int apply_mounts(const opts_t *o) {
+    for (size_t i = 0; i < o->hide.n; i++)
+        mount("tmpfs", o->hide.items[i], "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+              "size=4k,nr_inodes=1,mode=755");
+    for (size_t i = 0; i < o->cover.n; i++)
+        if (!is_link(o->cover.items[i])) /* a link's target is not what the engine saw */
+            mount("/dev/null", o->cover.items[i], NULL, MS_BIND, NULL);
+    for (size_t i = 0; i < o->ro.n; i++) {
+        const char *p = o->ro.items[i];
+        if (is_link(p) || mount(p, p, NULL, MS_BIND | MS_REC, NULL) < 0)
+            continue;
+        struct statvfs sv;
+        unsigned long flags = MS_BIND | MS_REMOUNT | MS_RDONLY;
+        if (statvfs(p, &sv) == 0)
+            for (size_t k = 0; k < sizeof KEEP_FLAGS / sizeof KEEP_FLAGS[0]; k++)
+                if (sv.f_flag & KEEP_FLAGS[k][0])
+                    flags |= KEEP_FLAGS[k][1];
+        mount(NULL, p, NULL, flags, NULL);
+    }
+    if (!o->hide.n && !o->cover.n && !o->ro.n)
         return 0;
+    /* the old working directory still shows what lies beneath a new mount (a protected directory writable through
+     * it, a hidden one readable) */
+    char cwd[4096];
+    if (!getcwd(cwd, sizeof cwd))
+        return 0; /* deleted: nothing is beneath it */
+    if (chdir(cwd) < 0)
+        return fail("the working directory %s is hidden in the sandbox: [Errno %d] %s; the command was NOT run", cwd,
+                    errno, strerror(errno)), -1;
+    return 0;
+}
+
+/* A new PID namespace inside the mount namespace. 1: the next child is PID 1 of it; 0: the kernel refused. */
+static int enter_pidns(void) {
     return unshare(CLONE_NEWPID) == 0;
 }
 
@@ -622,7 +698,12 @@ int main(int argc, char **argv) {
     char **env = command_env(&o, o.tmp);
     if (!env)
         return fail("out of memory");
-    int pidns = o.no_pidns ? 0 : enter_pidns();
+    int pidns = 0;
+    if (enter_mountns()) {
+        if (apply_mounts(&o) < 0)
+            return EXIT_SETUP;
+        pidns = !o.no_pidns && enter_pidns();
+    }
     if (pidns) {
         forward_signals();
         block_forwarded(); /* until each process knows whom to pass them to (the init: run_init) */
