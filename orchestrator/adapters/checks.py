@@ -81,15 +81,16 @@ def _probe_event(agent: str, root: Path) -> dict[str, Any]:
 
 
 def run_hook_command(command: str, agent: str, root: Path, event: dict[str, Any] | None = None,
-                     env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run an installed hook command as the agent would: through a shell, in the project, the event on stdin."""
+                     env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Run an installed hook command as the agent would: through a shell, in the project (or ``cwd``, where the
+    agent was started), the event on stdin."""
     full_env = dict(os.environ if env is None else env)
     var = installer.PROJECT_VAR.get(agent)
     if var:
         full_env[var] = str(root)
     full_env["ORCH_NO_DAEMON"] = "1"  # a probe must not leave a daemon behind
     return subprocess.run(["sh", "-c", command], input=json.dumps(event or _probe_event(agent, root)),
-                          capture_output=True, text=True, cwd=root, env=full_env, timeout=PROBE_TIMEOUT)
+                          capture_output=True, text=True, cwd=cwd or root, env=full_env, timeout=PROBE_TIMEOUT)
 
 
 def judge_probe(proc: subprocess.CompletedProcess[str]) -> tuple[bool, str]:

@@ -136,21 +136,26 @@ def test_doctor_probes_the_installed_qwen_hook(ws: Path, home: Path) -> None:
     assert found["hooks.qwen-code"].status == "ok"
 
 
-@pytest.mark.parametrize("dotenv", [".env", ".qwen/.env"])
-def test_an_orch_variable_in_a_project_dotenv_blocks_every_call(ws: Path, home: Path, dotenv: str) -> None:
+@pytest.mark.parametrize(("dotenv", "started_in"), [(".env", "."), (".qwen/.env", "."), ("src/.env", "src"),
+                                                    ("src/.gemini/.env", "src/lib"), (".env", "src/lib")])
+def test_an_orch_variable_in_a_project_dotenv_blocks_every_call(ws: Path, home: Path, dotenv: str,
+                                                                 started_in: str) -> None:
     """Qwen Code hands a project's .env to its hooks (verified with 0.24.4): ORCH_PYTHON there would make the
-    launcher run whatever an agent wrote, outside any sandbox. The launcher refuses to run instead."""
+    launcher run whatever an agent wrote, outside any sandbox. The launcher refuses to run instead — for every .env
+    the CLI would load: it searches from the directory it was started in upwards, so a subdirectory's counts."""
     installer.install("qwen-code", ws)
     [(agent, _path, commands)] = [f for f in checks.installed(ws) if f[0] == "qwen-code"]
     evil = ws / "src" / "evil"
     marker = ws / "ran"
     evil.write_text(f"#!/bin/sh\ntouch {marker}\n")
     evil.chmod(0o755)
-    (ws / dotenv).parent.mkdir(exist_ok=True)
+    (ws / dotenv).parent.mkdir(parents=True, exist_ok=True)
+    (ws / started_in).mkdir(parents=True, exist_ok=True)
     (ws / dotenv).write_text(f"# set by an agent\n  export ORCH_PYTHON={evil}\n")
-    proc = checks.run_hook_command(commands[0], agent, ws, env={**os.environ, "ORCH_PYTHON": str(evil)})
+    proc = checks.run_hook_command(commands[0], agent, ws, env={**os.environ, "ORCH_PYTHON": str(evil)},
+                                   cwd=ws / started_in)
     assert proc.returncode == 2 and "ORCH_PYTHON" in proc.stderr and dotenv in proc.stderr
     assert not marker.exists()
     (ws / dotenv).write_text("DEBUG=1\n")  # other variables are the project's business
-    proc = checks.run_hook_command(commands[0], agent, ws)
+    proc = checks.run_hook_command(commands[0], agent, ws, cwd=ws / started_in)
     assert proc.returncode == 0 and "governance-file" in proc.stdout
