@@ -29,17 +29,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _util import governed  # noqa: E402
+from _util import governed, paired  # noqa: E402
 
 from orchestrator.engine.pipeline import Governor  # noqa: E402
 from orchestrator.sandbox import compiled, landlock  # noqa: E402
 from orchestrator.engine.tools import to_call  # noqa: E402
-
-
-def _time(argv: list[str], cwd: Path) -> float:
-    t0 = time.perf_counter()
-    subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return (time.perf_counter() - t0) * 1e3
 
 
 def launch(n: int) -> None:
@@ -80,30 +74,21 @@ def launch(n: int) -> None:
     cases = {
         'sh -c "python -S -c pass"': ["sh", "-c", f"{sys.executable} -S -c pass"],
         "launcher stub -- true": ["bash", "-c", true],
-        "same, no PID namespace": ["bash", "-c", variant(true)],
+        "same, no namespaces": ["bash", "-c", variant(true)],
         "python launcher -- true": ["bash", "-c", python_stub(true)],
         "bash -c ls": ["bash", "-c", "ls"],
         "bash -c <wrapped ls>": ["bash", "-c", ls],
         "bash -c <python-wrapped ls>": ["bash", "-c", python_stub(ls)],
     }
-    samples: dict[str, list[float]] = {k: [] for k in cases}
-    for _ in range(3):
-        for argv in cases.values():
-            _time(argv, tmp)
-    for _ in range(n):
-        for label, argv in cases.items():
-            samples[label].append(_time(argv, tmp))
-    for label, s in samples.items():
-        s2 = sorted(s)
-        print(f"  {label:<28} min {s2[0]:6.1f}  p50 {statistics.median(s2):6.1f}  max {s2[-1]:6.1f} ms")
+    samples = paired(cases, n, tmp)
     ratio = statistics.median(samples["launcher stub -- true"]) / statistics.median(samples['sh -c "python -S -c pass"'])
     diffs = [w - u for w, u in zip(samples["bash -c <wrapped ls>"], samples["bash -c ls"])]
     print(f"launcher / sh -c 'python -S -c pass' (medians): {ratio:.2f}x   target <= 2x")
     print(f"wrapped ls - unwrapped ls (median of {n} paired differences): {statistics.median(diffs):.1f} ms"
           f"   target <= 10 ms")
     if no_pidns:
-        ns = [a - b for a, b in zip(samples["launcher stub -- true"], samples["same, no PID namespace"])]
-        print(f"  the PID namespace + own /proc (median of {n} paired differences): {statistics.median(ns):+.1f} ms")
+        ns = [a - b for a, b in zip(samples["launcher stub -- true"], samples["same, no namespaces"])]
+        print(f"  the mount and PID namespaces + own /proc (median of {n} paired differences): {statistics.median(ns):+.1f} ms")
     py_ratio = statistics.median(samples["python launcher -- true"]) / statistics.median(
         samples['sh -c "python -S -c pass"'])
     py_diffs = [w - u for w, u in zip(samples["bash -c <python-wrapped ls>"], samples["bash -c ls"])]
@@ -112,7 +97,7 @@ def launch(n: int) -> None:
 
 
 def _no_pidns_variant(directory: str) -> str | None:
-    """The compiled launcher built with -DORCH_NO_PIDNS beside the real one (same spec dir), or None."""
+    """The compiled launcher built with -DORCH_NO_PIDNS (no mount or PID namespace) beside the real one (same spec dir), or None."""
     from orchestrator.sandbox import build
 
     out = os.path.join(directory, "orch-sandbox-no-pidns")

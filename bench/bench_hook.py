@@ -13,9 +13,11 @@ once before every timed run (paired), so machine load drifts into both.
 Targets (issue 4): daemon <= 3x the baseline, cold <= 80 ms.
 
 ``--agent copilot`` measures the same four calls as GitHub Copilot CLI sends them to ``.github/hooks``
-(``toolName``/``toolArgs``, ``create``/``edit``/``view``; the event told by its fields).
+(``toolName``/``toolArgs``, ``create``/``edit``/``view``; the event told by its fields); ``--agent qwen-code`` as
+Qwen Code 0.24.4 sends them to ``.qwen/settings.json`` hooks (Claude Code's events, ``write_file``/``edit``/
+``read_file``, Gemini's ``tool_response``; every field its adapter relies on checked).
 
-Usage: PYTHONPATH=. python bench/bench_hook.py [-n 30] [--agent claude-code|copilot]
+Usage: PYTHONPATH=. python bench/bench_hook.py [-n 30] [--agent claude-code|copilot|qwen-code]
 """
 from __future__ import annotations
 
@@ -78,10 +80,33 @@ def copilot_events(root: Path) -> dict[str, bytes]:
     }
 
 
+def qwen_events(root: Path) -> dict[str, bytes]:
+    """The four calls as Qwen Code 0.24.4 sends them (tests/data/qwen-code/hooks.jsonl)."""
+
+    def ev(session: str, name: str, tool: str, tool_input: dict, **extra: object) -> bytes:
+        return json.dumps({"session_id": session, "transcript_path": str(root / "no-transcript.jsonl"),
+                           "cwd": str(root), "hook_event_name": name, "permission_mode": "yolo",
+                           "prompt_id": f"{session}########1", "tool_name": tool, "tool_input": tool_input,
+                           "tool_use_id": "toolu_bench", "tool_call_id": "call_bench", **extra}).encode()
+
+    app = str(root / "src/app.py")
+    edit = {"file_path": app, "old_string": "x = 1", "new_string": "x = 2"}
+    return {
+        "write_file, no intent (deny)": ev("bench-none", "PreToolUse", "write_file",
+                                           {"file_path": str(root / "src/new.py"), "content": "x"}),
+        "edit in scope (allow)": ev("bench-selected", "PreToolUse", "edit", edit),
+        "read_file (allow)": ev("bench-selected", "PreToolUse", "read_file", {"file_path": app}),
+        "edit post (record)": ev("bench-selected", "PostToolUse", "edit", edit, tool_response={
+            "llmContent": "The file has been updated.", "returnDisplay": {
+                "fileName": "app.py", "filePath": app, "originalContent": "x = 2\n" + "x = 1\n" * 199,
+                "newContent": "x = 2\n" * 2 + "x = 1\n" * 198}}),
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("-n", type=int, default=30, help="runs per measurement")
-    parser.add_argument("--agent", choices=("claude-code", "copilot"), default="claude-code")
+    parser.add_argument("--agent", choices=("claude-code", "copilot", "qwen-code"), default="claude-code")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="orch-bench-"))
     root = governed(tmp / "repo")
@@ -102,7 +127,8 @@ def main() -> int:
     from orchestrator.engine.pipeline import Governor
 
     Governor(root).select_intent("INT-1", "bench-selected")
-    events = copilot_events(root) if args.agent == "copilot" else {
+    events = copilot_events(root) if args.agent == "copilot" else qwen_events(root) if args.agent == "qwen-code" \
+        else {
         "Write, no intent (deny)": ev("bench-none", "Write", {"file_path": str(root / "src/new.py"), "content": "x"}),
         "Write in scope (allow)": ev("bench-selected", "Edit", {"file_path": str(root / "src/app.py"),
                                                                  "old_string": "x = 1", "new_string": "x = 2"}),

@@ -7,6 +7,7 @@ and exit 1; anything else is a bug: traceback, exit 3; Ctrl-C exits 130.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import sys
 import traceback
@@ -33,6 +34,8 @@ COMMANDS: dict[str, str] = {
     "approve": "approve",
     "reject": "reject",
     "tui": "tui",
+    "console": "console",
+    "approver": "approver",
     "demo": "demo",
     "doctor": "doctor",
     "status": "status",
@@ -59,6 +62,8 @@ HELP = {
     "approve": "approve a pending request",
     "reject": "reject a pending request",
     "tui": "the approval console",
+    "console": "the web console: decisions signed with a passkey, from anywhere",
+    "approver": "register or list the passkeys whose signed decisions the approval hook accepts",
     "demo": "run a narrated, offline demo session",
     "doctor": "check that this workspace is governed as intended, with a fix for each finding",
     "status": "active sessions of every worktree, their daemons and pending approvals",
@@ -116,11 +121,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:
+        if first == "hook" or exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
+            return _internal_error(first)
+        # expected inside the agent's sandbox: orchestrator's state is read-only there, its run directory hidden
+        sys.stderr.write(f"orch: error: {exc}\norch: hint: in an agent's sandbox orchestrator's own state is "
+                         "read-only and its run directory hidden: a person runs this command\n")
+        return 1
     except Exception:  # noqa: BLE001 — the one place bugs are reported
-        traceback.print_exc()
-        if first == "hook":
-            # an agent's hook must fail closed: Claude Code treats exit 1 (and 3) as "allow", 2 blocks
-            sys.stderr.write("orch: internal error in the hook; the call is blocked\n")
-            return 2
-        sys.stderr.write("orch: internal error (this is a bug; please report it with the traceback above)\n")
-        return 3
+        return _internal_error(first)
+
+
+def _internal_error(first: str | None) -> int:
+    """A bug: the traceback, and the exit code for it (2 for ``orch hook``: fail closed)."""
+    traceback.print_exc()
+    if first == "hook":
+        # an agent's hook must fail closed: Claude Code treats exit 1 (and 3) as "allow", 2 blocks
+        sys.stderr.write("orch: internal error in the hook; the call is blocked\n")
+        return 2
+    sys.stderr.write("orch: internal error (this is a bug; please report it with the traceback above)\n")
+    return 3

@@ -12,6 +12,7 @@ import pytest
 
 from orchestrator.config import workspace
 from orchestrator.engine.pipeline import Governor
+from tests.browser_support import browser, person  # noqa: F401 - Chromium for the console's tests (one per module)
 
 # The ledger signing key and the local anchors live outside every workspace (orchestrator/state/keys.py): the tests use
 # a throw-away config and state directory, never the user's, inherited by every hook subprocess they start.
@@ -19,6 +20,10 @@ _KEYHOME = tempfile.mkdtemp(prefix="orch-test-home-")
 os.environ.pop("ORCH_KEY_DIR", None)
 os.environ["XDG_CONFIG_HOME"] = os.path.join(_KEYHOME, "config")
 os.environ["XDG_STATE_HOME"] = os.path.join(_KEYHOME, "state")
+# the egress proxy (orchestrator/egress/paths.py) lives in the runtime dir when there is one: the tests' proxy must
+# be their own (under the state dir above), and it exits soon after the last test that used it
+os.environ.pop("XDG_RUNTIME_DIR", None)
+os.environ["ORCH_EGRESS_IDLE"] = "60"
 
 INTENTS = textwrap.dedent(
     """\

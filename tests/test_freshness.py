@@ -785,3 +785,54 @@ def test_secret_deny_list_of_a_long_lived_governor(kept: Governor, ws: Path, mon
     assert long_lived == deny(Governor(ws, approval_channel="deny"))
     assert remembered, "the memo was in use"
     assert (long_lived != []) == (change != "delete")
+
+
+# ------------------------------------------------ protected paths made read-only in the command's namespace (issue 28)
+@pytest.mark.skipif(__import__("orchestrator.sandbox.landlock", fromlist=["abi"]).abi() < 1,
+                    reason="this kernel has no Landlock")
+@pytest.mark.parametrize("change", ["create", "rename-into", "delete", "swap-directory", "new-subdirectory",
+                                    "intentignore-edited"])
+def test_read_only_list_of_a_long_lived_governor(kept: Governor, ws: Path, monkeypatch: pytest.MonkeyPatch,
+                                                  change: str) -> None:
+    """orchestrator/sandbox/protected.py remembers each directory's protected entries by its stat key: with the racy
+    window closed, a long-lived Governor's ``--ro`` list equals a fresh one's after every kind of change."""
+    from orchestrator import sandbox
+    from orchestrator.sandbox import protected
+
+    monkeypatch.setattr(fsutil, "RACY_NS", 0)
+    protected.clear()
+    with open(ws / ".orchestration" / ".intentignore", "a") as fh:
+        fh.write("vendor/\n*.golden\n")
+    deep = ws / "src" / "a" / "b"
+    (deep / "cfg.txt").write_text("x")
+    if change == "delete":
+        (deep / "vendor").mkdir()
+
+    def read_only(gov: Any) -> list[str]:
+        v = gov.pre(to_call("Bash", {"command": "python3 src/x.py"}, session_id="s1", cwd=str(ws)), sandbox=True)
+        opts = sandbox.options_of(v.command) or []
+        return sorted(value for key, value in zip(opts[::2], opts[1::2]) if key == "--ro")
+
+    read_only(kept), read_only(kept)  # the memo is warm
+    if change == "create":
+        (deep / "vendor").mkdir()
+    elif change == "rename-into":
+        os.rename(deep / "cfg.txt", deep / "expected.golden")
+    elif change == "delete":
+        (deep / "vendor").rmdir()
+    elif change == "swap-directory":
+        os.rename(deep, ws / "src" / "a" / "old")
+        deep.mkdir()
+        (deep / "x.golden").write_text("k")
+    elif change == "new-subdirectory":
+        (deep / "new" / "deeper").mkdir(parents=True)
+        (deep / "new" / "deeper" / "vendor").mkdir()
+    else:
+        with open(ws / ".orchestration" / ".intentignore", "a") as fh:
+            fh.write("cfg.txt\n")
+    long_lived = read_only(kept)
+    remembered = dict(protected._MEMO)
+    protected.clear()  # a new process: nothing remembered
+    assert long_lived == read_only(Governor(ws, approval_channel="deny"))
+    assert remembered, "the memo was in use"
+    assert (long_lived != []) == (change != "delete")

@@ -167,6 +167,7 @@ LAYERS = [
     "secrets",                          # secret-file patterns, the scan, tracked secrets
     "shell",                            # the shell analyzer
     "classify",                         # mutation classification
+    "egress",                           # the egress proxy: allow-lists, the server, the person's registries
     "sandbox",                          # the kernel sandbox (plans, launchers)
     "config",                           # the governance files: workspace, intents, policy, .intentignore
     "approvals",                        # the approval broker, risk classes, previews
@@ -180,6 +181,7 @@ LAYERS = [
     "daemon",                           # orch serve
     "views",                            # read models a person sees (Activity)
     "tui",                              # the Textual console
+    "web",                              # the web console (orch console): its readers are the TUI's (tui.data)
     "cli",                              # argparse wiring and the error boundary
     "commands",                         # one module per `orch` subcommand
     "hookclient",                       # the stdlib-only hook client installed hooks run by path

@@ -25,6 +25,8 @@ ADAPTERS: dict[str, str] = {
     "cursor": "orchestrator.adapters.cursor",
     "copilot": "orchestrator.adapters.copilot",
     "opencode": "orchestrator.adapters.opencode",
+    "qwen-code": "orchestrator.adapters.qwen_code",
+    "cline": "orchestrator.adapters.cline",
     "kilo": "orchestrator.adapters.kilo",
     "pi": "orchestrator.adapters.pi",
 }
@@ -126,6 +128,16 @@ def read_tail(path: Any, max_bytes: int = 256 * 1024) -> bytes | None:
         return None
 
 
+def malformed(agent: str, exc: BaseException) -> HookResult:
+    """The block of an event an adapter cannot read: a structured ``malformed-call`` refusal naming the agent, the
+    event and the missing field (:mod:`orchestrator.adapters.payload`), never an allow."""
+    from orchestrator.adapters.payload import error
+
+    data = error(agent, exc)
+    return HookResult.block(f"orchestrator: malformed {agent} hook event ({exc}); call blocked. "
+                            f"[orchestrator:malformed-call] Hint: {data['hint']} " + json.dumps(data))
+
+
 def _default_governor(root: Path, approval_channel: str | None) -> Any:
     from orchestrator.engine.pipeline import Governor
 
@@ -155,8 +167,8 @@ def run_hook(agent: str, raw: str | bytes | Mapping[str, Any], *, env: Mapping[s
             result = HookResult.block(f"orchestrator: malformed hook input (not JSON: {exc}); call blocked")
         else:
             result = _dispatch(agent, event, env, governor_factory, root)
-    except ValueError as exc:  # adapters raise ValueError for events missing what they need
-        result = HookResult.block(f"orchestrator: malformed hook event ({exc}); call blocked")
+    except ValueError as exc:  # adapters raise ValueError (payload.Malformed) for events missing what they need
+        result = malformed(agent, exc)
     except Exception as exc:  # noqa: BLE001 - the fail-closed boundary: anything unexpected blocks
         result = HookResult.block(f"orchestrator: internal error ({type(exc).__name__}: {exc}); call blocked")
     finally:

@@ -71,6 +71,9 @@ def _probe_event(agent: str, root: Path) -> dict[str, Any]:
     if agent == "copilot":  # .github/hooks payloads name no event: a tool call without a result is a preToolUse
         return {"sessionId": PROBE_SESSION, "timestamp": 0, "cwd": str(root), "toolName": "create",
                 "toolArgs": {"path": target, "file_text": "probe"}}
+    if agent == "qwen-code":  # Qwen Code's own shape (a tool_use_id; its adapter refuses an event without one)
+        return {"hook_event_name": "PreToolUse", "session_id": PROBE_SESSION, "tool_name": "write_file",
+                "cwd": str(root), "tool_use_id": "doctor-probe", "tool_input": {"file_path": target, "content": "probe"}}
     name = "BeforeTool" if agent == "gemini" else "PreToolUse"
     tool = "write_file" if agent == "gemini" else "Write"
     return {"hook_event_name": name, "session_id": PROBE_SESSION, "tool_name": tool, "cwd": str(root),
@@ -78,15 +81,16 @@ def _probe_event(agent: str, root: Path) -> dict[str, Any]:
 
 
 def run_hook_command(command: str, agent: str, root: Path, event: dict[str, Any] | None = None,
-                     env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run an installed hook command as the agent would: through a shell, in the project, the event on stdin."""
+                     env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Run an installed hook command as the agent would: through a shell, in the project (or ``cwd``, where the
+    agent was started), the event on stdin."""
     full_env = dict(os.environ if env is None else env)
     var = installer.PROJECT_VAR.get(agent)
     if var:
         full_env[var] = str(root)
     full_env["ORCH_NO_DAEMON"] = "1"  # a probe must not leave a daemon behind
     return subprocess.run(["sh", "-c", command], input=json.dumps(event or _probe_event(agent, root)),
-                          capture_output=True, text=True, cwd=root, env=full_env, timeout=PROBE_TIMEOUT)
+                          capture_output=True, text=True, cwd=cwd or root, env=full_env, timeout=PROBE_TIMEOUT)
 
 
 def judge_probe(proc: subprocess.CompletedProcess[str]) -> tuple[bool, str]:
@@ -114,7 +118,7 @@ def check_hooks(ws: Workspace) -> Iterable[Finding]:
     root = Path(ws.root)
     found = installed(root)
     if not found and any((root / plugin).exists() for plugin in PLUGINS.values()):
-        return  # opencode, Kilo and pi run a plugin, not hook commands: their own checks probe it
+        return  # opencode, Kilo, pi and Cline run a plugin, not hook commands: their own checks probe it
     if not found:
         yield Finding("hooks", "warn", "no agent hooks are installed: agents working here are not governed",
                       f"orch install claude-code   (or {', '.join(a for a in installer.AGENTS if a != 'claude-code')})")

@@ -45,6 +45,12 @@ def folder_trust(root: Path, env: Mapping[str, str] | None = None) -> tuple[bool
     if isinstance(ft, dict) and ft.get("enabled") is False:
         return True, "folder trust is disabled in ~/.gemini/settings.json"
     path = Path(env.get("GEMINI_CLI_TRUSTED_FOLDERS_PATH") or home / "trustedFolders.json")
+    return folder_rule(root, path)
+
+
+def folder_rule(root: Path, path: Path) -> tuple[bool | None, str]:
+    """What a ``trustedFolders.json`` (Gemini CLI's, and Qwen Code's: the same format) says about ``root``: the
+    most specific rule wins; None when no rule covers it."""
     rules = _json(path)
     if not isinstance(rules, dict):
         return None, f"{path} does not list it"

@@ -42,7 +42,7 @@ SCOPES = ("shared", "local")
 #: the environment variable each agent sets to the project root when it runs a hook (None: not known to exist)
 PROJECT_VAR: dict[str, str | None] = {"claude-code": "CLAUDE_PROJECT_DIR", "gemini": "GEMINI_PROJECT_DIR",
                                       "cursor": "CURSOR_PROJECT_DIR", "codex": None,
-                                      "copilot": "COPILOT_PROJECT_DIR"}
+                                      "copilot": "COPILOT_PROJECT_DIR", "qwen-code": "QWEN_PROJECT_DIR"}
 #: Claude Code keeps this file out of git (it writes it to .gitignore itself); machine paths go there
 LOCAL_SETTINGS = {"claude-code": ".claude/settings.local.json"}
 #: seconds (ms for Gemini) a PreToolUse hook may take: an approval asked in the TUI waits for a person. A hook that
@@ -108,6 +108,16 @@ SPECS: dict[str, AgentSpec] = {
         (Event("sessionStart"), Event("userPromptSubmitted"), Event("preToolUse", None, PRE_TIMEOUT_S + 60),
          Event("postToolUse")),
         "copilot", mcp_file=".github/mcp.json"),
+    # Claude Code's events in .qwen/settings.json (mcpServers there too). Timeouts are seconds; a PreToolUse that
+    # outlives its timeout lets the call RUN in Qwen Code: the hook client's own deadline must come first. The
+    # PermissionRequest hook is what lets an interactive session run a command in the kernel sandbox
+    # (adapters/qwen_code.py)
+    "qwen-code": AgentSpec(
+        "qwen-code", ".qwen/settings.json",
+        (Event("SessionStart"), Event("UserPromptSubmit"), Event("PreToolUse", "*", PRE_TIMEOUT_S + 60),
+         Event("PermissionRequest", "run_shell_command", PRE_TIMEOUT_S + 60), Event("PostToolUse", "*"),
+         Event("PostToolUseFailure", "*")),
+        "claude", mcp_file=".qwen/settings.json"),
 }
 #: shapes whose events hold a flat list of hook entries (no matcher groups)
 _FLAT = ("cursor", "copilot")
@@ -116,7 +126,8 @@ _FLAT = ("cursor", "copilot")
 #: commands: it loads a plugin). Each module has ``install(root, python=, mcp=, scope=)``, ``uninstall(root)`` and
 #: ``notes(root)``; named, not imported, so that this module stays below them in the import graph.
 OWN_SETUP: dict[str, str] = {"opencode": "orchestrator.adapters.opencode_setup",
-                              "kilo": "orchestrator.adapters.kilo_setup", "pi": "orchestrator.adapters.pi_setup"}
+                              "kilo": "orchestrator.adapters.kilo_setup", "pi": "orchestrator.adapters.pi_setup",
+                              "cline": "orchestrator.adapters.cline_setup"}
 #: every agent ``orch install`` knows
 AGENTS: tuple[str, ...] = tuple(sorted([*SPECS, *OWN_SETUP]))
 
@@ -223,11 +234,13 @@ def mcp_server_entry(agent: str, *, python: str | None = None, scope: str = "loc
     so the entry holds no machine path; ``"local"``: this interpreter by absolute path.
     """
     env: dict[str, str] = {}
-    if agent in ("claude-code", "codex", "gemini", "copilot", "opencode"):
+    if agent in ("claude-code", "codex", "gemini", "copilot", "opencode", "qwen-code", "cline"):
         env["ORCH_MCP_HOOKED"] = "1"  # the PreToolUse hook records the selection per session (see adapters.mcp)
     if scope == "shared":
         script = f'exec "$(git rev-parse --show-toplevel 2>/dev/null || pwd)/{LAUNCHER}" mcp'
         shared: dict[str, Any] = {"command": "sh", "args": ["-c", script, "orchestrator"], "env": env}
+        if agent == "qwen-code":
+            shared["trust"] = True  # its tools only select and list intents: no confirmation prompt in Qwen Code
         return {"type": "stdio", **shared} if agent == "claude-code" else shared
     parent = package_parent()
     # Gemini CLI refuses PYTHONPATH in an MCP server's env ("dangerous environment variable override")
@@ -483,7 +496,7 @@ def uninstall(agent: str, root: str | os.PathLike[str]) -> list[Path]:
 
 
 def _launcher_in_use(root: Path) -> bool:
-    """Whether any agent's hook settings (or one of orchestrator's plugins: opencode, Kilo, pi) still name the
+    """Whether any agent's hook settings (or one of orchestrator's plugins: opencode, Kilo, pi, Cline) still name the
     launcher."""
     if any((root / plugin).exists() for plugin in PLUGINS.values()):
         return True
@@ -512,4 +525,8 @@ def notes(agent: str, root: str | os.PathLike[str]) -> list[str]:
         from orchestrator.adapters import copilot_setup
 
         return copilot_setup.notes(Path(root))
+    if agent == "qwen-code":
+        from orchestrator.adapters import qwen_setup
+
+        return qwen_setup.notes(Path(root))
     return []

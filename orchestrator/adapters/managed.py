@@ -17,7 +17,9 @@ OPENCODE_PLUGIN = ".opencode/plugin/orchestrator.js"
 KILO_PLUGIN = ".kilo/plugin/orchestrator.js"
 #: orchestrator's pi extension (loaded only in a trusted project, started in its root)
 PI_EXTENSION = ".pi/extensions/orchestrator.js"
+#: orchestrator's Cline plugin (Cline's hook files cannot refuse one call: its agent plugins can)
+CLINE_PLUGIN = ".cline/plugins/orchestrator.js"
 #: every plugin file orchestrator writes, by agent: each calls the launcher when no daemon answers
-PLUGINS = {"opencode": OPENCODE_PLUGIN, "kilo": KILO_PLUGIN, "pi": PI_EXTENSION}
+PLUGINS = {"opencode": OPENCODE_PLUGIN, "kilo": KILO_PLUGIN, "pi": PI_EXTENSION, "cline": CLINE_PLUGIN}
 
-__all__ = ["KILO_PLUGIN", "MARK", "OPENCODE_PLUGIN", "PI_EXTENSION", "PLUGINS", "SERVER"]
+__all__ = ["CLINE_PLUGIN", "KILO_PLUGIN", "MARK", "OPENCODE_PLUGIN", "PI_EXTENSION", "PLUGINS", "SERVER"]

@@ -107,7 +107,8 @@ class McpBackend:
                 proposal.recent_outcome(broker, fields)
             if outcome is not None and outcome.get("intent_id"):
                 return self._accepted(str(outcome["intent_id"]), selected=True)
-        verdict, result = propose.run(gov, tool_input, session_id=self.session_id, agent="mcp")
+        verdict, result = propose.run(gov, tool_input, session_id=self.session_id, agent="mcp",
+                                      select=not self.hooked)
         if not verdict.allowed or result is None:
             error = dict(verdict.error or {"type": "proposal-invalid", "message": "refused"})
             exc = OrchestratorError(str(error.pop("message", "refused")), hint=error.pop("hint", None),

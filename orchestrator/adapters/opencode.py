@@ -43,6 +43,7 @@ from typing import Any
 
 from orchestrator.adapters import claude_code
 from orchestrator.adapters.base import HookResult
+from orchestrator.adapters.payload import Malformed, field
 from orchestrator.core.models import ToolCall, ToolResult, Verdict
 from orchestrator.state.sessions import session_from
 from orchestrator.engine.tools import to_call
@@ -88,12 +89,8 @@ def session_of(event: dict[str, Any]) -> str:
 
 
 def _args(event: dict[str, Any], host: Host = OPENCODE) -> dict[str, Any]:
-    args = event.get("args")
-    if args is None:
-        return {}
-    if not isinstance(args, dict):
-        raise ValueError(f"args of a {host.agent} tool event is not an object")
-    return args
+    args = field(event, "args", dict, host.agent, event=_str(event, "hook_event_name"), optional=True, nonempty=False)
+    return {} if args is None else args
 
 
 def _runs_command(tool: str | None, args: dict[str, Any]) -> bool:
@@ -103,9 +100,7 @@ def _runs_command(tool: str | None, args: dict[str, Any]) -> bool:
 
 def call_of(event: dict[str, Any], host: Host = OPENCODE) -> ToolCall:
     """The canonical ToolCall of an opencode tool event (``workdir`` as the shell's cwd, ``callID`` as its id)."""
-    tool = _str(event, "tool")
-    if tool is None:
-        raise ValueError(f"{host.agent} tool event without a tool (the plugin's `tool` field is missing)")
+    tool = field(event, "tool", str, host.agent, event=_str(event, "hook_event_name"))
     args = _args(event, host)
     cwd = _str(event, "cwd")
     session = session_of(event)
@@ -225,4 +220,5 @@ def handle(event: dict[str, Any], governor: Any, *, sandbox: bool = True, host: 
         return after(event, governor, host)
     if name == CONTEXT:
         return HookResult.json({"context": context_text(governor, session_of(event), host)})
-    raise ValueError(f"unknown {host.agent} plugin event {name!r} (expected {BEFORE}, {AFTER} or {CONTEXT})")
+    raise Malformed(host.agent, f"unknown {host.agent} plugin event {name!r} (expected {BEFORE}, {AFTER} or "
+                    f"{CONTEXT})", event=name if isinstance(name, str) else None, missing="hook_event_name")

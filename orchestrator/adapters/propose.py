@@ -40,10 +40,11 @@ def fields_of(tool_input: Any) -> dict[str, Any]:
 
 
 def run(governor: Any, tool_input: Any, *, session_id: str, agent: str, agent_id: str | None = None,
-        cwd: str | None = None) -> tuple[Verdict, Any]:
+        cwd: str | None = None, select: bool = True) -> tuple[Verdict, Any]:
     """Ask a person about the proposal in ``tool_input``; returns the verdict and the
     :class:`~orchestrator.approvals.proposal.Result` (None when the proposal was refused before anyone was asked).
-    Accepted: the new intent is selected for ``session_id`` (when it is usable)."""
+    Accepted: the new intent is selected for ``session_id`` (when it is usable and ``select``: the MCP server of a
+    hooked agent knows no session of its own)."""
     from orchestrator.approvals import Broker, proposal, timeout_of
 
     try:
@@ -62,8 +63,8 @@ def run(governor: Any, tool_input: Any, *, session_id: str, agent: str, agent_id
     broker = Broker(ws.shared_run_dir, grant_ttl=float(pol.approval.grant_ttl_seconds))
     timeout = timeout_of(pol.approval.timeout_seconds)
     result = proposal.propose(ws, broker, fields, session_id=session_id, agent=agent, timeout=timeout,
-                              agent_id=agent_id, cwd=cwd)
-    return verdict_of(governor, result, fields, session_id=session_id, agent=agent), result
+                              agent_id=agent_id, cwd=cwd, approval=pol.approval)
+    return verdict_of(governor, result, fields, session_id=session_id if select else "", agent=agent), result
 
 
 def verdict_of(governor: Any, result: Any, fields: dict[str, Any], *, session_id: str, agent: str) -> Verdict:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from orchestrator.adapters.installer import AGENTS, LAUNCHER, REMEMBERED, SCOPES, install, notes, own_setup
 from orchestrator.commands import add_workspace_arg, workspace_of
@@ -13,7 +14,7 @@ scopes:
   shared (default)  for teams. The files you commit (.claude/settings.json,
                     .mcp.json, .codex/, .gemini/, .cursor/, .github/hooks/,
                     .github/mcp.json, .opencode/, opencode.json, .kilo/,
-                    kilo.json and .pi/) name only the
+                    kilo.json, .pi/, .qwen/ and .cline/) name only the
                     launcher {LAUNCHER}, written too:
                     commit it. On each machine it finds an interpreter with
                     orchestrator: $ORCH_PYTHON, the one this command used
@@ -25,6 +26,10 @@ scopes:
   local             for one machine: this interpreter's absolute path goes to
                     .claude/settings.local.json (Claude Code keeps it out of
                     git); a little faster (no launcher). Claude Code only.
+
+Other CLIs read some of these files (Qwen Code reads .mcp.json, Copilot CLI
+.claude/settings.json): install also installs the guard of every such CLI, so
+that none gets orchestrator's MCP server without its hooks, and says so.
 
 After installing, run `orch doctor`: it runs the installed hook and MCP server
 as the agent would. See docs/adapters.md ("Shared or local install") and
@@ -47,45 +52,81 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trust", action="store_true",
                         help="codex: also trust this project and its orchestrator hooks in Codex's user config "
                              "($CODEX_HOME/config.toml, default ~/.codex/config.toml); pi: trust this project in "
-                             "pi's trust.json ($PI_CODING_AGENT_DIR, default ~/.pi/agent)")
+                             "pi's trust.json ($PI_CODING_AGENT_DIR, default ~/.pi/agent); qwen-code: trust the folder "
+                             "in ~/.qwen/trustedFolders.json and approve the MCP server in ~/.qwen/mcpApprovals.json")
+
+
+def _install_one(agent: str, root: Path, args: argparse.Namespace, *, mcp: bool) -> list[Path]:
+    setup = own_setup(agent)
+    if setup is not None:
+        if args.no_daemon:
+            from orchestrator.core.errors import UsageError
+
+            raise UsageError(f"--no-daemon does not apply to {agent}: its plugin asks the daemon first",
+                             hint=f"set ORCH_NO_DAEMON=1 in {agent}'s environment instead: no daemon is started "
+                                  "and every call is evaluated by the launcher")
+        return setup.install(root, python=args.python, mcp=mcp, scope=args.scope)
+    return install(agent, root, python=args.python, fast=not args.no_daemon, mcp=mcp, scope=args.scope)
+
+
+def _trust(agent: str, root: Path) -> str | None:
+    """``--trust``: what was trusted where, or None when the agent has no trust step orchestrator can take."""
+    if agent == "codex":
+        from orchestrator.adapters import codex_setup
+
+        return f"trusted the project and its orchestrator hooks in {codex_setup.write_trust(root)}"
+    if agent == "qwen-code":
+        from orchestrator.adapters import qwen_setup
+
+        folders, *approvals = qwen_setup.write_trust(root)
+        return f"trusted the folder in {folders}" + "".join(f"; approved orchestrator's MCP server in {a}"
+                                                              for a in approvals)
+    if agent == "pi":
+        from orchestrator.adapters import pi_setup
+
+        return (f"trusted the project in {pi_setup.write_trust(root)}: pi loads its .pi/ (the extension and the MCP "
+                "server) when started here")
+    return None
+
+
+def _cover(root: Path, args: argparse.Namespace) -> None:
+    """Install the guard of every CLI that reads what was just written (docs/adapters.md, "Which CLI reads which
+    file"); say which cannot be covered."""
+    from orchestrator.adapters import readers
+
+    def one(agent: str) -> None:
+        # the CLI reads orchestrator's MCP server from the file it was exposed by: its guard is what is missing
+        for path in _install_one(agent, root, args, mcp=False):
+            out(f"wrote {path.relative_to(root) if path.is_relative_to(root) else path}")
+
+    covered, left = readers.cover(root, one, AGENTS)
+    for e in covered:
+        out(f"also installed {e.cli}: {readers.label(e.cli)} reads {e.file}, which now holds {e.what}; without its "
+            "guard it would run ungoverned here")
+    for e in left:
+        out(f"WARNING: {readers.label(e.cli)} reads {e.file} ({e.what}) and orchestrator cannot govern it: do not "
+            "use it in this repository (`orch doctor` reports it)")
 
 
 def run(args: argparse.Namespace) -> int:
     ws = workspace_of(args)
     setup = own_setup(args.agent)
-    if setup is not None:
-        if args.no_daemon:
-            from orchestrator.core.errors import UsageError
-
-            raise UsageError(f"--no-daemon does not apply to {args.agent}: its plugin asks the daemon first",
-                             hint=f"set ORCH_NO_DAEMON=1 in {args.agent}'s environment instead: no daemon is started "
-                                  "and every call is evaluated by the launcher")
-        written = setup.install(ws.root, python=args.python, mcp=not args.no_mcp, scope=args.scope)
-    else:
-        written = install(args.agent, ws.root, python=args.python, fast=not args.no_daemon, mcp=not args.no_mcp,
-                          scope=args.scope)
+    written = _install_one(args.agent, ws.root, args, mcp=not args.no_mcp)
     for path in written:
-        out(f"wrote {path.relative_to(ws.root)}")
+        out(f"wrote {path.relative_to(ws.root) if path.is_relative_to(ws.root) else path}")
     if not written:
         out(f"{args.agent} was already installed exactly so; nothing changed")
+    trusted = None
     if args.trust:
-        if args.agent == "codex":
-            from orchestrator.adapters import codex_setup
-
-            out(f"trusted the project and its orchestrator hooks in {codex_setup.write_trust(ws.root)}")
-        elif args.agent == "pi":
-            from orchestrator.adapters import pi_setup
-
-            out(f"trusted the project in {pi_setup.write_trust(ws.root)}: pi loads its .pi/ (the extension and the "
-                "MCP server) when started here")
-        else:
-            out(f"--trust applies to codex and pi only; {args.agent}: see the notes below")
+        trusted = _trust(args.agent, ws.root)
+        out(trusted or f"--trust applies to codex, pi and qwen-code; {args.agent}: see the notes below")
+    _cover(ws.root, args)
     out(f"orchestrator now governs {args.agent} in {ws.root} ({args.scope} install)")
     if args.scope == "shared":
         out(f"commit {LAUNCHER} with the settings; run `orch doctor` to check that the hooks run")
     else:
         out("run `orch doctor` to check that the hooks run")
     said = setup.notes(ws.root) if setup is not None else notes(args.agent, ws.root)
-    for line in said if not (args.trust and args.agent == "codex") else ():
+    for line in said if not (trusted and args.agent == "codex") else ():
         out(line)
     return 0

@@ -50,6 +50,16 @@ def _loader() -> Any:
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+def _parse(text: str) -> tuple[Any, Any]:
+    """The node tree and the data of ``text`` from one parse (the data is constructed from the nodes)."""
+    loader = _loader()(text)
+    try:
+        node = loader.get_single_node()
+        return node, loader.construct_document(node) if node is not None else None
+    finally:
+        loader.dispose()
+
+
 def _content_end(node: Any) -> int:
     """Index just after the last character of ``node``'s own text (a block collection's end mark runs on to the
     next token, over blank lines and comments: those belong to whatever follows)."""
@@ -87,9 +97,11 @@ class IntentsDoc:
         self.text = text
         self.key = key
         yaml = _yaml()
+        self.root: Any = None
+        self.data: Any = None
         try:
-            self.root = yaml.compose(text, Loader=_loader()) if text.strip() else None
-            self.data = yaml.load(text, Loader=_loader()) if text.strip() else None
+            if text.strip():
+                self.root, self.data = _parse(text)
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None)
             where = f" (line {mark.line + 1})" if mark is not None else ""
@@ -125,19 +137,12 @@ class IntentsDoc:
         return [str(i.get("id")) for i in self.intents() if i.get("id") is not None]
 
     def _find(self, intent_id: str) -> tuple[int, Any]:
-        yaml = _yaml()
+        raw = (self.data or {}).get(self.key) if isinstance(self.data, dict) else None
         for n, node in enumerate(self.items()):
-            if isinstance(node, yaml.MappingNode):
-                for k, v in node.value:
-                    if getattr(k, "value", None) == "id" and isinstance(v, yaml.ScalarNode) and \
-                            str(self._scalar(v)) == intent_id:
-                        return n, node
+            item = raw[n] if isinstance(raw, list) and n < len(raw) else None
+            if isinstance(item, dict) and item.get("id") is not None and str(item.get("id")) == intent_id:
+                return n, node
         raise EditError(f"no intent {intent_id!r} in {self.key}", hint="`orch intents` lists them")
-
-    @staticmethod
-    def _scalar(node: Any) -> Any:
-        yaml = _yaml()
-        return yaml.load(yaml.serialize(node, Dumper=yaml.SafeDumper), Loader=_loader())
 
     # ------------------------------------------------------------------ style
     def _scalar_style(self) -> str:
@@ -249,7 +254,7 @@ class IntentsDoc:
             else:
                 target[k] = list(v) if isinstance(v, tuple) else v
         try:
-            return self._checked(self._splice_update(intent_id, node, changes), expected)
+            return self._checked(self._splice_update(node, changes), expected)
         except EditError:
             # the splice did not give the intended data: render this one intent again (block style)
             return self._checked(self._rerender(index, node, target), expected)
@@ -334,13 +339,16 @@ class IntentsDoc:
 
     def _replace_value(self, key_node: Any, value_node: Any, new_value: str) -> str:
         """``key: <value>`` with the value's own characters replaced (or, for a null value, set after the colon)."""
+        return _apply(self.text, [self._value_span(key_node, value_node, new_value)])
+
+    def _value_span(self, key_node: Any, value_node: Any, new_value: str) -> tuple[int, int, str]:
+        """The splice (start, end, text) that replaces ``key``'s value by ``new_value``."""
         text = self.text
         yaml = _yaml()
         if isinstance(value_node, yaml.ScalarNode) and value_node.tag.endswith("null") and \
                 value_node.start_mark.index == value_node.end_mark.index:
-            colon = text.find(":", key_node.end_mark.index)
-            at = colon + 1
-            return text[:at] + (new_value if new_value.startswith("\n") else " " + new_value) + text[at:]
+            at = text.find(":", key_node.end_mark.index) + 1
+            return at, at, new_value if new_value.startswith("\n") else " " + new_value
         start, end = value_node.start_mark.index, _content_end(value_node)
         if new_value.startswith("\n"):
             # a block value after `key:`: drop the space or newline between the colon and the old value
@@ -350,18 +358,30 @@ class IntentsDoc:
             colon = text.rfind(":", key_node.end_mark.index, start)
             start = colon + 1 if colon >= 0 else start
             new_value = " " + new_value
-        return text[:start] + new_value + text[end:]
+        return start, end, new_value
 
-    def _splice_update(self, intent_id: str, node: Any, changes: dict[str, Any]) -> str:
+    def _splice_update(self, node: Any, changes: dict[str, Any]) -> str:
+        """Every change as a splice located in this one parse, applied from the end of the text backwards."""
         yaml = _yaml()
         if not isinstance(node, yaml.MappingNode) or node.flow_style or not node.value:
             raise EditError("a flow-style intent is rendered again")
-        doc = self
-        for k, v in changes.items():
-            doc = IntentsDoc(doc._splice_one(doc._find(intent_id)[1], k, v), self.key)
-        return doc.text
+        spans: list[tuple[int, int, str]] = []
+        added: list[str] = []
+        for key, value in changes.items():
+            span = self._key_span(node, key, value)
+            if span is not None:
+                spans.append(span)
+            elif value is not None:
+                added.append(self._new_key(node, key, value))
+        if added:
+            # new keys: lines after the item's last key/value
+            at = _line_end(self.text, _content_end(node))
+            prefix = "" if self.text[:at].endswith("\n") else "\n"
+            spans.append((at, at, prefix + "".join(line + "\n" for line in added)))
+        return _apply(self.text, spans)
 
-    def _splice_one(self, node: Any, key: str, value: Any) -> str:
+    def _key_span(self, node: Any, key: str, value: Any) -> tuple[int, int, str] | None:
+        """The splice that sets (or, for None, removes) an existing ``key``; None when the item has no such key."""
         yaml = _yaml()
         text = self.text
         for k, v in node.value:
@@ -373,33 +393,23 @@ class IntentsDoc:
                     raise EditError("key shares its line")
                 if text[start:k.start_mark.index].strip() == "-":
                     raise EditError("cannot remove the first key of an item by splicing")
-                return text[:start] + text[_line_end(text, _content_end(v)):]
+                return start, _line_end(text, _content_end(v)), ""
             key_col = k.start_mark.column
-            block = isinstance(v, yaml.SequenceNode) and not v.flow_style and bool(v.value) or \
-                (isinstance(v, yaml.SequenceNode) and not v.value and self._block_lists())
-            if isinstance(v, yaml.SequenceNode) and not v.flow_style and v.value:
-                indent = v.value[0].start_mark.column - 2
-            else:
-                indent = key_col + 2
-            column = k.end_mark.column + 2
-            new_value = self.value_text(value, column=column, indent=indent, block=block)
-            if isinstance(value, (list, tuple)) and value and block and isinstance(v, yaml.SequenceNode) \
-                    and not v.flow_style and v.value:
+            block_list = isinstance(v, yaml.SequenceNode) and not v.flow_style and bool(v.value)
+            block = block_list or (isinstance(v, yaml.SequenceNode) and not v.value and self._block_lists())
+            indent = v.value[0].start_mark.column - 2 if block_list else key_col + 2
+            new_value = self.value_text(value, column=k.end_mark.column + 2, indent=indent, block=block)
+            if isinstance(value, (list, tuple)) and value and block_list:
                 # a block list replaced in place: from its first `-` to its last item's end
-                start = _line_start(text, v.value[0].start_mark.index)
-                end = _content_end(v)
-                return text[:start] + new_value.lstrip("\n") + text[end:]
-            return self._replace_value(k, v, new_value)
-        if value is None:
-            return text
-        # a new key: one line (or a block) after the item's last key/value
-        first_key = node.value[0][0]
-        key_col = first_key.start_mark.column
-        at = _line_end(text, _content_end(node))
+                return _line_start(text, v.value[0].start_mark.index), _content_end(v), new_value.lstrip("\n")
+            return self._value_span(k, v, new_value)
+        return None
+
+    def _new_key(self, node: Any, key: str, value: Any) -> str:
+        """``key: value`` as a new line (or block) at the item's key column."""
+        key_col = node.value[0][0].start_mark.column
         head = " " * key_col + f"{key}: "
-        line = _joined(head, self.value_text(value, column=len(head), indent=key_col + 2, block=self._block_lists()))
-        prefix = "" if text[:at].endswith("\n") else "\n"
-        return text[:at] + prefix + line + "\n" + text[at:]
+        return _joined(head, self.value_text(value, column=len(head), indent=key_col + 2, block=self._block_lists()))
 
     def _rerender(self, index: int, node: Any, target: dict[str, Any]) -> str:
         start, end, dash = self._item_span(node)
@@ -418,6 +428,13 @@ class IntentsDoc:
             raise EditError("the edit would not give the intended content; nothing was written",
                             hint="edit the file by hand, or report the layout that failed")
         return doc
+
+
+def _apply(text: str, spans: list[tuple[int, int, str]]) -> str:
+    """``text`` with every (start, end, replacement) splice made; the spans must not overlap."""
+    for start, end, new in sorted(spans, key=lambda s: (s[0], s[1]), reverse=True):
+        text = text[:start] + new + text[end:]
+    return text
 
 
 def _joined(head: str, value: str) -> str:

@@ -114,12 +114,19 @@ def _materialise_ci(data: list[dict[str, Any]]) -> IntentSet:
 def _validate(path: Path, text: str, key: str = "active_intents") -> list[dict[str, Any]]:
     """Parse and validate with yaml + pydantic; return JSON-able intents (the slow path). ``key``: the top-level
     key of the list (``archived_intents`` in the archive, :mod:`orchestrator.config.intentstore`)."""
+    from orchestrator.core.yamlio import load_yaml
+
+    data, text = load_yaml(path, text)
+    return validate_data(path, text, data, key)
+
+
+def validate_data(path: Path, text: str, data: Any, key: str = "active_intents") -> list[dict[str, Any]]:
+    """:func:`_validate` of data already parsed from ``text`` (the intents writer parses once for both)."""
     from pydantic import ValidationError
 
     from orchestrator.config.schema import IntentsFile
-    from orchestrator.core.yamlio import item_lines, load_yaml
+    from orchestrator.core.yamlio import item_lines
 
-    data, text = load_yaml(path, text)
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -130,8 +137,13 @@ def _validate(path: Path, text: str, key: str = "active_intents") -> list[dict[s
     if key not in data:
         raise ConfigError(f"missing top-level key {key!r}", file=path, line=1,
                           hint=f"put the intents under `{key}:`")
-    lines = item_lines(text, key)
     raw = data.get(key)
+
+    def line_of(idx: int) -> int | None:
+        # a second parse (for the marks): only when an error names an item
+        lines = item_lines(text, key)
+        return lines[idx] if idx < len(lines) else None
+
     try:
         model = IntentsFile.model_validate(
             data if key == "active_intents" else {"active_intents": raw, **{k: v for k, v in data.items() if k != key}})
@@ -141,7 +153,7 @@ def _validate(path: Path, text: str, key: str = "active_intents") -> list[dict[s
         intent_name = line = None
         if len(loc) >= 2 and loc[0] == "active_intents" and isinstance(loc[1], int):
             idx = loc[1]
-            line = lines[idx] if idx < len(lines) else None
+            line = line_of(idx)
             item = raw[idx] if isinstance(raw, list) and idx < len(raw) else None
             intent_name = str(item.get("id")) if isinstance(item, dict) and item.get("id") is not None else f"#{idx + 1}"
         field_path = ".".join(str(x) for x in loc[2:]) or ".".join(str(x) for x in loc)
@@ -155,7 +167,7 @@ def _validate(path: Path, text: str, key: str = "active_intents") -> list[dict[s
     for idx, intent in enumerate(model.active_intents):
         if intent.id in seen:
             raise ConfigError(f"duplicate intent id {intent.id!r}", file=path,
-                              line=lines[idx] if idx < len(lines) else None, intent=intent.id,
+                              line=line_of(idx), intent=intent.id,
                               hint="every intent id must be unique")
         seen.add(intent.id)
         out.append({

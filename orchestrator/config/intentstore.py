@@ -2,9 +2,11 @@
 
 Every change is one *transaction* (:meth:`IntentStore.transact`):
 
-1. under an exclusive ``flock`` on ``.orchestration/run/intents.lock`` (every orchestrator writer of this
-   worktree's intents takes it: the CLI, the TUI, the web console, an accepted ``propose_intent``), so two writers
-   never interleave and two new intents never get the same id;
+1. under an exclusive ``flock`` on ``intents.lock`` in the shared run dir (the main worktree's
+   ``.orchestration/run/``: every orchestrator writer of every worktree's intents takes it — the CLI, the TUI, the
+   web console, an accepted ``propose_intent``), so two writers never interleave and two new intents never get the
+   same id, not even in two worktrees of the repository (a new id is the next one after every worktree's ids, so
+   two branches never both bring in a different ``INT-005``);
 2. the current files are read and must validate as ``orch validate`` validates them (a broken file is never
    edited: the error names its file and line);
 3. the change is made as a splice into the text (:mod:`orchestrator.config.intentdoc`: comments and formatting
@@ -78,7 +80,8 @@ class IntentStore:
         self.ws = ws
         self.active_path = Path(ws.intents_file)
         self.archive_path = Path(ws.orch_dir) / ARCHIVE_NAME
-        self.lock_path = Path(ws.run_dir) / "intents.lock"
+        # one lock for every worktree of the repository: ids are allocated across them (see :meth:`create`)
+        self.lock_path = Path(ws.shared_run_dir) / "intents.lock"
         self.clock = clock
 
     # ------------------------------------------------------------------ reading
@@ -89,17 +92,21 @@ class IntentStore:
     def archived(self) -> list[dict[str, Any]]:
         """The archived intents, validated (as the loader would give them, plus their extra keys)."""
         text = _read(self.archive_path)
-        return _validated(self.archive_path, text, ARCHIVE_KEY) if text is not None else []
+        return _validated(self.archive_path, _doc(text, ARCHIVE_KEY, self.archive_path)) if text is not None else []
 
     # ------------------------------------------------------------------ the operations
-    def create(self, fields: dict[str, Any], *, intent_id: str | None = None) -> dict[str, Any]:
-        """Add a new intent (status IN_PROGRESS unless ``fields`` says otherwise); returns it with its id."""
+    def create(self, fields: dict[str, Any], *, intent_id: str | None = None, write: bool = True) -> dict[str, Any]:
+        """Add a new intent (status IN_PROGRESS unless ``fields`` says otherwise); returns it with its id.
+
+        ``write=False``: everything is done and validated, nothing is written (see :meth:`transact`)."""
         # an empty optional list says nothing a reader needs: it is left out, as people write the file
         fields = {k: v for k, v in fields.items() if v is not None and (v != [] or k == "owned_scope")}
         fields["status"] = normal_status(fields.get("status") or "IN_PROGRESS")
 
         def change(docs: Docs) -> tuple[Docs, dict[str, Any]]:
-            new_id = intent_id or allocate_id(docs.all_ids(), prefix_of(docs.all_ids()))
+            # the other worktrees' intents count too: two branches must not both bring in a new INT-005
+            used = docs.all_ids() + self._other_worktrees_ids()
+            new_id = intent_id or allocate_id(used, prefix_of(docs.all_ids() or used))
             if new_id in docs.all_ids():
                 where = "archived_intents.yaml" if new_id in docs.archive.ids() else "active_intents.yaml"
                 raise UsageError(f"intent id {new_id!r} is already used (in {where})",
@@ -108,10 +115,14 @@ class IntentStore:
             check_fields(intent, self.active_path)
             return Docs(docs.active.add(intent), docs.archive), intent
 
-        return self.transact(change)
+        return self.transact(change, write=write)
 
-    def edit(self, intent_id: str, changes: dict[str, Any]) -> dict[str, Any]:
-        """Change fields of an active intent (None removes an optional key); returns the intent as written."""
+    def edit(self, intent_id: str, changes: dict[str, Any], *, expect: dict[str, Any] | None = None,
+             write: bool = True) -> dict[str, Any]:
+        """Change fields of an active intent (None removes an optional key); returns the intent as written.
+
+        ``expect``: the intent as the person saw it (:func:`plain`); if it changed since, nothing is written (a
+        signed change is made only to the intent it was signed for). ``write=False``: validate only."""
         unknown = sorted(set(changes) - set(EDITABLE) - {"updated_at"})
         if unknown:
             raise UsageError(f"cannot edit {', '.join(unknown)}", hint=f"editable: {', '.join(EDITABLE)}")
@@ -123,6 +134,7 @@ class IntentStore:
 
         def change(docs: Docs) -> tuple[Docs, dict[str, Any]]:
             current = self._active_intent(docs, intent_id)
+            _expected(current, expect)
             merged = {**current, **{k: v for k, v in changes.items() if v is not None}}
             for k, v in changes.items():
                 if v is None:
@@ -135,16 +147,19 @@ class IntentStore:
             delta["updated_at"] = merged["updated_at"]
             return Docs(docs.active.update(intent_id, delta), docs.archive), merged
 
-        return self.transact(change)
+        return self.transact(change, write=write)
 
-    def finish(self, intent_id: str, status: str = "COMPLETED") -> dict[str, Any]:
+    def finish(self, intent_id: str, status: str = "COMPLETED", *, expect: dict[str, Any] | None = None,
+               write: bool = True) -> dict[str, Any]:
         """Mark an intent finished (``COMPLETED`` by default)."""
         if status not in FINISHED:
             raise UsageError(f"{status} is not a finished status", hint=f"one of {', '.join(FINISHED)}")
-        return self.edit(intent_id, {"status": status})
+        return self.edit(intent_id, {"status": status}, expect=expect, write=write)
 
-    def archive(self, intent_ids: Iterable[str]) -> list[str]:
-        """Move finished intents to the archive file; returns their ids."""
+    def archive(self, intent_ids: Iterable[str], *, expect: dict[str, dict[str, Any]] | None = None,
+                write: bool = True) -> list[str]:
+        """Move finished intents to the archive file; returns their ids (``expect``: id -> the intent as the
+        person saw it, as for :meth:`edit`)."""
         wanted = list(dict.fromkeys(intent_ids))
 
         def change(docs: Docs) -> tuple[Docs, list[str]]:
@@ -156,6 +171,7 @@ class IntentStore:
                         continue  # archived already (or a run interrupted after writing the archive)
                     raise UsageError(f"no intent {iid!r}", hint="`orch intents` lists them")
                 current = self._active_intent(docs, iid)
+                _expected(current, None if expect is None else expect.get(iid, {}))
                 status = normal_status(current.get("status"))
                 if status not in FINISHED:
                     raise UsageError(f"intent {iid} is {status or 'without status'}: only a finished intent is "
@@ -170,7 +186,25 @@ class IntentStore:
                 done.append(iid)
             return docs, done
 
-        return self.transact(change)
+        return self.transact(change, write=write)
+
+    def _other_worktrees_ids(self) -> list[str]:
+        """The intent ids (active and archived) of the repository's other governed worktrees; a file that cannot be
+        read or parsed adds none (it is that worktree's problem, reported by its own `orch validate`)."""
+        from orchestrator.vcs.worktrees import governed
+
+        ids: list[str] = []
+        here = os.path.realpath(self.ws.root)
+        for root, _wt in governed(self.ws.root):
+            if os.path.realpath(root) == here:
+                continue
+            for name, key in (("active_intents.yaml", ACTIVE_KEY), (ARCHIVE_NAME, ARCHIVE_KEY)):
+                try:
+                    text = _read(Path(root) / ".orchestration" / name)
+                    ids += IntentsDoc(text, key).ids() if text else []
+                except (ConfigError, EditError):
+                    continue
+        return ids
 
     def _active_intent(self, docs: Docs, intent_id: str) -> dict[str, Any]:
         for raw in docs.active.intents():
@@ -181,8 +215,18 @@ class IntentStore:
         raise UsageError(f"no active intent {intent_id!r}", hint=hint)
 
     # ------------------------------------------------------------------ the transaction
-    def transact(self, change: Callable[[Docs], tuple[Docs, T]]) -> T:
-        """Run ``change`` on the current files under the lock and write what it returns (see the module doc)."""
+    def transact(self, change: Callable[[Docs], tuple[Docs, T]], *, write: bool = True) -> T:
+        """Run ``change`` on the current files under the lock and write what it returns (see the module doc).
+
+        ``write=False``: a dry run — the change is made and both files validated as for a write, nothing is
+        written (what the console shows a person, and has them sign, before the change is made)."""
+        if not write:
+            docs = self._docs(_read(self.active_path), _read(self.archive_path))
+            new, result = change(docs)
+            _validated(self.archive_path, new.archive)
+            _validated(self.active_path, new.active)
+            _unique(new, self.active_path)
+            return result
         self.lock_path.parent.mkdir(parents=True, exist_ok=True)
         with locked(self.lock_path):
             for _ in range(RETRIES):
@@ -191,10 +235,10 @@ class IntentStore:
                 new, result = change(docs)
                 writes = []
                 if new.archive.text != docs.archive.text:
-                    _validated(self.archive_path, new.archive.text, ARCHIVE_KEY)
+                    _validated(self.archive_path, new.archive)
                     writes.append((self.archive_path, new.archive.text))
                 if new.active.text != docs.active.text:
-                    _validated(self.active_path, new.active.text, ACTIVE_KEY)
+                    _validated(self.active_path, new.active)
                     writes.append((self.active_path, new.active.text))
                 _unique(new, self.active_path)
                 # a person's editor takes no lock: if a file changed since we read it, do it again on the new text
@@ -209,11 +253,26 @@ class IntentStore:
     def _docs(self, active_text: str | None, archive_text: str | None) -> Docs:
         if active_text is None:
             raise ConfigError("missing: run `orch init` first", file=self.active_path)
-        _validated(self.active_path, active_text, ACTIVE_KEY)
+        docs = Docs(_doc(active_text, ACTIVE_KEY, self.active_path),
+                    _doc(archive_text or ARCHIVE_HEADER + f"{ARCHIVE_KEY}: []\n", ARCHIVE_KEY, self.archive_path))
+        # a broken file is never edited: both are validated as `orch validate` validates them
+        _validated(self.active_path, docs.active)
         if archive_text is not None:
-            _validated(self.archive_path, archive_text, ARCHIVE_KEY)
-        return Docs(_doc(active_text, ACTIVE_KEY), _doc(archive_text or ARCHIVE_HEADER + f"{ARCHIVE_KEY}: []\n",
-                                                        ARCHIVE_KEY))
+            _validated(self.archive_path, docs.archive)
+        return docs
+
+
+def plain(raw: dict[str, Any]) -> dict[str, Any]:
+    """An intent as JSON data (a timestamp YAML read as a date becomes its text): what a signature covers."""
+    import json
+
+    return dict(json.loads(json.dumps(raw, default=str, sort_keys=True)))
+
+
+def _expected(current: dict[str, Any], expect: dict[str, Any] | None) -> None:
+    if expect is not None and plain(current) != expect:
+        raise UsageError(f"intent {current.get('id')} changed since this change was prepared; nothing was written",
+                         hint="reload it and make the change again")
 
 
 def normal_status(value: Any) -> str:
@@ -281,9 +340,10 @@ def check_archive(ws: Any) -> None:
     text = _read(store.archive_path)
     if text is None:
         return
-    archived = _validated(store.archive_path, text, ARCHIVE_KEY)
+    archived = _validated(store.archive_path, _doc(text, ARCHIVE_KEY, store.archive_path))
     active_text = _read(store.active_path)
-    active = {str(i.get("id")) for i in _doc(active_text, ACTIVE_KEY).intents()} if active_text else set()
+    active = {str(i.get("id")) for i in _doc(active_text, ACTIVE_KEY, store.active_path).intents()} \
+        if active_text else set()
     for item in archived:
         if item["id"] in active:
             raise ConfigError(f"intent id {item['id']!r} is both active and archived", file=store.archive_path,
@@ -291,10 +351,11 @@ def check_archive(ws: Any) -> None:
                                                       "interrupted archive, or remove one of the two by hand")
 
 
-def _validated(path: Path, text: str, key: str) -> list[dict[str, Any]]:
-    from orchestrator.config.intents import _validate
+def _validated(path: Path, doc: IntentsDoc) -> list[dict[str, Any]]:
+    """``doc`` validated as ``orch validate`` validates its file (the data of its one parse)."""
+    from orchestrator.config.intents import validate_data
 
-    return _validate(path, text, key)
+    return validate_data(path, doc.text, doc.data, doc.key)
 
 
 def _unique(docs: Docs, path: Path) -> None:
@@ -317,9 +378,16 @@ def _read(path: Path) -> str | None:
         raise ConfigError(f"not UTF-8 text ({exc.reason})", file=path) from None
 
 
-def _doc(text: str, key: str) -> IntentsDoc:
-    # CRLF files are edited as LF and written back with CRLF (a splice must not mix line endings)
-    return IntentsDoc(text.replace("\r\n", "\n"), key) if "\r\n" in text else IntentsDoc(text, key)
+def _doc(text: str, key: str, path: Path) -> IntentsDoc:
+    """The file's text as a document (CRLF files are edited as LF and written back with CRLF: a splice must not mix
+    line endings); YAML that does not parse is the same ``file:line`` error ``orch validate`` gives."""
+    from orchestrator.core.yamlio import load_yaml
+
+    try:
+        return IntentsDoc(text.replace("\r\n", "\n"), key)
+    except EditError:
+        load_yaml(path, text)  # raises the ConfigError with the line
+        raise
 
 
 def _write(path: Path, text: str) -> None:
@@ -335,4 +403,4 @@ def _write(path: Path, text: str) -> None:
 
 
 __all__ = ["ACTIVE_KEY", "ARCHIVE_KEY", "ARCHIVE_NAME", "EDITABLE", "FINISHED", "Docs", "EditError", "IntentStore",
-           "allocate_id", "check_archive", "check_fields", "normal_status", "now_iso", "prefix_of"]
+           "allocate_id", "check_archive", "check_fields", "normal_status", "now_iso", "plain", "prefix_of"]

@@ -60,7 +60,8 @@ class Intent(BaseModel):
 
     @model_validator(mode="after")
     def _network_valid(self) -> Intent:
-        # `network: allow|deny|[ports]` overrides sandbox.network for this intent (orchestrator/sandbox/network.py)
+        # `network: allow|deny|[ports]` replaces sandbox.network for this intent, a mapping extends it
+        # (orchestrator/sandbox/network.py)
         extra = self.model_extra or {}
         if "network" in extra:
             from orchestrator.sandbox.network import validate
@@ -98,7 +99,87 @@ class IntentsFile(BaseModel):
         return v
 
 
-Channel = Literal["tui", "agent-ask", "deny", "allow"]
+Channel = Literal["tui", "passkey", "agent-ask", "deny", "allow"]
+_ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+
+def _origin_error(origin: str) -> str | None:
+    """Why ``origin`` cannot be a console origin (scheme://host[:port], https unless loopback), or None."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(origin)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/") \
+            or parts.query or parts.fragment or parts.username:
+        return f"{origin!r} is not an origin (scheme://host[:port])"
+    if parts.scheme == "http" and parts.hostname not in ("localhost", "127.0.0.1", "::1"):
+        return f"{origin!r}: beyond loopback the console is served over https"
+    return None
+
+
+class PasskeyPolicy(BaseModel):
+    """The WebAuthn relying party of the console (channel ``passkey``; docs/console.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # the console's host name (an IP address cannot be a relying party: open the page at http://localhost:PORT)
+    rp_id: str = Field(default="localhost", pattern=r"^[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?$")
+    # where the page is served: an assertion made on any other origin is refused by the hook
+    origins: list[str] = Field(default_factory=lambda: ["http://localhost:8470"], min_length=1)
+    # "required": the authenticator must verify the person (PIN, biometrics), not only their presence
+    user_verification: Literal["required", "preferred"] = "required"
+
+    @model_validator(mode="after")
+    def _origins(self) -> PasskeyPolicy:
+        from urllib.parse import urlsplit
+
+        for origin in self.origins:
+            error = _origin_error(origin)
+            if error:
+                raise ValueError(error)
+            host = urlsplit(origin).hostname or ""
+            if host != self.rp_id and not host.endswith("." + self.rp_id):
+                raise ValueError(f"origin {origin!r} is not on the relying party {self.rp_id!r} (or below it)")
+        self.origins = [o.rstrip("/") for o in self.origins]
+        return self
+
+
+class NtfyPolicy(BaseModel):
+    """An ntfy topic (self-hosted or ntfy.sh) that gets a push with a `view` action opening the console."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    server: str = Field(default="https://ntfy.sh", pattern=r"^https?://")
+    topic: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    # the topic (a capability on a public server) or an access token, read from these environment variables
+    topic_env: str | None = Field(default=None, pattern=_ENV_NAME)
+    token_env: str | None = Field(default=None, pattern=_ENV_NAME)
+    priority: int = Field(default=4, ge=1, le=5)
+
+
+class WebhookPolicy(BaseModel):
+    """A generic webhook: a JSON POST per pending item (e.g. into a chat tool)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str | None = Field(default=None, pattern=r"^https?://")
+    # a webhook URL is often itself a credential: keep it in the environment instead of the policy
+    url_env: str | None = Field(default=None, pattern=_ENV_NAME)
+    # HMAC-SHA256 key of the X-Orchestrator-Signature header, so the receiver can check the sender
+    secret_env: str | None = Field(default=None, pattern=_ENV_NAME)
+
+
+class NotifyPolicy(BaseModel):
+    """Reaching the person where they are when a call waits (docs/console.md, "Pushes")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # the console as the person reaches it (their tunnel's URL): every push opens it
+    url: str = Field(default="http://localhost:8470", pattern=r"^https?://")
+    # what a push may carry: "summary" (kind of call, risk, where, for whom) or "command" (also the command text
+    # or the target paths, secret-looking values redacted); never a diff or file contents
+    content: Literal["summary", "command"] = "summary"
+    ntfy: NtfyPolicy | None = None
+    webhook: WebhookPolicy | None = None
 
 
 class ApprovalPolicy(BaseModel):
@@ -116,6 +197,15 @@ class ApprovalPolicy(BaseModel):
     # simple command whose words start with `pytest`, "make test" exactly `make test` (see docs/configuration.md).
     # They still run sandboxed where available and still pass scope/protection checks; destructive ones still ask.
     allow_commands: list[str] = Field(default_factory=list)
+    # a host that can end its turn with a call deferred (Claude Code print mode, `claude -p`): "wait" blocks up to
+    # timeout_seconds as everywhere; "defer" files the request and ends the turn at once, and the call runs when
+    # the session is resumed after a person decided (channel passkey; docs/console.md, "Headless runs")
+    headless: Literal["wait", "defer"] = "wait"
+    # how long a deferred request stays decidable
+    defer_seconds: float = Field(default=86400, gt=0)
+    # channel passkey: the relying party and the pushes
+    passkey: PasskeyPolicy = Field(default_factory=PasskeyPolicy)
+    notify: NotifyPolicy = Field(default_factory=NotifyPolicy)
 
     @field_validator("allow_commands")
     @classmethod
@@ -135,6 +225,41 @@ def _secret_env() -> list[str]:
     return list(SECRET_ENV)
 
 
+class NetworkPolicy(BaseModel):
+    """``sandbox.network`` as a mapping: each command in its own network namespace, out only through the egress
+    proxy to the hosts allowed here and (``configured``) the person's registries and git remotes; ``ports`` where
+    no namespace can be made (orchestrator/sandbox/network.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # host patterns: "example.com", "*.example.com" (subdomains), an address or network, any of them with ":PORT"
+    allow: list[str] = Field(default_factory=list)
+    # denied whatever allows them (derived hosts included)
+    deny: list[str] = Field(default_factory=list)
+    # the package managers' registries and the repository's git remotes, from the person's own configuration
+    configured: bool = True
+    # TCP ports (Landlock ABI >= 4) where the kernel refuses a network namespace
+    ports: list[int] = Field(default_factory=lambda: [22, 53, 80, 443])
+
+
+class SocketsPolicy(BaseModel):
+    """Servers outside the sandbox that a sandboxed command may reach (orchestrator/sandbox/hidden.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # pathname UNIX sockets (or directories of them) left reachable: every other bound socket is hidden in the
+    # command's mount namespace. Absolute, ~/..., $VAR (the hook's environment: "$SSH_AUTH_SOCK") or
+    # workspace-relative; "@name" opens abstract sockets (all of them: Landlock cannot open one name)
+    allow: list[str] = Field(default_factory=list)
+
+    @field_validator("allow")
+    @classmethod
+    def _allow(cls, v: Any) -> Any:
+        from orchestrator.sandbox.hidden import validate
+
+        return validate(v)
+
+
 class SandboxPolicy(BaseModel):
     """The kernel sandbox for shell commands the analyzer cannot vouch for (orchestrator.sandbox)."""
 
@@ -151,13 +276,15 @@ class SandboxPolicy(BaseModel):
     # names a sandboxed command inherits besides the built-in allow-list (envpolicy.ENV_ALLOW): a glob keeps names
     # (their values still checked for credentials); an exact name passes as it is (NPM_TOKEN for a private registry)
     env_keep: list[str] = Field(default_factory=list)
-    # TCP (Landlock ABI >= 4): "allow", "deny", or the ports a command may connect to (orchestrator/sandbox/network.py
-    # says why these: package registries and git remotes, and no unprivileged local listener)
-    network: Literal["allow", "deny"] | list[int] = Field(default_factory=lambda: [22, 53, 80, 443])
+    # the network: a mapping (NetworkPolicy, the default: egress by host through the proxy), "allow" (unrestricted),
+    # "deny" (nothing), or a list of TCP ports (the form before egress by host: read as {ports: [...]})
+    network: Literal["allow", "deny"] | list[int] | NetworkPolicy = Field(default_factory=NetworkPolicy)
     # each command in its own PID namespace with a fresh /proc (other processes' environment out of reach; what a
     # command leaves running ends with it). false: background servers outlive the command, /proc/PID/environ of
     # the agent's processes is readable again (docs/security.md)
     pid_namespace: bool = True
+    # servers outside the sandbox (docker, ssh-agent, tmux, D-Bus, X11, a database): hidden unless allowed here
+    sockets: SocketsPolicy = Field(default_factory=SocketsPolicy)
 
     @field_validator("network")
     @classmethod

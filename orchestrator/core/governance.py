@@ -28,6 +28,12 @@ GOVERNANCE = (
     # servers, permissions, plugins to load), which it reads from opencode.json(c) at the root and in .opencode/
     (".opencode/**", r"\.opencode(?:/.*)?"),
     ("opencode.json", r"opencode\.jsonc?"),
+    # Qwen Code: .qwen/settings.json holds its hooks and MCP servers (agents and commands live beside them)
+    (".qwen/**", r"\.qwen(?:/.*)?"),
+    # Cline: .cline/plugins/ (orchestrator's plugin; another one could rewrite a call after it), and its hook files,
+    # which can rewrite a call's input too (.clinerules/hooks/)
+    (".cline/**", r"\.cline(?:/.*)?"),
+    (".clinerules/hooks/**", r"\.clinerules/hooks(?:/.*)?"),
     # Kilo CLI (an opencode fork): its plugins, agents, commands and config in .kilo/ and the legacy .kilocode/, and
     # kilo.json(c) (MCP servers, plugins to load); it reads opencode.json too
     (".kilo/**", r"\.kilo(?:/.*)?"),
@@ -58,6 +64,9 @@ GOVERNANCE = (
     ("**/.github/copilot/settings*.json", r".*/\.github/copilot/settings[^/]*\.json"),
     ("**/.opencode/**", r".*/\.opencode(?:/.*)?"),
     ("**/opencode.json", r".*/opencode\.jsonc?"),
+    ("**/.qwen/**", r".*/\.qwen(?:/.*)?"),
+    ("**/.cline/**", r".*/\.cline(?:/.*)?"),
+    ("**/.clinerules/hooks/**", r".*/\.clinerules/hooks(?:/.*)?"),
     # Kilo reads them from every directory between where it starts and the project root, pi from the one it starts
     # in: `cd src && pi` loads src/.pi/extensions/ (in a trusted folder)
     ("**/.kilo/**", r".*/\.kilo(?:/.*)?"),

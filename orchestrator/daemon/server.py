@@ -36,7 +36,6 @@ Safety:
 """
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -356,15 +355,11 @@ class Daemon:
     # -- lifecycle ------------------------------------------------------------------------------------------------
     def acquire(self) -> bool:
         """Take the per-workspace daemon lock; False when another daemon holds it."""
+        from orchestrator.core.fsutil import try_lock
+
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.run_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            return False
-        self._lock_fd = fd
-        return True
+        self._lock_fd = try_lock(self.run_dir / LOCK_NAME)
+        return self._lock_fd is not None
 
     def bind(self) -> None:
         """Bind the socket, replacing a stale one (we hold the lock, so nobody else is serving)."""
@@ -457,10 +452,18 @@ def serve(root: str | os.PathLike[str], *, idle_timeout: float | None = None, wa
         try:
             gov = daemon.governor(daemon.root, None)
             gov.intents()
+            from orchestrator.sandbox import network
+
+            network.prestart(gov.policy)  # the first sandboxed command need not wait for the egress proxy
             import orchestrator.adapters.claude_code  # noqa: F401
             from orchestrator.shell import analyze
 
             analyze("true")  # sets up the shell parser (and its lock) once, before concurrent calls may race to
+            if gov.policy.approval.channel == "passkey":
+                # the assertion check's library (~130 ms cold, more under load): loaded here, in the background
+                # daemon, so that a person's approval is not waiting on it; a hook process never imports it before
+                # it has an assertion to check (tests/test_hotpath_imports.py)
+                import webauthn  # noqa: F401
         except Exception:  # noqa: BLE001 - a broken workspace is reported per call, fail-closed, by run_hook
             pass
     try:

@@ -77,7 +77,7 @@ REGISTRY: dict[str, ToolSpec] = {
     "bash": (Kind.EXEC, ("command",)),
     "view": (Kind.READ, ("path",)),
     "create": (Kind.WRITE, ("path",)),
-    "edit": (Kind.EDIT, ("path", "filePath")),
+    "edit": (Kind.EDIT, ("path", "filePath", "file_path")),  # Copilot path, opencode filePath, Qwen file_path
     "grep": (Kind.META, ()),
     "read_bash": (Kind.META, ()),  # output of a running shell
     "stop_bash": (Kind.META, ()),
@@ -108,6 +108,32 @@ REGISTRY: dict[str, ToolSpec] = {
     "plan_enter": (Kind.META, ()),
     "plan_exit": (Kind.META, ()),
     "invalid": (Kind.META, ()),
+    # --- Qwen Code (0.24.4: tests/data/qwen-code/; write_file, read_file, run_shell_command, edit above) ------
+    "notebook_edit": (Kind.EDIT, ("notebook_path",)),
+    "grep_search": (Kind.META, ()),
+    "tool_search": (Kind.META, ()),  # finds deferred (MCP) tools (Qwen Code, pi); a found tool is called by its name
+    "agent": (Kind.META, ()),  # a subagent: its own tool calls come through the hooks
+    "get_goal": (Kind.META, ()),
+    "update_goal": (Kind.META, ()),
+    "todo_write": (Kind.META, ()),
+    "ask_user_question": (Kind.META, ()),
+    "exit_plan_mode": (Kind.META, ()),
+    "web_search": (Kind.META, ()),
+    # (``tool_call`` -- a deferred tool called by name -- is left unknown: the hooks see the resolved tool instead)
+    # --- Cline CLI (3.0.65: tests/data/cline/) ------------------------------------------------------------------
+    # ``run_commands {commands: [...]}`` and ``read_files {files: [{path}]}`` are split by the Cline adapter into
+    # one call per entry (``run_commands {command}``, ``read_files {path}``); ``apply_patch {input}`` is Codex's
+    "editor": (Kind.EDIT, ("path",)),  # creates the file when it is missing: the engine's snapshot tells
+    "run_commands": (Kind.EXEC, ("command",)),
+    "read_files": (Kind.READ, ("path",)),
+    "search_codebase": (Kind.META, ()),
+    "fetch_web_content": (Kind.META, ()),
+    "ask_question": (Kind.META, ()),
+    "spawn_agent": (Kind.META, ()),  # a subagent: its own tool calls go through the plugin (parentAgentId)
+    **{f"team_{name}": (Kind.META, ()) for name in (  # teammates: their own tool calls go through the plugin
+        "spawn_teammate", "shutdown_teammate", "status", "task", "run_task", "cancel_run", "list_runs",
+        "await_runs", "send_message", "broadcast", "read_mailbox", "mission_log", "cleanup", "create_outcome",
+        "attach_outcome_fragment", "review_outcome_fragment", "finalize_outcome", "list_outcomes")},
     # --- Kilo CLI (7.7.7: opencode's tools, and its own that touch no file; ``background_process`` is told apart
     # by its ``action`` in orchestrator.adapters.opencode: ``start`` runs its ``command``) ---------------------------
     "background_process": (Kind.EXEC, ("command",)),
@@ -122,7 +148,6 @@ REGISTRY: dict[str, ToolSpec] = {
     # --- pi (1.6.0: ``read``/``write``/``edit``/``bash``/``grep`` above, with ``path``) ----------------------------
     "find": (Kind.META, ()),
     "ls": (Kind.META, ()),
-    "tool_search": (Kind.META, ()),
     # a QuickJS script with no file system, network or process of its own: it reaches files only through
     # ``tools.<name>(args)``, each a tool call of its own that the extension governs (``parentToolCallId``)
     "codemode": (Kind.META, ()),
@@ -133,8 +158,8 @@ REGISTRY: dict[str, ToolSpec] = {
 
 # MCP tools of orchestrator itself are handshakes, not mutations (Claude Code and Codex name them
 # ``mcp__orchestrator__<tool>``, Gemini CLI ``mcp_orchestrator_<tool>``, Copilot CLI ``orchestrator-<tool>``,
-# opencode ``orchestrator_<tool>``)
-_META_MCP = re.compile(r"^(?:mcp__orchestrator__|mcp_orchestrator_|orchestrator-|orchestrator_)"
+# opencode ``orchestrator_<tool>``, Cline ``orchestrator__<tool>``; Qwen Code as Claude Code)
+_META_MCP = re.compile(r"^(?:mcp__orchestrator__|mcp_orchestrator_|orchestrator-|orchestrator__|orchestrator_)"
                        r"(select_active_intent|list_intents|record_lesson|propose_intent)$")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M)
 

@@ -38,8 +38,8 @@ import shlex
 import sys
 from typing import Any, Protocol
 
-from orchestrator.sandbox.exempt import (MAX_COMMAND_BYTES, cwd_only, exempt, opaque, unwrappable, writes_git,
-                                         writes_workspace)
+from orchestrator.sandbox.exempt import (MAX_COMMAND_BYTES, cwd_only, exempt, fetches, opaque, unwrappable,
+                                         writes_git, writes_workspace)
 
 
 class PlanContext(Protocol):
@@ -51,6 +51,9 @@ class PlanContext(Protocol):
     policy: Any
     root: str
     workspace: Any
+
+    def ignore_rules(self) -> Any: ...  # the compiled .intentignore
+
 
 #: devices any program may write (terminal output, /dev/null redirections); granted as files
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts", "/dev/random", "/dev/urandom")
@@ -110,7 +113,7 @@ class Plan:
     """
 
     __slots__ = ("enabled", "reason", "abi", "writable", "create", "tmp", "deny_read", "readable", "spec_dir",
-                 "scope", "env", "secret_patterns", "network", "git")
+                 "scope", "env", "secret_patterns", "network", "net_options", "git", "mounts")
 
     def __init__(self, enabled: bool, reason: str = "", abi: int = 0, writable: list[str] | None = None,
                  create: list[str] | None = None, tmp: str | None = None, deny_read: list[str] | None = None,
@@ -133,9 +136,13 @@ class Plan:
         self.env = env or []
         #: deny_read path -> the secret pattern that matched it (what a refusal names)
         self.secret_patterns = secret_patterns or {}
-        #: the launcher's ``--net`` (network.py; None: TCP unrestricted) and ``--git`` dirs (gitdir.py)
-        self.network: str | None = None
+        #: what the network rule is (network.py; None: unrestricted), for verdicts and the ledger; the launcher's
+        #: network options (``--netns``, ``--egress``..., ``--net``/``--net-fallback``); ``--git`` dirs (gitdir.py)
+        self.network: dict[str, Any] | None = None
+        self.net_options: list[str] = []
         self.git: list[str] = []
+        #: the mount namespace's options: run dirs and servers' sockets hidden, protected paths read-only (hidden.py)
+        self.mounts: list[str] = []
 
     def to_dict(self) -> dict[str, Any]:
         if not self.enabled:
@@ -171,11 +178,10 @@ class Plan:
             opts += ["-r", path]
         if self.tmp:
             opts += ["--tmp", self.tmp]
-        if self.network is not None:
-            opts += ["--net", self.network]
+        opts += self.net_options
         for path in self.git:
             opts += ["--git", path]
-        return opts + self.env
+        return opts + self.mounts + self.env
 
     def wrap(self, command: str) -> str:
         """``command`` as a launcher invocation (a shell command line for the agent's own shell).
@@ -298,13 +304,15 @@ def plan(ctx: PlanContext) -> Plan:
     sh = ctx.call.shell
     scope = ctx.intent is not None and (sh is None or sh.kind != "read_only")
     return plan_for(ctx.root, ctx.policy, ctx.call.session_id, ctx.workspace.run_dir,
-                    ctx.intent.owned_scope if scope and ctx.intent is not None else None, intent=ctx.intent, shell=sh)
+                    ctx.intent.owned_scope if scope and ctx.intent is not None else None, intent=ctx.intent, shell=sh,
+                    rules=ctx.ignore_rules() if scope else None)
 
 
 def plan_for(root: str, policy: Any, session_id: str, run_dir: Any, owned_scope: Any = None, *, intent: Any = None,
-             shell: Any = None) -> Plan:
+             shell: Any = None, rules: Any = None) -> Plan:
     """The plan for a command in workspace ``root``: the scope plan of ``owned_scope``, or the read plan (None).
-    ``intent`` (its ``network`` override) and ``shell`` (does it run git: the git-dir mode) refine it."""
+    ``intent`` (its ``network`` override) and ``shell`` (does it run git: the git-dir mode) refine it; ``rules``
+    (the ``.intentignore``) and the governance paths beneath the scope are made read-only (hidden.py)."""
     from orchestrator.sandbox.envpolicy import launcher_options
 
     reason = unavailable_reason(policy)
@@ -314,6 +322,7 @@ def plan_for(root: str, policy: Any, session_id: str, run_dir: Any, owned_scope:
     create: list[str] = []
     if owned_scope is not None:
         writable, create = scope_grants(root, owned_scope)
+    granted = list(writable)
     sb = policy.sandbox
     tmp = None
     for entry in sb.writable:
@@ -352,6 +361,9 @@ def plan_for(root: str, policy: Any, session_id: str, run_dir: Any, owned_scope:
                scope=owned_scope is not None, env=launcher_options(policy),
                secret_patterns={p: patterns[p] for p in deny})
     _git_and_network(root, policy, intent, shell, out)
+    from orchestrator.sandbox.hidden import namespace
+
+    out.mounts = namespace(root, policy, run_dir, granted, rules)
     return out
 
 
@@ -361,8 +373,10 @@ def _git_and_network(root: str, policy: Any, intent: Any, shell: Any, out: Plan)
     writable, guarded and restored by the launcher."""
     from orchestrator.sandbox import network
 
-    out.network = network.option(policy, intent, out.abi)
-    if out.scope and wants_git(shell):  # the read plan keeps .git read-only (no workspace write at all)
+    out.net_options = network.launcher_options(policy, intent, out.abi, root, os.path.dirname(out.spec_dir or ""))
+    out.network = network.summary(out.net_options)
+    # the read plan keeps .git read-only (no workspace write at all), except for git's own store of a fetch
+    if (out.scope and wants_git(shell)) or (shell is not None and fetches(shell)):
         from orchestrator.sandbox.gitdir import git_dirs
 
         out.git = git_dirs(root)
@@ -530,52 +544,6 @@ def readable_except(root: str, deny: list[str]) -> list[str]:
     return out
 
 
-def findings(ws: Any, pol: Any) -> Any:
-    """``orch doctor``: is the shell sandbox available here, and does the loaded policy ``pol`` use it? (The check
-    that loads the policy is :func:`orchestrator.config.checks.check_sandbox`: the sandbox sits below ``config``.)"""
-    from orchestrator.core.findings import Finding
-
-    reason = unavailable_reason(pol)
-    if reason is not None:
-        yield Finding("sandbox", "warn",
-                      f"shell commands are NOT sandboxed: {reason}. Commands the analyzer cannot vouch for (tests, "
-                      "builds, scripts) fall back to the approval channel",
-                      "enable Landlock (Linux >= 5.13, lsm=...,landlock) and set sandbox.enabled: true"
-                      if "policy" not in reason else "set sandbox.enabled: true in .orchestration/policy.yaml")
-        return
-    cursor = os.path.join(str(ws.root), ".cursor", "hooks.json")
-    try:
-        with open(cursor, encoding="utf-8") as fh:
-            cursor_hooked = "orch" in fh.read()
-    except OSError:
-        cursor_hooked = False
-    if cursor_hooked:
-        yield Finding("sandbox-cursor", "warn",
-                      "Cursor cannot replace a command: its shell commands run WITHOUT the kernel sandbox (no secret "
-                      "read denied by the kernel, no environment scrubbed, writes not held to the scope). Every "
-                      "command the analyzer does not call read-only asks through the approval channel instead",
-                      "prefer Claude Code, Codex or Gemini CLI for unattended work; see docs/adapters.md (Cursor)")
-    version = abi()
-    gaps = []
-    if version < 2:
-        gaps.append("ABI 1: renames across directories are refused inside the sandbox too")
-    if version < 3:
-        gaps.append("ABI < 3: truncate(2) outside the scope is not blocked")
-    if version < 4:
-        gaps.append("ABI < 4: sandbox.network (TCP ports) is not enforced")
-    if version < 6:
-        gaps.append("ABI < 6: a command running git can signal the launcher that restores .git after it")
-    status = "ok" if not gaps else "warn"
-    yield Finding("sandbox", status,
-                  f"Landlock ABI {version}: every shell command runs in the kernel sandbox on hosts that can replace "
-                  "it (Claude Code, Codex, Gemini CLI, the reference loop, LangChain): writes held to the intent's "
-                  "scope, secrets unreadable, only an allow-list of environment variables inherited"
-                  + (" (" + "; ".join(gaps) + ")" if gaps else ""),
-                  "" if not gaps else "upgrade the kernel (Landlock ABI >= 3)")
-    from orchestrator.sandbox import compiled
-
-    yield from compiled.check(ws, getattr(getattr(pol, "sandbox", None), "writable", ()) or ())
-
-
 __all__ = ["Plan", "plan", "plan_for", "abi", "exempt", "writes_git", "cwd_only", "opaque", "unwrappable",
-           "writes_workspace", "unavailable_reason", "unwrap", "scope_grants", "findings", "CONTAINED", "MAX_COMMAND_BYTES", "options_of"]
+           "writes_workspace", "unavailable_reason", "unwrap", "scope_grants", "CONTAINED", "MAX_COMMAND_BYTES",
+           "options_of"]

@@ -241,7 +241,7 @@ def _guarded_name(path: str) -> str:
     return next(n for n in GUARDED_LINES if path.endswith(os.sep + n))
 
 
-def _strip_lines(path: str, match: Callable[[bytes], bool], old: tuple[bytes, ...]) -> None:
+def _strip_lines(path: str, match: Callable[[bytes], bool], old: tuple[bytes, ...], roots: list[str]) -> None:
     """Rewrite ``path`` without the matching lines that are not in ``old``: written beside as ``<path>.lock`` (git's
     own lock name: a running git holding it makes this fail, and that is reported), renamed over."""
     with open(path, "rb") as fh:
@@ -257,13 +257,17 @@ def _strip_lines(path: str, match: Callable[[bytes], bool], old: tuple[bytes, ..
         drop = match(bare) and bare not in old
         if not drop:
             out.append(line)
-    lock = path + ".lock"
-    fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    dfd, name = _parent(path, roots)
     try:
-        os.write(fd, b"".join(out))
+        fd = os.open(name + ".lock", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644,
+                     dir_fd=dfd)
+        try:
+            os.write(fd, b"".join(out))
+        finally:
+            os.close(fd)
+        os.rename(name + ".lock", name, src_dir_fd=dfd, dst_dir_fd=dfd)
     finally:
-        os.close(fd)
-    os.rename(lock, path)
+        os.close(dfd)
 
 
 # ------------------------------------------------------------------------------------------------ the verdict
@@ -346,7 +350,7 @@ def verify(before: dict[str, Entry], roots: list[str], git: str | None) -> list[
         report.append(f"{exc.strerror}: removed")
         for gd in dict.fromkeys(d for r in roots for d in _nested(r)):
             for name in GUARDED_TREES:
-                _remove(os.path.join(gd, name))
+                _remove(os.path.join(gd, name), roots)
         after = take(roots, strict=False)
     for path in sorted(set(before) | set(after)):
         old, new = before.get(path), after.get(path)
@@ -357,7 +361,7 @@ def verify(before: dict[str, Entry], roots: list[str], git: str | None) -> list[
                 continue  # a guarded line removed: nothing git would run or trust more than before
             what = "a replace ref" if path.endswith(PACKED) else "an exec line"
             try:
-                _strip_lines(path, GUARDED_LINES[_guarded_name(path)], old[1] if old else ())
+                _strip_lines(path, GUARDED_LINES[_guarded_name(path)], old[1] if old else (), roots)
                 report.append(f"{_show(path)}: {what} was added: removed")
             except OSError as exc:
                 report.append(f"{_show(path)}: {what} was added: COULD NOT REMOVE ({exc.strerror or exc})")
@@ -378,7 +382,7 @@ def verify(before: dict[str, Entry], roots: list[str], git: str | None) -> list[
                 continue
             what = "was changed"
         try:
-            _restore(path, old)
+            _restore(path, old, roots)
             report.append(f"{_show(path)} {what}: restored")
         except OSError as exc:
             report.append(f"{_show(path)} {what}: COULD NOT RESTORE ({exc.strerror or exc})")
@@ -410,43 +414,101 @@ def _which(name: str) -> str | None:
     return None
 
 
-def _remove(path: str) -> None:
-    """Remove whatever is at ``path`` (a tree too, never following a link); a directory made unwritable still goes."""
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _parent(path: str, roots: list[str]) -> tuple[int, str]:
+    """A descriptor of the directory that holds ``path`` (the caller closes it) and its last component, opened from
+    the guarded git dir ``path`` lies in with no link followed on the way: a process of the command that outlived it
+    (possible without the PID namespace) may swap ``hooks/`` for a link between two steps of the restore, which
+    must then not remove or write the same names where the link points (issue 28's audit of privileged writes)."""
+    root = max((r for r in roots if path.startswith(r + os.sep)), key=len, default=None)
+    if root is None:
+        raise OSError(22, f"{path} lies in no guarded git dir")
+    parts = path[len(root) + 1:].split(os.sep)
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        st = os.lstat(path)
+        for part in parts[:-1]:
+            nxt = os.open(part, _DIR, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, parts[-1]
+
+
+def _chmod_dir(dfd: int, name: str, mode: int) -> None:
+    """``chmod`` the directory ``name`` itself, never a link's target (through its own ``O_PATH`` descriptor: it
+    needs no read permission, so a directory the command made unreadable is reached too)."""
+    fd = os.open(name, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+    try:
+        os.chmod(f"/proc/self/fd/{fd}", mode)
+    finally:
+        os.close(fd)
+
+
+def _remove_at(dfd: int, name: str) -> None:
+    try:
+        st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
     except FileNotFoundError:
         return
     if not stat.S_ISDIR(st.st_mode):
-        os.unlink(path)
+        os.unlink(name, dir_fd=dfd)
         return
-    os.chmod(path, 0o700)
-    for name in os.listdir(path):
-        _remove(os.path.join(path, name))
-    os.rmdir(path)
+    _chmod_dir(dfd, name, 0o700)
+    fd = os.open(name, _DIR, dir_fd=dfd)
+    try:
+        for sub in os.listdir(fd):
+            _remove_at(fd, sub)
+    finally:
+        os.close(fd)
+    os.rmdir(name, dir_fd=dfd)
 
 
-def _restore(path: str, old: Entry | None) -> None:
-    """Put ``path`` back as ``old`` (None: it did not exist). Never writes through a link."""
-    cur = _entry(path)
+def _remove(path: str, roots: list[str]) -> None:
+    """Remove whatever is at ``path`` (a tree too, never following a link at any component); a directory made
+    unwritable still goes."""
+    try:
+        dfd, name = _parent(path, roots)
+    except FileNotFoundError:
+        return  # a directory above it went already (removed first, in path order): so did it
+    try:
+        _remove_at(dfd, name)
+    finally:
+        os.close(dfd)
+
+
+def _restore(path: str, old: Entry | None, roots: list[str]) -> None:
+    """Put ``path`` back as ``old`` (None: it did not exist). Never writes through a link, at any component."""
     if old is None:
-        _remove(path)
+        _remove(path, roots)
         return
-    if old[0] == "d":
-        if cur is None or cur[0] != "d":
-            _remove(path)
-            os.mkdir(path, old[1])
-        os.chmod(path, old[1])
-        return
-    _remove(path)
-    if old[0] == "l":
-        os.symlink(old[1], path)
-    elif old[0] == "f":
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        try:
-            os.write(fd, old[2])
-        finally:
-            os.close(fd)
-        os.chmod(path, old[1])
+    dfd, name = _parent(path, roots)
+    try:
+        if old[0] == "d":
+            try:
+                is_dir = stat.S_ISDIR(os.stat(name, dir_fd=dfd, follow_symlinks=False).st_mode)
+            except FileNotFoundError:
+                is_dir = False
+            if not is_dir:
+                _remove_at(dfd, name)
+                os.mkdir(name, old[1], dir_fd=dfd)
+            _chmod_dir(dfd, name, old[1])
+            return
+        _remove_at(dfd, name)
+        if old[0] == "l":
+            os.symlink(old[1], name, dir_fd=dfd)
+        elif old[0] == "f":
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                         dir_fd=dfd)
+            try:
+                os.write(fd, old[2])
+                os.fchmod(fd, old[1])
+            finally:
+                os.close(fd)
+    finally:
+        os.close(dfd)
 
 
 # ------------------------------------------------------------------------------------------------- the runner
@@ -485,8 +547,10 @@ class Guard:
         os.close(r)
         self.w = w
 
-    def run(self, shell: str, command: str, env: dict[str, str], scope: Callable[[], object]) -> int:
-        """Run ``command`` in a child, wait, verify; the command's exit status (128 + signal if killed)."""
+    def run(self, shell: str, command: str, env: dict[str, str], scope: Callable[[], object],
+            after_fork: Callable[[], object] | None = None) -> int:
+        """Run ``command`` in a child, wait, verify; the command's exit status (128 + signal if killed).
+        ``after_fork`` runs once the command is forked (the network bridge's forwarder: netns.py)."""
         import _signal as signal  # type: ignore[import-not-found]  # `signal` imports enum (~4 ms)
 
         pid = os.fork()
@@ -498,6 +562,8 @@ class Guard:
             except BaseException as exc:  # noqa: BLE001
                 os.write(2, f"orchestrator sandbox: cannot run {shell}: {exc}\n".encode())
             os._exit(126)
+        if after_fork is not None:
+            after_fork()
 
         def forward(signum: int, _frame: object) -> None:
             try:

@@ -58,7 +58,9 @@ IOCTL_DEV = 1 << 15  # ABI 5
 RULE_NET_PORT = 2
 NET_BIND_TCP = 1 << 0
 NET_CONNECT_TCP = 1 << 1
-# scoping (ABI 6): a sandboxed process may not signal processes outside its domain
+# scoping (ABI 6): a sandboxed process may not connect to an abstract UNIX socket bound, nor signal a process,
+# outside its domain
+SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0
 SCOPE_SIGNAL = 1 << 1
 
 #: rights a rule on a regular file (not a directory) may carry
@@ -120,7 +122,8 @@ def _check(result: int, what: str) -> int:
 
 
 def restrict(writable: Iterable[str], *, deny_read: Iterable[str] = (), readable: Iterable[str] = (),
-             write_only: Iterable[str] = (), abi_version: int | None = None, network: str | None = None) -> int:
+             write_only: Iterable[str] = (), abi_version: int | None = None, network: str | None = None,
+             abstract: bool = False) -> int:
     """Restrict this process (and every child) to writing beneath ``writable``. Returns the ABI used.
 
     ``writable`` paths that do not exist are skipped (a rule needs an open file). When ``readable`` is given,
@@ -131,6 +134,8 @@ def restrict(writable: Iterable[str], *, deny_read: Iterable[str] = (), readable
     entries).
     ``network`` (ABI >= 4; see :func:`net_rules`): None leaves TCP alone, ``"deny"`` refuses every TCP connect and
     bind, ``"22,443"`` allows TCP connect to those ports only (bind stays free).
+    On ABI >= 6 the domain is scoped: no signal to a process outside it and, unless ``abstract`` (policy
+    ``sandbox.sockets.allow`` names one), no connection to an abstract UNIX socket bound outside it.
     Raises :class:`LandlockError` (nothing restricted, or the process is left partly restricted: either way the
     caller must not run the command).
     """
@@ -147,7 +152,8 @@ def restrict(writable: Iterable[str], *, deny_read: Iterable[str] = (), readable
     if readable:
         readable = ["/", *readable]
     net_handled, ports = net_rules(network, version)
-    ruleset = _ruleset(lib, handled, net_handled)
+    scoped = SCOPE_SIGNAL | (0 if abstract else SCOPE_ABSTRACT_UNIX_SOCKET) if version >= 6 else 0
+    ruleset = _ruleset(lib, handled, net_handled, scoped)
     try:
         _add_ports(lib, ruleset, ports)
         # struct landlock_path_beneath_attr {u64 allowed_access; s32 parent_fd;} __attribute__((packed))
@@ -315,6 +321,12 @@ def spec_entries(data: bytes) -> list[str]:
 
 
 _VALUED = {"-w": "writable", "-r": "readable", "-W": "write_only", "--env-keep": "keep"}
+#: the mount namespace's lists (mounts.OPTIONS; kept here so that parsing imports nothing)
+_MOUNT_OPTIONS = ("--hide", "--cover", "--ro")
+#: the network namespace's options (netns.py)
+_NET_OPTIONS = ("--netns", "--egress", "--egress-plan", "--egress-env", "--net-fallback")
+#: options that take one of a few words
+_CHOICES = {"--pidns": ("on", "off"), "--abstract": ("allow", "scope"), "--netns": ("on", "off")}
 
 
 def _parse(argv: list[str], spec_dir: str | None = None) -> Options:
@@ -359,7 +371,9 @@ def _parse(argv: list[str], spec_dir: str | None = None) -> Options:
                 opts.scrub = []
             if value:
                 opts.scrub.append(value)
-        elif a in ("--net", "--git", "--pidns"):
+        elif a in ("--net", "--git", "--pidns", "--abstract", *_MOUNT_OPTIONS, *_NET_OPTIONS):
+            if a in _CHOICES and value not in _CHOICES[a]:
+                raise ValueError(f"malformed {a} value {value!r} ({' or '.join(_CHOICES[a])})")
             opts.extra.setdefault(a, []).append(value)
         else:
             raise ValueError(f"unknown option {a!r}")
@@ -398,20 +412,31 @@ def main(argv: list[str] | None = None, spec_dir: str | None = None) -> int:
             sys.stderr.write(f"orchestrator sandbox: cannot snapshot the git dir ({exc}); the command was NOT run\n")
             return EXIT_SETUP
         writable.extend(guard.roots)
-    off = opts.extra.get("--pidns", ["on"])[-1]
-    if off not in ("on", "off"):
-        sys.stderr.write(f"orchestrator sandbox: malformed --pidns value {off!r} (on or off)\n")
-        return EXIT_SETUP
     pidns = _sibling("pidns")
-    # other processes out of sight (pidns.py); False: the kernel refused, or policy sandbox.pid_namespace: false
-    isolated = off == "on" and pidns.enter()
+    try:
+        # before any namespace: the proxy is reached from the host's, before anything is hidden (netns.py)
+        bridge = _bridge(opts.extra, opts.extra.get("--pidns", ["on"])[-1] == "on")
+    except ValueError as exc:
+        sys.stderr.write(f"orchestrator sandbox: {exc}\n")
+        return EXIT_SETUP
+    try:
+        isolated = _namespaces(opts.extra, pidns)
+    except OSError as exc:
+        sys.stderr.write(f"orchestrator sandbox: {exc.strerror}; the command was NOT run\n")
+        return EXIT_SETUP
+    netns_up = False
     if isolated:
-        code = pidns.split()
+        code = pidns.split(bridge.outer if bridge is not None else None)
         if code is not None:
             _exit_now(code)  # the launcher outside: PID 1's (the command's) exit status
+        # its own network namespace (netns.py); False: the kernel refused, the port rules below hold instead
+        netns_up = bridge is not None and bridge.inner()
+        if netns_up and bridge is not None:
+            bridge.environ(env)
     try:
-        net = opts.extra.get("--net")
-        restrict(writable, readable=opts.readable, write_only=opts.write_only, network=net[-1] if net else None)
+        net = opts.extra.get("--net") or (None if netns_up else opts.extra.get("--net-fallback"))
+        restrict(writable, readable=opts.readable, write_only=opts.write_only, network=net[-1] if net else None,
+                 abstract=opts.extra.get("--abstract", ["scope"])[-1] == "allow")
     except OSError as exc:
         sys.stderr.write(f"orchestrator sandbox: cannot restrict the command ({exc}); it was NOT run. "
                          "Set policy sandbox.enabled: false to fall back to approvals.\n")
@@ -420,17 +445,30 @@ def main(argv: list[str] | None = None, spec_dir: str | None = None) -> int:
     if guard is not None:
         if isolated:
             pidns.unblock()  # guard.run installs its own forwarding (TERM, INT, HUP)
-        code = guard.run(shell, opts.command, dict(env), scope_or_nest)
+        code = guard.run(shell, opts.command, dict(env), scope_or_nest, bridge.start_forwarder if bridge else None)
         if isolated:
             _exit_now(code)
         return code
     if isolated:
-        _exit_now(pidns.run_init(shell, opts.command, env, nest))
+        _exit_now(pidns.run_init(shell, opts.command, env, nest, bridge.forward_on_demand if bridge else None))
     try:
         os.execve(shell, [shell, "-c", opts.command], env)
     except OSError as exc:
         sys.stderr.write(f"orchestrator sandbox: cannot run {shell}: {exc}\n")
     return EXIT_SETUP
+
+
+def _namespaces(extra: dict[str, list[str]], pidns) -> bool:  # noqa: ANN001 (the pidns module)
+    """The command's own mount namespace, whatever the PID namespace (mounts.py: run dirs and servers' sockets
+    hidden, protected paths read-only), then other processes out of sight unless ``--pidns off`` (pidns.py). True:
+    the next child is PID 1 of a new PID namespace; False: the kernel refused one of them (the command runs as
+    before). Raises OSError when the working directory is hidden in it."""
+    mounts = _sibling("mounts")
+    if not mounts.enter():
+        return False
+    mounts.apply(extra)
+    # policy sandbox.pid_namespace: false keeps the host's processes (and lets what the command starts outlive it)
+    return extra.get("--pidns", ["on"])[-1] == "on" and bool(pidns.enter())
 
 
 def command_env(opts: Options) -> dict[str, str]:
@@ -475,6 +513,26 @@ def _sibling(name: str):  # -> module
         return importlib.import_module(f"{__package__}.{name}")
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the package is not importable under -I -S
     return __import__(name)
+
+
+def _bridge(extra: dict[str, list[str]], pid_namespace: bool):  # -> netns.Bridge | None
+    """``--netns on`` (with ``--egress``: the bridge to the proxy, reached now, before any namespace); None without
+    a PID namespace (no init to run the forwarder: the fallback port rules hold). Raises ValueError for a malformed
+    option."""
+    value = extra.get("--netns", ["off"])[-1]
+    if value not in ("on", "off"):
+        raise ValueError(f"malformed --netns value {value!r} (on or off)")
+    plan = extra.get("--egress-plan", ["/"])[-1]
+    if not plan.startswith("/") or "\n" in plan or len(plan) > 4096:
+        raise ValueError(f"malformed --egress-plan {plan!r}")
+    for item in extra.get("--egress-env", []):
+        if "=" not in item or item.startswith("="):
+            raise ValueError(f"malformed --egress-env {item!r} (NAME=VALUE)")
+    if value == "off" or not pid_namespace:
+        return None
+    bridge = _sibling("netns").Bridge(extra)
+    bridge.prepare()
+    return bridge
 
 
 def _git_guard(roots: list[str]):  # -> gitdir.Guard

@@ -1,9 +1,9 @@
 """Other processes out of the sandboxed command's sight: a PID namespace with its own ``/proc`` (the Python launcher).
 
 Landlock cannot refuse ``/proc/PID/environ`` of the host's shell or the agent (same uid): a command could read their
-API keys there and send them out. So the launcher moves the command into a new PID namespace (and a mount namespace
-with / private and a fresh ``/proc``; a user namespace too when not root) before Landlock restricts it: the host's
-processes are not in that ``/proc``. The launcher forks the namespace's PID 1, which mounts ``/proc``, restricts
+API keys there and send them out. So the launcher moves the command into a new PID namespace with a fresh ``/proc``
+before Landlock restricts it, inside the command's own mount namespace (``mounts.py``: made first, whatever the
+PID namespace; a user namespace too when not root): the host's processes are not in that ``/proc``. The launcher forks the namespace's PID 1, which mounts ``/proc``, restricts
 itself (landlock.py), wipes the environment block the kernel shows as its ``/proc/1/environ`` (the one from before
 the scrub) and runs the command as its child in a nested Landlock domain (``landlock.nest``: the command may not
 ptrace-attach to PID 1, so ``/proc/1/mem`` is closed too). PID 1 passes signals on (a signal PID 1 has no handler
@@ -24,10 +24,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # keep `typing` off the launcher's import path
     from collections.abc import Callable
 
-CLONE_NEWNS = 0x00020000
-CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
-MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
+MS_NOSUID, MS_NODEV, MS_NOEXEC = 2, 4, 8
 PR_SET_PDEATHSIG = 1
 #: what a host sends to stop a command: passed on (names: `_signal` has the numbers of this architecture)
 FORWARDED = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
@@ -39,35 +37,13 @@ def _libc():  # -> ctypes.CDLL
     return ctypes.CDLL(None, use_errno=True)
 
 
-def _write(path: str, text: str) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
-    try:
-        os.write(fd, text.encode())
-    finally:
-        os.close(fd)
-
-
 def enter() -> bool:
-    """New mount (+ user) and PID namespaces: True when the next child is PID 1 of a new namespace, False when the
-    kernel refused (the command then runs as before)."""
+    """A new PID namespace, inside the mount (+ user) namespace ``mounts.enter`` made: True when the next child is
+    PID 1 of it, False when the kernel refused (the command then runs as before)."""
     if not hasattr(os, "fork"):
         return False
     try:
-        lib = _libc()
-        uid, gid = os.geteuid(), os.getegid()
-        if lib.unshare(CLONE_NEWNS | (CLONE_NEWUSER if uid else 0)) != 0:
-            return False
-        if uid:  # map ourselves to ourselves: the command keeps its uid, files keep their owners
-            _write("/proc/self/uid_map", f"{uid} {uid} 1\n")
-            try:
-                _write("/proc/self/setgroups", "deny")
-            except OSError:
-                pass
-            _write("/proc/self/gid_map", f"{gid} {gid} 1\n")
-        # private first: a /proc mounted on a shared / would propagate to the host's mount namespace
-        if lib.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
-            return False
-        return bool(lib.unshare(CLONE_NEWPID) == 0)
+        return bool(_libc().unshare(CLONE_NEWPID) == 0)
     except (OSError, AttributeError):
         return False
 
@@ -103,15 +79,18 @@ def unblock() -> None:
     _signal.pthread_sigmask(_signal.SIG_UNBLOCK, [getattr(_signal, name) for name in FORWARDED])
 
 
-def split() -> int | None:
-    """Fork PID 1 of the namespace :func:`enter` made. In the launcher: wait for it and return its exit status. In
-    PID 1: set it up (``/proc``, the environment block wiped) and return None (the caller restricts and runs; the
-    forwarded signals stay blocked until :func:`run_init` or :func:`unblock`)."""
+def split(waiter: Callable[[int], int] | None = None) -> int | None:
+    """Fork PID 1 of the namespace :func:`enter` made. In the launcher: wait for it (``waiter``, when given, does:
+    the network namespace's handshake, netns.py) and return its exit status. In PID 1: set it up (``/proc``, the
+    environment block wiped) and return None (the caller restricts and runs; the forwarded signals stay blocked
+    until :func:`run_init` or :func:`unblock`)."""
     _block()
     pid = os.fork()
     if pid:
         _forward_to(pid)
         unblock()
+        if waiter is not None:
+            return waiter(pid)
         while True:
             try:
                 _, status = os.waitpid(pid, 0)
@@ -141,9 +120,12 @@ def _wipe_environ_block(lib) -> None:  # noqa: ANN001 (ctypes.CDLL)
         ctypes.memset(start, 0, end - start)
 
 
-def run_init(shell: str, command: str, env: dict[str, str], nest: Callable[[], object]) -> int:
+def run_init(shell: str, command: str, env: dict[str, str], nest: Callable[[], object],
+             after_fork: Callable[[int], object] | None = None) -> int:
     """PID 1's work: run the command (in the nested domain ``nest`` makes), pass signals on, reap every orphan until
-    the command ends; its exit status. The forwarded signals are blocked (:func:`split`) until the child exists."""
+    the command ends; its exit status. The forwarded signals are blocked (:func:`split`) until the child exists.
+    ``after_fork(pid)`` runs once the command is forked and signals are passed on (the network bridge's forwarder,
+    started when a first connection comes: netns.py)."""
     pid = os.fork()
     if pid == 0:
         try:
@@ -159,6 +141,8 @@ def run_init(shell: str, command: str, env: dict[str, str], nest: Callable[[], o
         os._exit(126)
     _forward_to(pid)
     unblock()
+    if after_fork is not None:
+        after_fork(pid)
     while True:
         try:
             reaped, status = os.wait()

@@ -41,6 +41,8 @@ DEFAULT_PATTERNS: tuple[str, ...] = (
     "~/.claude/.credentials.json", "~/.codex/auth.json", "~/.gemini/oauth_creds.json",
     "~/.gemini/mcp-oauth-tokens.json", "~/.gemini/mcp-oauth-tokens-v2.json", "~/.local/share/opencode/auth.json", "~/.local/share/opencode/mcp-auth.json",
     "~/.config/github-copilot/*.json", "~/.copilot/config.json",
+    "~/.qwen/oauth_creds.json", "~/.qwen/mcp-oauth-tokens.json", "~/.qwen/mcp-oauth-tokens-v2.json", "~/.qwen/.env",
+    "~/.cline/data/settings/providers.json",
     # other tools that keep a token in a file of their own
     "~/.cargo/credentials", "~/.cargo/credentials.toml", "~/.vault-token", "~/.pgpass", "~/.my.cnf",
     "~/.s3cfg", "~/.config/rclone/rclone.conf", "~/.config/hub", "~/.config/doctl/config.yaml",

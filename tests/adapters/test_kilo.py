@@ -19,6 +19,7 @@ from orchestrator.sandbox import unwrap
 from orchestrator.engine.tools import to_call
 from tests.adapters.test_opencode import denied, plugin_event
 from tests.adapters.test_opencode_plugin import NODE, records, run_plugin
+from tests.adapters.test_pi import structured_refusal
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "kilo" / "plugin_calls.jsonl"
 DOC_ROOT = "/home/dev/project"
@@ -118,14 +119,14 @@ def test_kilo_files_are_refused_and_named_in_the_mandate(ws: Path) -> None:
 
 
 @pytest.mark.parametrize("event, missing", [
-    ({"hook_event_name": "tool.execute.before", "sessionID": "s", "args": {}}, "without a tool"),
-    ({"hook_event_name": "tool.execute.before", "tool": "write", "sessionID": "s", "args": "nope"}, "not an object"),
-    ({"hook_event_name": "session.idle"}, "unknown kilo plugin event"),
+    ({"hook_event_name": "tool.execute.before", "sessionID": "s", "args": {}}, "tool"),
+    ({"hook_event_name": "tool.execute.before", "tool": "write", "sessionID": "s", "args": "nope"}, "args"),
+    ({"hook_event_name": "tool.execute.after", "tool": ["write"], "sessionID": "s", "args": {}}, "tool"),
+    ({"hook_event_name": "session.idle"}, "hook_event_name"),
 ])
-def test_malformed_events_block_naming_kilo(ws: Path, event: dict[str, Any], missing: str) -> None:
-    result = run_hook("kilo", json.dumps({**event, "cwd": str(ws)}))
-    assert result.exit_code == 2 and "blocked" in result.stderr and missing in result.stderr
-    assert "kilo" in result.stderr
+def test_malformed_events_get_a_structured_refusal_naming_kilo(ws: Path, event: dict[str, Any], missing: str) -> None:
+    error = structured_refusal(run_hook("kilo", json.dumps({**event, "cwd": str(ws)})))
+    assert error["type"] == "malformed-call" and error["agent"] == "kilo" and error["missing"] == missing, error
 
 
 @pytest.mark.skipif(NODE is None, reason="node is not installed")

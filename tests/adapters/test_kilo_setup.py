@@ -93,8 +93,7 @@ def test_doctor_says_when_kilo_would_run_ungoverned(ws: Path) -> None:
     assert status == "fail" and "UNGOVERNED" in message and "kilo.json" in message
     # the state before issue 30: a repository installed for opencode only, without Kilo's plugin
     kilo_setup.uninstall(ws)
-    opencode_setup.install(ws)
-    (ws / KILO_PLUGIN).unlink()
+    opencode_setup.install(ws)  # the opencode adapter's files only: `orch install opencode` adds Kilo's (readers)
     [(status, message)] = _findings(ws)["kilo.plugin"]
     assert status == "fail" and "UNGOVERNED" in message and "opencode.json" in message
 

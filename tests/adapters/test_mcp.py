@@ -120,3 +120,15 @@ def test_unhooked_rejection_is_a_structured_tool_error_with_the_reason(ws: Path)
     error = json.loads(text[text.index("{"):])
     assert error["type"] == "proposal-rejected" and error["reason"] == "docs are frozen"
     assert Governor(ws).intents().get("INT-3") is None
+
+
+def test_a_host_whose_hook_lets_the_tool_through_gets_the_intent_and_is_told_to_select_it(ws: Path) -> None:
+    """Gemini CLI, Copilot CLI, opencode, Cursor: the hook passes the tool (a handshake), the server waits itself;
+    it cannot know the session, so the model is told to select the new intent (its hook records that)."""
+    from orchestrator.approvals import proposal
+
+    result = _propose_over_stdio(ws, lambda b, r: proposal.accept(b, r.id, by="tui"), ORCH_MCP_HOOKED="1")
+    text = _text(result)
+    assert not result.is_error, text
+    assert "intent INT-3 is IN_PROGRESS. Call select_active_intent with intent_id 'INT-3'" in text
+    assert Governor(ws).sessions.get("plain-1").get("intent_id") is None

@@ -175,17 +175,27 @@ def test_session_context_names_pis_handshake_and_files(ws: Path) -> None:
     assert pi.SELECT_TOOL in text and "INT-1" in text and ".pi/" in text and ".mcp.json" not in text
 
 
+def structured_refusal(result: Any) -> dict[str, Any]:
+    """The ``malformed-call`` error of a blocked hook answer (exit 2, the JSON at the end of stderr)."""
+    assert result.exit_code == 2 and "blocked" in result.stderr, result.stderr
+    return json.loads(result.stderr[result.stderr.index("{"):])
+
+
 @pytest.mark.parametrize("event, missing", [
-    ({"hook_event_name": "tool_call", "sessionID": "s", "input": {}}, "without a `toolName`"),
-    ({"hook_event_name": "tool_call", "toolName": "write", "sessionID": "s"}, "without an `input` object"),
-    ({"hook_event_name": "tool_call", "toolName": "write", "sessionID": "s", "input": "nope"}, "`input` object"),
-    ({"hook_event_name": "tool_result", "sessionID": "s", "input": {}}, "without a `toolName`"),
-    ({"hook_event_name": "turn_end"}, "unknown pi extension event 'turn_end'"),
-    ({"toolName": "write", "input": {}}, "unknown pi extension event None"),
+    ({"hook_event_name": "tool_call", "sessionID": "s", "input": {}}, "toolName"),
+    ({"hook_event_name": "tool_call", "toolName": "write", "sessionID": "s"}, "input"),
+    ({"hook_event_name": "tool_call", "toolName": "write", "sessionID": "s", "input": "nope"}, "input"),
+    ({"hook_event_name": "tool_call", "toolName": 7, "sessionID": "s", "input": {}}, "toolName"),
+    ({"hook_event_name": "tool_result", "sessionID": "s", "input": {}}, "toolName"),
+    ({"hook_event_name": "turn_end"}, "hook_event_name"),
+    ({"toolName": "write", "input": {}}, "hook_event_name"),
 ])
-def test_malformed_events_block_naming_pi_and_what_is_missing(ws: Path, event: dict[str, Any], missing: str) -> None:
-    result = run_hook("pi", json.dumps({**event, "cwd": str(ws)}))
-    assert result.exit_code == 2 and "blocked" in result.stderr and missing in result.stderr, result.stderr
+def test_malformed_events_get_a_structured_refusal_naming_pi_and_the_field(ws: Path, event: dict[str, Any],
+                                                                           missing: str) -> None:
+    """An event of an unknown shape, a missing field, a field of the wrong type (a pi whose format changed):
+    refused with ``malformed-call`` naming the agent and the field, never allowed."""
+    error = structured_refusal(run_hook("pi", json.dumps({**event, "cwd": str(ws)})))
+    assert error["type"] == "malformed-call" and error["agent"] == "pi" and error["missing"] == missing, error
 
 
 @pytest.mark.parametrize("session", [None, "", 7], ids=repr)

@@ -150,3 +150,38 @@ def test_an_interrupted_archive_is_completed_and_reported_until_then(store: Inte
 ])
 def test_allocate_id(ids: list[str], want: str) -> None:
     assert allocate_id(ids, prefix_of(ids)) == want
+
+
+def test_two_worktrees_never_allocate_the_same_new_id(tmp_path: Path) -> None:
+    """Each worktree has its own checkout of the file; a new id is the next after every worktree's, so the
+    branches merge without two different INT-004."""
+    from tests.approval_support import make_worktrees
+
+    main, linked = make_worktrees(tmp_path)
+    assert IntentStore(main).create({"name": "on main", "owned_scope": ["a/**"]})["id"] == "INT-4"
+    assert IntentStore(linked).create({"name": "on the branch", "owned_scope": ["b/**"]})["id"] == "INT-5"
+    assert IntentStore(main).create({"name": "main again", "owned_scope": ["c/**"]})["id"] == "INT-6"
+    assert "INT-4" not in {i["id"] for i in yaml.safe_load(linked.intents_file.read_text())["active_intents"]}
+
+
+def test_a_dry_run_validates_everything_and_writes_nothing(store: IntentStore) -> None:
+    from orchestrator.config.intentstore import plain
+
+    before = store.active_path.read_text()
+    assert store.create({"name": "Login", "owned_scope": ["src/auth/**"]}, write=False)["id"] == "INT-003"
+    assert store.edit("INT-001", {"name": "API"}, write=False)["name"] == "API"
+    store.finish("INT-002", "CANCELLED")
+    changed = store.active_path.read_text()
+    assert store.archive(["INT-002"], write=False) == ["INT-002"]
+    with pytest.raises(ConfigError, match="invalid glob"):
+        store.create({"name": "x", "owned_scope": ["src/["]}, write=False)
+    assert store.active_path.read_text() == changed != before
+    assert not (store.active_path.parent / ARCHIVE_NAME).exists()
+    # expect: the change is made only to the intent as it was seen
+    seen = plain(next(i for i in store.read().active.intents() if i["id"] == "INT-001"))
+    store.edit("INT-001", {"owner": "ana"})
+    with pytest.raises(UsageError, match="changed since"):
+        store.edit("INT-001", {"name": "API"}, expect=seen)
+    with pytest.raises(UsageError, match="changed since"):
+        store.archive(["INT-002"], expect={"INT-002": seen})
+    assert active(store)[0]["name"] == "Build the API"

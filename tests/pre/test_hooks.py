@@ -25,7 +25,10 @@ def pre(gov: Governor, tool: str, session: str = "s1", **tool_input: object) -> 
                                   "src/.claude/settings.json", "pkg/a/.claude/settings.local.json", "src/.mcp.json",
                                   "src/.codex/config.toml", "src/.gemini/settings.json", "src/.cursor/hooks.json",
                                   "src/.github/hooks/h.json", "src/.github/mcp.json", "src/.opencode/plugin/p.js",
-                                  "src/opencode.json", "src/opencode.jsonc"])
+                                  "src/opencode.json", "src/opencode.jsonc",
+                                  # Qwen Code (hooks, MCP, .qwen/.env) and Cline (plugins, hook files)
+                                  ".qwen/settings.json", ".qwen/.env", "src/.qwen/settings.json",
+                                  ".cline/plugins/x.js", ".clinerules/hooks/PreToolUse", "src/.cline/plugins/x.js"])
 def test_selfguard_refuses_governance_files_even_in_scope(ws: Path, path: str) -> None:
     (ws / ".orchestration" / "active_intents.yaml").write_text(
         "active_intents:\n  - id: ALL\n    name: everything\n    status: IN_PROGRESS\n    owned_scope: ['**']\n")
@@ -223,6 +226,24 @@ def test_approval_channels(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert gov.pre(call()).allowed
     monkeypatch.setenv("ORCH_APPROVAL_CHANNEL", "bogus")  # fail closed
     assert gov.pre(call()).decision == "deny"
+
+
+def test_waived_names_what_channel_allow_let_through_unsandboxed(ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """approval.waived: on a host that cannot sandbox, what `allow` waived (Qwen Code asks instead)."""
+    from orchestrator.pre import approval
+
+    gov = Governor(ws)
+    gov.select_intent("INT-001", "s1")
+    script, vouched = (to_call("Bash", {"command": c}, session_id="s1") for c in ("python3 x.py", "echo z > src/z"))
+    assert gov.pre(vouched).allowed
+    monkeypatch.setenv("ORCH_APPROVAL_CHANNEL", "allow")
+    assert gov.pre(script).allowed and approval.waived(script, gov.policy)
+    assert approval.waived(vouched, gov.policy) == []  # the analyzer vouched for it: nothing waived
+    monkeypatch.setenv("ORCH_APPROVAL_CHANNEL", "deny")
+    assert approval.waived(script, gov.policy) == []  # another channel decided itself
+    monkeypatch.setenv("ORCH_APPROVAL_CHANNEL", "allow")
+    (ws / ".orchestration" / "policy.yaml").write_text("approval:\n  allow_commands: ['python3 x.py']\n")
+    assert approval.waived(script, Governor(ws).policy) == []  # a person listed it
 
 
 def test_approval_from_policy_file(ws: Path) -> None:

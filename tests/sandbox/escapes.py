@@ -95,13 +95,16 @@ def make_template(base: Path) -> Path:
 
 
 class Listener:
-    """A TCP listener on 127.0.0.1 collecting every byte sent to it (the attacker's end)."""
+    """A TCP listener on 127.0.0.1 collecting every byte sent to it (the attacker's end); or, given a UNIX socket
+    ``address`` (a path, or ``\\0name`` for an abstract one), a server outside the sandbox (docker, an ssh agent)."""
 
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
+    def __init__(self, address: str | None = None) -> None:
+        self.sock = socket.socket() if address is None else socket.socket(socket.AF_UNIX)
+        self.sock.bind(("127.0.0.1", 0) if address is None else address)
+        if address is not None and not address.startswith("\0"):
+            os.chmod(address, 0o777)  # reachable by anyone who can see it: only a mount namespace keeps it away
         self.sock.listen(16)
-        self.port = self.sock.getsockname()[1]
+        self.port = self.sock.getsockname()[1] if address is None else 0
         self.received = bytearray()
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._serve, daemon=True)

@@ -356,3 +356,25 @@ def test_replace_refs_and_rebase_exec_lines_are_removed_the_rest_kept(tmp_path: 
     assert todo.read_text() == "pick 1234567 one\nexec make test\npick 89abcde two\n"
     assert any("replace ref" in line for line in report) and any("exec line" in line for line in report)
     assert gitdir.verify(gitdir.take([str(gd)]), [str(gd)], None) == []
+
+
+def test_the_restore_never_follows_a_directory_swapped_for_a_link(tmp_path: Path) -> None:
+    """Issue 28's audit: without the PID namespace a process of the command can outlive it and swap ``hooks/`` for
+    a link between two steps of the guardian's restore; removing or writing a hook must then not reach the same
+    names where the link points (a directory of the person's)."""
+    gd = tmp_path / "repo" / ".git"
+    (gd / "hooks").mkdir(parents=True)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "pre-commit").write_text("the person's own\n")
+    os.rename(gd / "hooks", tmp_path / "hooks.away")
+    os.symlink(home, gd / "hooks")
+    roots = [str(gd)]
+    with pytest.raises(OSError):
+        gitdir._restore(str(gd / "hooks" / "pre-commit"), None, roots)  # "was created: remove it"
+    with pytest.raises(OSError):
+        gitdir._restore(str(gd / "hooks" / "post-checkout"), ("f", 0o755, b"#!/bin/sh\n", 1), roots)
+    assert (home / "pre-commit").read_text() == "the person's own\n"
+    assert sorted(p.name for p in home.iterdir()) == ["pre-commit"]
+    gitdir._restore(str(gd / "hooks"), ("d", 0o755), roots)  # the link itself is replaced by the directory
+    assert (gd / "hooks").is_dir() and not (gd / "hooks").is_symlink() and (home / "pre-commit").exists()

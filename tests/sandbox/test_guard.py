@@ -157,10 +157,15 @@ def test_a_worktree_inside_the_scope_keeps_its_launcher(repo: tuple[Path, Path])
     assert f"{real}/build/wt" not in grants
     assert not any(g.startswith(f"{real}/build/wt/.orchestration") for g in grants)
     attack = ("for f in build/wt/.orchestration/run/sandbox/*; do printf 'planted' > \"$f\"; done; "
-              "mkdir -p build/wt/.orchestration/run/x; echo ok > build/wt/README.md; echo ok > src/new.py")
+              "mkdir -p build/wt/.orchestration/run/x; echo x > build/wt/.orchestration/planted; "
+              "echo ok > build/wt/README.md; echo ok > src/new.py")
     proc = subprocess.run(["/bin/bash", "-c", wrapped(ws, attack)], cwd=ws, env=env, capture_output=True, text=True)
-    assert "Permission denied" in proc.stderr, proc.stderr
+    # Landlock refuses the inner .orchestration/; its run dir is not even in sight (hidden in the command's mount
+    # namespace, sandbox/hidden.py)
+    assert "planted: Permission denied" in proc.stderr, proc.stderr
+    assert "sandbox/*: No such file or directory" in proc.stderr, proc.stderr
     assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file()} == before
     assert not (inner / ".orchestration" / "run" / "x").exists()
+    assert not (inner / ".orchestration" / "planted").exists()
     # the rest of the scope stays writable (only the worktree's parents are granted child by child)
     assert (ws / "src" / "new.py").read_text() == "ok\n" and (inner / "README.md").read_text() == "ok\n"

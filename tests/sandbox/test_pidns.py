@@ -176,6 +176,7 @@ def test_policy_off_lets_a_background_server_outlive_the_command(sws: Path, kind
     proc = host_run(sws, command)
     try:
         assert proc.returncode == 0 and proc.stdout.startswith("pid=") and proc.stdout != "pid=2\n", proc.stderr
-        assert _running(f"sleep\0{marker}")
+        # the background child may not have exec'd `sleep` yet when the command's shell is done
+        wait_until(lambda: _running(f"sleep\0{marker}"), what="the server the command left to be running")
     finally:
         subprocess.run(["pkill", "-f", f"^sleep {marker}$"], check=False)

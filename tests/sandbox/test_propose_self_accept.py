@@ -80,11 +80,17 @@ def test_an_agent_cannot_accept_its_own_proposal(ws: Path, tmp_path: Path) -> No
             "intents new": _sandboxed(ws, f"{orch} intents new mine --scope '**'"),
         }
         for what, proc in tries.items():
-            assert proc.returncode != 0 and "Permission denied" in proc.stderr + proc.stdout, (what, proc)
+            # refused by Landlock, or the broker not even in sight (the run dirs are hidden in the command's mount
+            # namespace: orchestrator/sandbox/hidden.py)
+            out = proc.stderr + proc.stdout
+            assert proc.returncode == 1 and any(m in out for m in ("Permission denied", "Read-only file system",
+                                                                   "no pending approval")), (what, proc)
         script = tmp_path / "forge.py"
         script.write_text(FORGE)
         forged = _sandboxed(ws, f"{sys.executable} {script} {ws / '.orchestration'}")
-        assert json.loads(forged.stdout) == ["refused PermissionError", "refused PermissionError"], forged
+        # the pending request is out of sight (hidden run dir) or its answer refused; the intents file refused
+        assert json.loads(forged.stdout) in (["refused PermissionError"],
+                                             ["refused PermissionError", "refused PermissionError"]), forged
         # the agent's file tools: selfguard refuses the broker's files and the intents file
         gov = Governor(ws)
         gov.select_intent("INT-1", SESSION)
