@@ -161,3 +161,38 @@ def test_the_installed_claude_code_hook_blocks_when_it_fails(tmp_path: Path) -> 
     for group in settings["hooks"]["PreToolUse"]:
         for entry in group["hooks"]:
             assert entry["onFailure"] == "block" and entry["timeout"] >= 600
+
+
+#: the attacker's helper: lock the ledger through a read-only descriptor and hold it until its stdin closes
+HOLD = ("import fcntl, os, sys\nfd = os.open('.orchestration/agent_trace.jsonl', os.O_RDONLY)\n"
+        "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('locked', flush=True)\nsys.stdin.read()\n")
+
+
+@needs_landlock
+def test_a_command_holding_a_lock_on_the_ledger_does_not_stall_the_post_hooks_append(ws: Path) -> None:
+    """A ``flock`` needs only a descriptor open for reading, and a sandboxed command may read the ledger: one that
+    locked it (here in the background, as an agent's background shell) held every post-hook's append — the records
+    of the calls made meanwhile were never written. The writers lock ``run/<ledger>.lock``, hidden from the sandbox."""
+    (ws / "src" / "hold.py").write_text(HOLD)
+    ledger = ws / ".orchestration" / "agent_trace.jsonl"
+    out = json.loads(hook(ws, {"hook_event_name": "PreToolUse", "tool_use_id": "toolu_hold", "tool_name": "Bash",
+                               "tool_input": {"command": "python3 src/hold.py"}}).stdout)["hookSpecificOutput"]
+    assert out["permissionDecision"] == "allow", out
+    holder = subprocess.Popen(["/bin/bash", "-c", out["updatedInput"]["command"]], cwd=ws, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n", holder.stderr
+        before = ledger.read_bytes().count(b"\n") if ledger.exists() else 0
+        inp = {"file_path": str(ws / "src" / "app.py"), "content": "x = 2\n"}
+        pre = hook(ws, {"hook_event_name": "PreToolUse", "tool_use_id": "toolu_w", "tool_name": "Write",
+                        "tool_input": inp})
+        assert pre.stdout == "", pre.stdout  # allowed
+        (ws / "src" / "app.py").write_text("x = 2\n")
+        done = client(ws, {"hook_event_name": "PostToolUse", "tool_use_id": "toolu_w", "tool_name": "Write",
+                           "tool_input": inp, "tool_response": {"filePath": inp["file_path"]}},
+                      timeout=60, ORCH_HOOK_TIMEOUT="20")
+        assert done.returncode == 0, done.stderr
+        assert ledger.read_bytes().count(b"\n") > before
+        assert holder.poll() is None  # still holding its lock: the append did not wait for it
+    finally:
+        holder.communicate(input="", timeout=30)
