@@ -81,10 +81,17 @@ def agent_process() -> str:
     return str(pid)
 
 
+#: host variables the daemon needs, forwarded under an ``ORCH_`` name: Claude Code's entry point says whether it runs
+#: in print mode (``sdk-cli``), where a PreToolUse hook may defer a call (adapters/claude_code.py)
+HOST_VARS = {"CLAUDE_CODE_ENTRYPOINT": "ORCH_CLAUDE_ENTRYPOINT"}
+
+
 def encode_request(agent: str, env: dict, raw: bytes) -> bytes:
     """``ORCH1 <agent>`` line, ``KEY=VALUE`` lines (ORCH_* variables), an empty line, then the raw event."""
     lines = [PROTOCOL + b" " + agent.encode()]
     for key, value in env.items():
+        if key in HOST_VARS and "\n" not in value:
+            key = HOST_VARS[key]
         if key.startswith("ORCH_") and "\n" not in value and "=" not in key:
             lines.append(f"{key}={value}".encode())
     return b"\n".join(lines) + b"\n\n" + raw

@@ -12,6 +12,7 @@ import pytest
 
 from orchestrator.config import workspace
 from orchestrator.engine.pipeline import Governor
+from tests.browser_support import browser, person  # noqa: F401 - Chromium for the console's tests (one per module)
 
 # The ledger signing key and the local anchors live outside every workspace (orchestrator/state/keys.py): the tests use
 # a throw-away config and state directory, never the user's, inherited by every hook subprocess they start.

@@ -9,7 +9,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("textual", "watchdog", "git", "rich", "pydantic", "yaml", "pathspec", "mcp", "langchain",
-         "cryptography")  # cryptography: the ledger signer, post-hook only (docs/ledger.md §4a)
+         "cryptography",  # cryptography: the ledger signer, post-hook only (docs/ledger.md §4a)
+         "starlette", "uvicorn", "webauthn", "cbor2", "OpenSSL")  # the web console; passkey checks (issue 29)
 
 SCRIPT = """
 import json, sys
@@ -76,3 +77,25 @@ def test_pre_hook_captures_without_loading_the_record_half_of_the_trace(ws: Path
     out = subprocess.run([sys.executable, "-c", script, str(ws)], capture_output=True, text=True, check=True,
                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert out.stdout.strip() == "allow ['orchestrator.post.preimage']"
+
+
+def test_the_passkey_channel_loads_webauthn_only_to_check_an_assertion(ws: Path) -> None:
+    """Channel passkey: an allowed write, and a call that waits for a person and gets no decision, import neither
+    py_webauthn nor cryptography nor the console (the check's imports are measured in bench/bench_passkey.py)."""
+    from orchestrator.engine.pipeline import Governor
+
+    (ws / ".orchestration" / "policy.yaml").write_text("version: 1\napproval:\n  channel: passkey\n")
+    Governor(ws).select_intent("INT-001", "s")
+    script = ("import sys, json\nfrom orchestrator.engine.pipeline import Governor\n"
+              "from orchestrator.engine.tools import to_call\n"
+              "gov = Governor(sys.argv[1])\n"
+              "a = gov.pre(to_call('Write', {'file_path': 'src/x.py', 'content': 'x'}, session_id='s')).decision\n"
+              "b = gov.pre(to_call('Bash', {'command': 'rm -rf src'}, session_id='s')).to_dict()\n"
+              "print(json.dumps([a, b['error']['type'], sorted(m for m in sys.modules if m.split('.')[0] in %r)]))\n"
+              % (HEAVY,))
+    run(ws)  # fill the compiled cache (the validation imports yaml and pydantic once)
+    out = subprocess.run([sys.executable, "-c", script, str(ws)], capture_output=True, text=True, check=True,
+                         env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "ORCH_APPROVAL_TIMEOUT": "0.2"})
+    allowed, refusal, modules = json.loads(out.stdout)
+    assert (allowed, refusal) == ("allow", "approval-timeout")
+    assert [m for m in modules if m.split(".")[0] != "watchdog"] == [], modules  # watchdog: the broker's wait

@@ -180,6 +180,7 @@ LAYERS = [
     "daemon",                           # orch serve
     "views",                            # read models a person sees (Activity)
     "tui",                              # the Textual console
+    "web",                              # the web console (orch console): its readers are the TUI's (tui.data)
     "cli",                              # argparse wiring and the error boundary
     "commands",                         # one module per `orch` subcommand
     "hookclient",                       # the stdlib-only hook client installed hooks run by path

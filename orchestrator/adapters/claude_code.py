@@ -28,6 +28,8 @@ Subagent calls carry ``agent_id``/``agent_type``; they are governed like the mai
 from __future__ import annotations
 
 import json
+import os
+import sys
 from typing import TYPE_CHECKING, Any
 
 from orchestrator.adapters.base import HookResult, read_tail, response_failed, sandbox_reason
@@ -173,9 +175,22 @@ def pre_tool_use(event: dict[str, Any], governor: Any, *, agent: str = AGENT, as
     if event.get("tool_name") == PROPOSE_TOOL:
         return propose_intent(event, governor, agent=agent, ask=ask)
     call = call_from(event, agent=agent)
+    defer = agent == AGENT and print_mode()
     if sandbox and isinstance(event.get("tool_input"), dict) and _is_command(event["tool_input"].get("command")):
-        return decision(governor.pre(call, sandbox=True), ask=ask, tool_input=event["tool_input"])
-    return decision(governor.pre(call), ask=ask)
+        return decision(governor.pre(call, sandbox=True, defer=defer), ask=ask, tool_input=event["tool_input"])
+    return decision(governor.pre(call, defer=defer), ask=ask)
+
+
+def print_mode() -> bool:
+    """Claude Code runs in print mode (``claude -p``: entry point ``sdk-cli``), where a PreToolUse hook may answer
+    ``defer``: the run ends with the call in ``deferred_tool_use`` and ``claude -p --resume`` asks the hook again
+    (verified with the pinned CLI, docs/console.md). Never in an interactive session, where "defer" is not a
+    decision. The hook's own environment in process; the one its client forwarded when the daemon answers."""
+    broker = sys.modules.get("orchestrator.approvals.broker")  # the daemon imported it to set CALL_ENV
+    forwarded = broker.CALL_ENV.get() if broker is not None else None
+    if forwarded is not None:
+        return forwarded.get("ORCH_CLAUDE_ENTRYPOINT") == "sdk-cli"
+    return os.environ.get("CLAUDE_CODE_ENTRYPOINT") == "sdk-cli"
 
 
 def _is_command(value: Any) -> bool:

@@ -63,7 +63,7 @@ def run(governor: Any, tool_input: Any, *, session_id: str, agent: str, agent_id
     broker = Broker(ws.shared_run_dir, grant_ttl=float(pol.approval.grant_ttl_seconds))
     timeout = timeout_of(pol.approval.timeout_seconds)
     result = proposal.propose(ws, broker, fields, session_id=session_id, agent=agent, timeout=timeout,
-                              agent_id=agent_id, cwd=cwd)
+                              agent_id=agent_id, cwd=cwd, approval=pol.approval)
     return verdict_of(governor, result, fields, session_id=session_id if select else "", agent=agent), result
 
 

@@ -27,6 +27,8 @@ from orchestrator.core.fsutil import atomic_write, atomic_write_json, locked
 
 SCOPES = ("once", "session", "intent")
 DECISIONS = ("approve", "reject")
+#: a decision file beyond this size is not read (it is refused as oversized)
+MAX_DECISION_BYTES = 32 * 1024
 #: requests whose waiter vanished are archived as abandoned this long after they expired
 SWEEP_GRACE_SECONDS = 5.0
 
@@ -133,13 +135,15 @@ class Broker:
     # ---------------------------------------------------------------- deciding (TUI / CLI)
     def decide(self, request_id: str, decision: str, *, scope: str = "once", reason: str | None = None,
                by: str = "cli", forbid_remember: Iterable[str] = (),
-               intent: dict[str, Any] | None = None) -> dict[str, Any]:
+               intent: dict[str, Any] | None = None, assertion: dict[str, Any] | None = None) -> dict[str, Any]:
         """Write the decision for a pending request; for scope session/intent also remember a grant.
 
         ``intent``: for an intent proposal, the fields the person changed before accepting (the waiting side
-        validates and writes the intent, :mod:`orchestrator.approvals.proposal`). Raises :class:`ApprovalError`
-        for an unknown, corrupt, expired or already decided request and :class:`GrantRefused` when policy forbids
-        remembering this risk class.
+        validates and writes the intent, :mod:`orchestrator.approvals.proposal`). A request of the ``passkey``
+        channel takes only a decision carrying the approver's ``assertion`` (the console's); its grant is
+        remembered by the waiting hook once it verified the signature, never here. Raises :class:`ApprovalError`
+        for an unknown, corrupt, expired or already decided request (or an unsigned decision on a passkey request)
+        and :class:`GrantRefused` when policy forbids remembering this risk class.
         """
         if decision not in DECISIONS:
             raise ApprovalError(f"decision must be one of {DECISIONS}, not {decision!r}")
@@ -154,6 +158,11 @@ class Broker:
             now = self.clock()
             if self.decision_path(request_id).exists():
                 raise ApprovalError(f"approval {request_id} is already decided")
+            signed = req.channel == "passkey"
+            if signed and not isinstance(assertion, dict):
+                raise ApprovalError(f"approval {request_id} needs a decision signed with an approver's passkey",
+                                    hint="decide it in the console (`orch console`); the waiting hook verifies "
+                                         "the signature itself")
             if req.expired(now):
                 raise ApprovalError(f"approval {request_id} expired; the call was denied",
                                     hint="the agent may retry the call to ask again")
@@ -174,14 +183,16 @@ class Broker:
             data: dict[str, Any] = {"id": req.id, "session_id": req.session_id, "decision": decision,
                                     "scope": scope, "reason": (reason or "").strip() or None, "by": by,
                                     "decided_at": now}
+            if signed:
+                data["assertion"] = assertion
             if intent is not None:
                 data["intent"] = intent
             atomic_write(self.decision_path(request_id), json.dumps(data, indent=1).encode())
             grant = None
-            if decision == "approve" and scope != "once":
+            if decision == "approve" and scope != "once" and not signed:
                 grant = self._add_grant_locked(req, scope, by=by)
                 data["grant"] = grant["id"]
-        self.audit("decided", **{k: v for k, v in data.items() if k != "decided_at"})
+        self.audit("decided", **{k: v for k, v in data.items() if k not in ("decided_at", "assertion")})
         if grant:
             self.audit("granted", **grant)
         return data
@@ -220,7 +231,12 @@ class Broker:
 
     def _read_decision(self, path: Path, request_id: str) -> dict[str, Any]:
         try:
-            data = json.loads(path.read_bytes())
+            with open(path, "rb") as fh:
+                raw = fh.read(MAX_DECISION_BYTES + 1)
+            if len(raw) > MAX_DECISION_BYTES:
+                return {"id": request_id, "decision": "invalid",
+                        "error": f"decision file over {MAX_DECISION_BYTES} bytes (not read)"}
+            data = json.loads(raw)
         except (OSError, ValueError) as exc:
             return {"id": request_id, "decision": "invalid", "error": f"unreadable decision: {exc}"}
         if not isinstance(data, dict) or data.get("id") != request_id or data.get("decision") not in DECISIONS:
@@ -228,24 +244,25 @@ class Broker:
         return data
 
     def resolve(self, request: ApprovalRequest, *, timed_out: bool,
+                decision: dict[str, Any] | None = None,
                 apply: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> dict[str, Any]:
         """Close a request (under the lock): the final decision, archived to ``resolved/<id>.json``.
 
-        A decision that landed in the same instant as the timeout still wins. Without one, a
-        ``timeout`` decision is recorded. The request and decision files are then removed; the
-        archive keeps both. ``apply``: what an approval *does* (an accepted intent proposal writes the intent),
-        run under the lock on the final decision so that the decision and its effect are one step; what it
-        returns is archived as the record's ``outcome`` (and returned as ``decision["outcome"]``).
+        ``decision``: the one the caller verified (the passkey channel), used as is whatever the decision file
+        holds by now. Otherwise a decision that landed in the same instant as the timeout still wins; without
+        one, a ``timeout`` decision is recorded. The request and decision files are then removed; the archive
+        keeps both. ``apply``: what an approval *does* (an accepted intent proposal writes the intent), run under
+        the lock on the final decision so that the decision and its effect are one step; what it returns is
+        archived as the record's ``outcome`` (and returned as ``decision["outcome"]``).
         """
         with self._lock():
             dpath = self.decision_path(request.id)
-            decision: dict[str, Any]
-            if dpath.exists():
+            if decision is None and dpath.exists():
                 decision = self._read_decision(dpath, request.id)
                 if decision.get("session_id") not in (None, request.session_id):
                     decision = {"id": request.id, "decision": "invalid",
                                 "error": "decision names another session"}
-            else:
+            elif decision is None:
                 decision = {"id": request.id, "decision": "timeout" if timed_out else "invalid",
                             "decided_at": self.clock(), "by": "broker"}
             record = {"request": request.to_dict(), "decision": decision, "resolved_at": self.clock()}
@@ -260,8 +277,37 @@ class Broker:
             for p in (dpath, self.request_path(request.id)):
                 with contextlib.suppress(FileNotFoundError):
                     p.unlink()
-        self.audit("resolved", id=request.id, session_id=request.session_id, outcome=decision.get("decision"))
+        self.audit("resolved", id=request.id, session_id=request.session_id, outcome=decision.get("decision"),
+                   by=decision.get("by"))
         return decision
+
+    def refuse(self, request_id: str, data: dict[str, Any], error: str) -> None:
+        """Set aside a decision the waiting side refused (bad or missing signature…): archived under
+        ``refused/`` with the reason, so the request stays pending for a valid one. Only the decision that was
+        read is removed: one written meanwhile stays for the next check."""
+        refused_dir = self.dir / "refused"
+        with self._lock():
+            dpath = self.decision_path(request_id)
+            if dpath.exists() and self._read_decision(dpath, request_id) == data:
+                refused_dir.mkdir(parents=True, exist_ok=True)
+                stamp = f"{int(self.clock() * 1000):x}-{os.urandom(2).hex()}"
+                atomic_write_json(refused_dir / f"{request_id}.{stamp}.json",
+                                  {"id": request_id, "error": error, "refused_at": self.clock(),
+                                   "decision": {k: v for k, v in data.items() if k != "assertion"}})
+                with contextlib.suppress(FileNotFoundError):
+                    dpath.unlink()
+        self.audit("decision-refused", id=request_id, error=error, by=data.get("by"))
+
+    def last_refusal(self, request_id: str) -> str | None:
+        """Why the latest refused decision on ``request_id`` was refused (None: none was)."""
+        self._checked(request_id)
+        found = sorted((self.dir / "refused").glob(f"{request_id}.*.json"))
+        if not found:
+            return None
+        try:
+            return str(json.loads(found[-1].read_bytes()).get("error") or "refused")
+        except (OSError, ValueError):
+            return "refused"
 
     def sweep(self) -> list[str]:
         """Archive requests whose waiter is gone (expired beyond a grace period). Returns their ids."""
@@ -294,14 +340,27 @@ class Broker:
         grants = data.get("grants") if isinstance(data, dict) else None
         return [g for g in grants if isinstance(g, dict)] if isinstance(grants, list) else []
 
-    def _add_grant_locked(self, req: ApprovalRequest, scope: str, *, by: str) -> dict[str, Any]:
+    def add_signed_grant(self, req: ApprovalRequest, decision: dict[str, Any]) -> dict[str, Any]:
+        """Remember the grant of a verified signed decision, with its evidence (the signed fields and the
+        assertion: :func:`orchestrator.approvals.signed.find_signed_grant` verifies it again on every use)."""
+        with self._lock():
+            grant = self._add_grant_locked(req, decision["scope"], by=str(decision.get("by")),
+                                           evidence=decision.get("evidence"))
+        self.audit("granted", **{k: v for k, v in grant.items() if k != "evidence"})
+        return grant
+
+    def _add_grant_locked(self, req: ApprovalRequest, scope: str, *, by: str,
+                          evidence: dict[str, Any] | None = None) -> dict[str, Any]:
         now = self.clock()
         ttl = self.grant_ttl
-        grant = {"id": "g-" + os.urandom(4).hex(), "scope": scope, "worktree": req.worktree,
-                 "session_id": req.session_id if scope == "session" else None,
-                 "intent_id": req.intent_id if scope == "intent" else None,
-                 "risk": req.risk, "signature": req.signature, "created": now, "expires": now + ttl,
-                 "request_id": req.id, "by": by}
+        grant: dict[str, Any] = {
+            "id": "g-" + os.urandom(4).hex(), "scope": scope, "worktree": req.worktree,
+            "session_id": req.session_id if scope == "session" else None,
+            "intent_id": req.intent_id if scope == "intent" else None,
+            "risk": req.risk, "signature": req.signature, "created": now, "expires": now + ttl,
+            "request_id": req.id, "by": by}
+        if evidence is not None:
+            grant["evidence"] = evidence
         live = [g for g in self._read_grants() if _num(g.get("expires")) > now]
         live.append(grant)
         atomic_write_json(self.grants_path, {"version": 1, "grants": live})
@@ -327,6 +386,8 @@ class Broker:
                 continue
             if g.get("worktree") not in (None, worktree):
                 continue  # (a grant naming no worktree predates them: its broker served one workspace only)
+            if "evidence" in g:
+                continue  # a passkey grant: only orchestrator.approvals.signed.find_signed_grant matches it
             if g.get("scope") == "session" and g.get("session_id") == session_id:
                 return g
             if g.get("scope") == "intent" and intent_id and g.get("intent_id") == intent_id:

@@ -157,14 +157,21 @@ def preview(ws: Any, fields: dict[str, Any]) -> str:
 
 
 def submit(ws: Any, broker: Broker, fields: dict[str, Any], *, session_id: str, agent: str, timeout: float,
-           agent_id: str | None = None, cwd: str | None = None) -> ApprovalRequest:
-    """Write the proposal as a pending broker request (``fields`` from :func:`normalise`)."""
+           agent_id: str | None = None, cwd: str | None = None, signed: bool = False) -> ApprovalRequest:
+    """Write the proposal as a pending broker request (``fields`` from :func:`normalise`); ``signed``: the
+    ``passkey`` channel (a decision must carry an approver's passkey signature: :mod:`orchestrator.approvals.signed`)."""
     now = broker.clock()
+    extra: dict[str, Any] = {}
+    if signed:
+        from orchestrator.approvals.passkey import input_digest
+
+        extra = {"channel": "passkey", "nonce": os.urandom(16).hex(), "input_sha256": input_digest(fields)}
     request = ApprovalRequest(
         id=new_id(now), session_id=session_id, tool=TOOL, summary=f"new intent: {fields['name']}",
         reasons=[fields.get("description") or ""], risk=RISK, created=now, expires=now + timeout, agent=agent,
         agent_id=agent_id, kind="intent", diff=preview(ws, fields), paths=list(fields["owned_scope"]),
         cwd=cwd, pid=os.getpid(), worktree=str(ws.root), branch=branch_of(str(ws.root)), proposal=dict(fields),
+        **extra,
     )
     broker.submit(request)
     return request
@@ -187,12 +194,32 @@ def apply(ws: Any, request: ApprovalRequest, decision: dict[str, Any]) -> dict[s
 
 
 def propose(ws: Any, broker: Broker, fields: dict[str, Any], *, session_id: str, agent: str, timeout: float,
-            agent_id: str | None = None, cwd: str | None = None) -> Result:
-    """Submit, wait for a person, and on acceptance write the intent. The caller selects it for the session."""
+            agent_id: str | None = None, cwd: str | None = None, approval: Any = None) -> Result:
+    """Submit, wait for a person, and on acceptance write the intent. The caller selects it for the session.
+
+    ``approval``: the policy's ``approval`` section; with ``channel: passkey`` the decision must be signed by an
+    approver's passkey (the page signs; :func:`orchestrator.approvals.signed.wait_signed` verifies it, edits
+    included) and the proposal is pushed like an approval (``approval.notify``)."""
+    signed = approval is not None and getattr(approval, "channel", None) == "passkey"
     request = submit(ws, broker, fields, session_id=session_id, agent=agent, timeout=timeout, agent_id=agent_id,
-                     cwd=cwd)
-    got = broker.wait(request.id, timeout)
-    decision = broker.resolve(request, timed_out=got is None, apply=lambda d: apply(ws, request, d))
+                     cwd=cwd, signed=signed)
+    if signed:
+        from orchestrator.approvals import notify
+        from orchestrator.approvals.passkey import Settings
+        from orchestrator.approvals.signed import wait_signed
+
+        def audited(results: list[Any]) -> None:
+            for sent in results:
+                broker.audit("notified", id=request.id, target=sent.target, ok=sent.ok, detail=sent.detail)
+
+        cfg = approval.notify
+        notify.send_async(cfg, notify.approval_push(request, base_url=str(cfg.url), content=str(cfg.content)),
+                          audited)
+        decision = wait_signed(broker, request, timeout, orch_dir=str(ws.orch_dir),
+                               settings=Settings.from_policy(approval), apply=lambda d: apply(ws, request, d))
+    else:
+        got = broker.wait(request.id, timeout)
+        decision = broker.resolve(request, timed_out=got is None, apply=lambda d: apply(ws, request, d))
     verdict = str(decision.get("decision"))
     outcome = decision.get("outcome") or {}
     if verdict == "approve" and outcome.get("intent_id"):

@@ -57,6 +57,16 @@ class ApprovalRequest:
     #: the worktree (workspace root) and branch the call came from: requests of every worktree share one broker
     worktree: str | None = None
     branch: str | None = None
+    #: the channel that asked: ``tui`` (decided in ``orch tui`` / ``orch approve``) or ``passkey`` (a decision needs
+    #: the approver's passkey signature, which the waiting hook verifies: orchestrator.approvals.signed)
+    channel: str = "tui"
+    #: for a signed decision: a random nonce and the hash of the tool's input, both covered by the challenge
+    nonce: str | None = None
+    input_sha256: str | None = None
+    #: the host's id of the call (a deferred call is found again by it when the host resumes)
+    tool_use_id: str | None = None
+    #: nobody waits: the host ended its turn with the call deferred (approval.headless: defer)
+    deferred: bool = False
     #: an intent an agent proposes (``propose_intent``): name, owned_scope, constraints, acceptance_criteria,
     #: description; None for a tool call (see :mod:`orchestrator.approvals.proposal`)
     proposal: dict[str, Any] | None = None
@@ -84,9 +94,14 @@ class ApprovalRequest:
             raise CorruptRequest(f"{source}: 'reasons' must be a list of strings", file=source)
         known = {f for f in cls.__dataclass_fields__}
         kwargs = {k: v for k, v in data.items() if k in known}
-        for key in ("command", "diff", "agent_id", "intent_id", "cwd", "worktree", "branch"):
+        for key in ("command", "diff", "agent_id", "intent_id", "cwd", "worktree", "branch", "nonce", "input_sha256",
+                    "tool_use_id"):
             if kwargs.get(key) is not None and not isinstance(kwargs[key], str):
                 raise CorruptRequest(f"{source}: {key!r} must be a string", file=source)
+        if kwargs.get("channel", "tui") not in ("tui", "passkey"):
+            raise CorruptRequest(f"{source}: unknown channel {kwargs.get('channel')!r}", file=source)
+        if not isinstance(kwargs.get("deferred", False), bool):
+            raise CorruptRequest(f"{source}: 'deferred' must be a boolean", file=source)
         paths = kwargs.get("paths", [])
         if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
             raise CorruptRequest(f"{source}: 'paths' must be a list of strings", file=source)

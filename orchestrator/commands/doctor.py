@@ -39,6 +39,7 @@ CHECKS: list[str] = [
     "orchestrator.adapters.pi_setup:check_pi",
     "orchestrator.config.intentignore:check_hooks_path",
     "orchestrator.state.keys:check_signing",
+    "orchestrator.approvals.signed:check_passkey",
     "orchestrator.commands.status:check_daemon",
     "orchestrator.telemetry.checks:check_telemetry",
 ]

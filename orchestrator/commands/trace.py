@@ -175,7 +175,8 @@ def _compact(rows: deque, total: int, path: Path, width: int) -> None:
             cls += "(declared≠)"
         when = (s["timestamp"] or "")[:19].replace("T", " ")
         out(f"#{s['line']} {when} {s['intent_id'] or '-'} {cls} {s['tool'] or '-'} "
-            f"session {_short(s['session_id'])} id {(s['id'] or '')[:8]}")
+            f"session {_short(s['session_id'])} id {(s['id'] or '')[:8]}"
+            + (f" approved by {s['approver']}" if s.get("approver") else ""))
         files = "; ".join((f"{op if op and op != 'modify' else ''} {f['path']}"
                            + (f":{_fmt_ranges(f['ranges'])}" if f["ranges"] else "")).strip()
                           for f, op in zip(s["files"], s["ops"] + [None] * len(s["files"])))
@@ -191,7 +192,8 @@ def _table(rows: deque, total: int, path: Path) -> None:
     from rich.console import Console
     from rich.table import Table
     t = Table(title=f"{path.name}: {len(rows)} of {total} matching record(s)", show_lines=False)
-    for col in ("#", "time (UTC)", "id", "intent", "class", "tool", "session"):
+    approved = any(s.get("approver") for s in rows)
+    for col in ("#", "time (UTC)", "id", "intent", "class", "tool", "session", *(("approved by",) if approved else ())):
         t.add_column(col, no_wrap=True)
     t.add_column("files (ranges)", overflow="fold")
     for s in rows:
@@ -204,7 +206,8 @@ def _table(rows: deque, total: int, path: Path) -> None:
                            + (" [OUT OF SCOPE]" if f["path"] in outside else "")).strip()
                           for f, op in zip(s["files"], s["ops"] + [None] * len(s["files"])))
         t.add_row(str(s["line"]), (s["timestamp"] or "")[:19].replace("T", " "), (s["id"] or "")[:8],
-                  str(s["intent_id"] or "-"), cls, str(s["tool"] or "-"), _short(s["session_id"]), files)
+                  str(s["intent_id"] or "-"), cls, str(s["tool"] or "-"), _short(s["session_id"]),
+                  *((s.get("approver") or "-",) if approved else ()), files)
     # piped output (e.g. the demo, or `| less`) gets a readable width instead of rich's 80 columns
     Console(soft_wrap=False, width=None if sys.stdout.isatty() else max(120, width)).print(t)
 

@@ -27,7 +27,7 @@ from orchestrator.core.fsutil import racy, stat_key
 T = TypeVar("T")
 
 #: bump when the shape of cached data changes
-FORMAT = 1
+FORMAT = 2  # 2: policy approval.passkey / approval.notify (issue 29)
 
 #: (path, kind) -> (stat key, sha256 of the bytes, materialised object, racy: the key alone proves nothing yet)
 _memory: dict[tuple[str, str], tuple[tuple[int, int, int, int], str, Any, bool]] = {}

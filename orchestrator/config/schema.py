@@ -98,7 +98,87 @@ class IntentsFile(BaseModel):
         return v
 
 
-Channel = Literal["tui", "agent-ask", "deny", "allow"]
+Channel = Literal["tui", "passkey", "agent-ask", "deny", "allow"]
+_ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+
+def _origin_error(origin: str) -> str | None:
+    """Why ``origin`` cannot be a console origin (scheme://host[:port], https unless loopback), or None."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(origin)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path not in ("", "/") \
+            or parts.query or parts.fragment or parts.username:
+        return f"{origin!r} is not an origin (scheme://host[:port])"
+    if parts.scheme == "http" and parts.hostname not in ("localhost", "127.0.0.1", "::1"):
+        return f"{origin!r}: beyond loopback the console is served over https"
+    return None
+
+
+class PasskeyPolicy(BaseModel):
+    """The WebAuthn relying party of the console (channel ``passkey``; docs/console.md)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # the console's host name (an IP address cannot be a relying party: open the page at http://localhost:PORT)
+    rp_id: str = Field(default="localhost", pattern=r"^[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?$")
+    # where the page is served: an assertion made on any other origin is refused by the hook
+    origins: list[str] = Field(default_factory=lambda: ["http://localhost:8470"], min_length=1)
+    # "required": the authenticator must verify the person (PIN, biometrics), not only their presence
+    user_verification: Literal["required", "preferred"] = "required"
+
+    @model_validator(mode="after")
+    def _origins(self) -> PasskeyPolicy:
+        from urllib.parse import urlsplit
+
+        for origin in self.origins:
+            error = _origin_error(origin)
+            if error:
+                raise ValueError(error)
+            host = urlsplit(origin).hostname or ""
+            if host != self.rp_id and not host.endswith("." + self.rp_id):
+                raise ValueError(f"origin {origin!r} is not on the relying party {self.rp_id!r} (or below it)")
+        self.origins = [o.rstrip("/") for o in self.origins]
+        return self
+
+
+class NtfyPolicy(BaseModel):
+    """An ntfy topic (self-hosted or ntfy.sh) that gets a push with a `view` action opening the console."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    server: str = Field(default="https://ntfy.sh", pattern=r"^https?://")
+    topic: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    # the topic (a capability on a public server) or an access token, read from these environment variables
+    topic_env: str | None = Field(default=None, pattern=_ENV_NAME)
+    token_env: str | None = Field(default=None, pattern=_ENV_NAME)
+    priority: int = Field(default=4, ge=1, le=5)
+
+
+class WebhookPolicy(BaseModel):
+    """A generic webhook: a JSON POST per pending item (e.g. into a chat tool)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str | None = Field(default=None, pattern=r"^https?://")
+    # a webhook URL is often itself a credential: keep it in the environment instead of the policy
+    url_env: str | None = Field(default=None, pattern=_ENV_NAME)
+    # HMAC-SHA256 key of the X-Orchestrator-Signature header, so the receiver can check the sender
+    secret_env: str | None = Field(default=None, pattern=_ENV_NAME)
+
+
+class NotifyPolicy(BaseModel):
+    """Reaching the person where they are when a call waits (docs/console.md, "Pushes")."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # the console as the person reaches it (their tunnel's URL): every push opens it
+    url: str = Field(default="http://localhost:8470", pattern=r"^https?://")
+    # what a push may carry: "summary" (kind of call, risk, where, for whom) or "command" (also the command text
+    # or the target paths, secret-looking values redacted); never a diff or file contents
+    content: Literal["summary", "command"] = "summary"
+    ntfy: NtfyPolicy | None = None
+    webhook: WebhookPolicy | None = None
 
 
 class ApprovalPolicy(BaseModel):
@@ -116,6 +196,15 @@ class ApprovalPolicy(BaseModel):
     # simple command whose words start with `pytest`, "make test" exactly `make test` (see docs/configuration.md).
     # They still run sandboxed where available and still pass scope/protection checks; destructive ones still ask.
     allow_commands: list[str] = Field(default_factory=list)
+    # a host that can end its turn with a call deferred (Claude Code print mode, `claude -p`): "wait" blocks up to
+    # timeout_seconds as everywhere; "defer" files the request and ends the turn at once, and the call runs when
+    # the session is resumed after a person decided (channel passkey; docs/console.md, "Headless runs")
+    headless: Literal["wait", "defer"] = "wait"
+    # how long a deferred request stays decidable
+    defer_seconds: float = Field(default=86400, gt=0)
+    # channel passkey: the relying party and the pushes
+    passkey: PasskeyPolicy = Field(default_factory=PasskeyPolicy)
+    notify: NotifyPolicy = Field(default_factory=NotifyPolicy)
 
     @field_validator("allow_commands")
     @classmethod

@@ -51,7 +51,7 @@ class ToolCall:
                  "mutation_class", "expected_hash", "tool_use_id", "model_id", "command",
                  # filled in by the pipeline
                  "resolved", "shell", "destructive", "reasons", "capture_key", "prepared", "replaced", "sandboxed",
-                 "leased", "pairless")
+                 "leased", "pairless", "approval")
 
     def __init__(self, tool: str, kind: Kind, paths: list[str] | None = None, input: dict[str, Any] | None = None,
                  session_id: str = "default", agent: str = "python", agent_id: str | None = None,
@@ -86,6 +86,9 @@ class ToolCall:
         self.sandboxed = False
         #: the targets this call's pre-hook leased (orchestrator.state.leases), released if a later hook refuses it
         self.leased: list[str] = []
+        #: who let the call through when a person decided (pre/approval.py): ``{"by", "via", "request", …}``;
+        #: the ledger record keeps it (metadata ``approval``)
+        self.approval: dict[str, Any] | None = None
         #: a post-hook event that carries no id to find its pre-hook by (Cursor's afterFileEdit): recorded, flagged
         #: ``unpaired``, when no capture matches; every other mutating post must pair (post/trace.py)
         self.pairless = False
@@ -216,6 +219,12 @@ class Verdict:
     def ask(cls, type: str, hook: str, message: str, *, hint: str, **details: Any) -> Verdict:
         """Hand the decision to a person through the agent's own prompt."""
         return cls("ask", _error(type, hook, message, hint, details))
+
+    @classmethod
+    def defer(cls, type: str, hook: str, message: str, *, hint: str, **details: Any) -> Verdict:
+        """Neither allow nor deny yet: the host ends its turn with the call deferred and asks again when the
+        session resumes (only for a host that said it can: ``Governor.pre(call, defer=True)``)."""
+        return cls("defer", _error(type, hook, message, hint, details))
 
     @property
     def allowed(self) -> bool:

@@ -417,6 +417,11 @@ def serve(root: str | os.PathLike[str], *, idle_timeout: float | None = None, wa
             from orchestrator.shell import analyze
 
             analyze("true")  # sets up the shell parser (and its lock) once, before concurrent calls may race to
+            if gov.policy.approval.channel == "passkey":
+                # the assertion check's library (~130 ms cold, more under load): loaded here, in the background
+                # daemon, so that a person's approval is not waiting on it; a hook process never imports it before
+                # it has an assertion to check (tests/test_hotpath_imports.py)
+                import webauthn  # noqa: F401
         except Exception:  # noqa: BLE001 - a broken workspace is reported per call, fail-closed, by run_hook
             pass
     try:

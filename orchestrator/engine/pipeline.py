@@ -125,7 +125,7 @@ class Governor:
         return _prep.is_mutating(call, policy)
 
     # ------------------------------------------------------------------ pre
-    def pre(self, call: ToolCall, *, approved: bool = False, sandbox: bool = False) -> Verdict:
+    def pre(self, call: ToolCall, *, approved: bool = False, sandbox: bool = False, defer: bool = False) -> Verdict:
         """Run the pre-hooks. Never raises: any failure is a structured ``deny`` (fail-closed).
 
         ``sandbox=True`` is for a host that runs the command the verdict carries (``Verdict.command``) instead of
@@ -138,9 +138,13 @@ class Governor:
         (scope, protection, staleness) runs again and the pre-image is captured for the trace.
         Never let an agent set it. A refusal (deny or ask) is logged to ``run/refusals.jsonl`` unless
         ``record_refusals`` is off (dry runs: ``orch check``, ``orch explain``).
+
+        ``defer=True`` is for a host that can end its turn with the call deferred and run it again when the
+        session resumes (Claude Code in print mode): with policy ``approval.headless: defer`` the approval hook
+        then answers ``defer`` instead of blocking (``Verdict.defer``; docs/console.md, "Headless runs").
         """
         started = time.perf_counter()
-        note: dict[str, Any] = {}
+        note: dict[str, Any] = {"defer": defer} if defer else {}
         verdict = self._pre(call, approved, sandbox, note)
         if call.leased and not verdict.allowed:
             self.release_leases(call)  # a later hook refused it (stale, sandbox, a bug): the call will not run
@@ -190,7 +194,8 @@ class Governor:
                                     tool=call.tool, hint="use a known tool, or ask a person to declare it in policy.yaml")
             hook_name = "config"
             ctx = Context(call, self.workspace, self.intents(), pol, self.sessions.get(call.session_id),
-                          lstats=lstats, sandbox_requested=sandbox, ignore_rules=self.ignore_rules)
+                          lstats=lstats, sandbox_requested=sandbox, ignore_rules=self.ignore_rules,
+                          defer_ok=bool(note.get("defer")))
             note["governed"] = True
             for hook in HOOKS:
                 if approved and hook is approval:

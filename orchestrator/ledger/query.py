@@ -253,7 +253,16 @@ def summary(n: int, r: dict) -> dict:
             "mutation_class": ns.get("mutation_class"), "class_mismatch": ns.get("class_mismatch"),
             "tool": ns.get("tool_name"), "agent": ns.get("agent"), "session_id": ns.get("session_id"),
             "files": files, "ops": [m.get("op") for m in ns.get("files", ()) if isinstance(m, dict)],
-            "outside": [m.get("path") for m in ns.get("files", ()) if isinstance(m, dict) and m.get("out_of_scope")]}
+            "outside": [m.get("path") for m in ns.get("files", ()) if isinstance(m, dict) and m.get("out_of_scope")],
+            "approver": approver_of(ns)}
+
+
+def approver_of(ns: dict) -> str | None:
+    """Who approved the call a record's metadata describes (``approval.by``: a passkey approver's name, ``tui``,
+    ``cli``), or None when no person was asked."""
+    approval = ns.get("approval")
+    by = approval.get("by") if isinstance(approval, dict) else None
+    return str(by) if by else None
 
 
 def export_record(rec: dict, *, pure: bool) -> dict:

@@ -195,6 +195,8 @@ def capture(gov: Any, call: Any, lstats: dict[str, Any] | None = None, *, intent
     # whose call this is: the post-hook that finds this capture must name the same session and tool (post/trace.py)
     snap: dict[str, Any] = {"key": key, "files": files, "session": getattr(call, "session_id", None),
                             "tool": getattr(call, "tool", None)}
+    if getattr(call, "approval", None):
+        snap["approval"] = call.approval  # who approved it, for the record the post-hook writes (maybe elsewhere)
     if getattr(call, "shell", None) is None:
         # what the pre-hook allowed, resolved: the post-hook checks the write landed there (post/swap.py)
         snap["allowed"] = list(getattr(call, "resolved", None) or ())

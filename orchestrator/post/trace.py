@@ -273,6 +273,15 @@ def build_record(gov: Any, call: Any, changes: list[dict]) -> dict:
     return rec
 
 
+def _annotate(ns: dict, snap: dict | None, call: Any, unpaired: bool) -> None:
+    """What the record says about how the call got through: unpaired, and who approved it."""
+    if unpaired:
+        ns["unpaired"] = True  # no pre-hook could be matched with this call (the agent's post names no id)
+    approval = (snap or {}).get("approval") or _get(call, "approval")
+    if isinstance(approval, dict) and approval:
+        ns["approval"] = approval  # which person (passkey approver) or grant let the call through
+
+
 def record(gov: Any, call: Any, result: ToolResult | None = None) -> dict | None:
     """Compute the call's changes, classify them and append one record; returns it (None if nothing changed)."""
     from .. import ledger  # here, not at module level: the pre-hook's capture() must stay cheap to import
@@ -329,8 +338,7 @@ def record(gov: Any, call: Any, result: ToolResult | None = None) -> dict | None
                 outside = sorted({*outside, c["path"]})
         rec = build_record(gov, call, changes)
         ns = rec["metadata"][_ns_key()]
-        if unpaired:
-            ns["unpaired"] = True  # no pre-hook could be matched with this call (the agent's post names no id)
+        _annotate(ns, snap, call, unpaired)
         if scanned is not None:
             ns["scan"] = scanned
         if outside:

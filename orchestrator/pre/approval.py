@@ -3,7 +3,9 @@
 Channels (policy ``approval.channel``, overridden by ``ORCH_APPROVAL_CHANNEL``):
 ``allow`` (trust; for sandboxes), ``deny`` (CI and scripts), ``agent-ask`` (hand the question to the
 agent's own prompt — Claude Code shows its permission dialog), ``tui`` (a person in ``orch tui``,
-through the broker in :mod:`orchestrator.approvals`).
+through the broker in :mod:`orchestrator.approvals`), ``passkey`` (a person anywhere, in the web console: the
+decision must carry the approver's passkey signature over this very call, which this hook verifies itself before
+it lets the call through — :mod:`orchestrator.approvals.signed`; pushes through ntfy / a webhook reach the person).
 
 Two ways around a person (docs/configuration.md, docs/security.md):
 
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
     from orchestrator.pre.context import Context
 
 NAME = "approval"
-CHANNELS = ("tui", "agent-ask", "deny", "allow")
+CHANNELS = ("tui", "passkey", "agent-ask", "deny", "allow")
 
 
 def reasons(ctx: Context) -> list[str]:
@@ -175,7 +177,7 @@ def check(ctx: Context) -> Verdict | None:
             reasons=why, channel=chosen,
             hint="a person must approve this call; if refused, find a non-destructive way",
         )
-    if chosen == "tui":
+    if chosen in ("tui", "passkey"):
         return request_decision(ctx, why, summary)
     return Verdict.deny(
         "approval-denied", NAME, f"not approved (channel {chosen!r}): {summary}",
@@ -186,58 +188,198 @@ def check(ctx: Context) -> Verdict | None:
 
 
 def request_decision(ctx: Context, reasons: list[str], summary: str) -> Verdict:
-    """Ask a person (``orch tui`` / ``orch approve``) about the call in ``ctx``; block until decided.
+    """Ask a person about the call in ``ctx`` (``tui``: ``orch tui`` / ``orch approve``; ``passkey``: the web
+    console, with a signature the waiting hook verifies); block until decided.
 
     A live matching grant allows at once. Otherwise a request is written and this waits; a
     rejection comes back as ``approval-rejected`` carrying the person's reason, silence as
     ``approval-timeout``. Anything unexpected denies.
     """
     # the broker and its files load only when a person is asked: never on the path of an allowed call
-    from orchestrator.approvals import ApprovalRequest, broker_for, new_id, preview, risk_class, signature, timeout_of
-    from orchestrator.approvals.broker import branch_of
+    from orchestrator.approvals import broker_for, risk_class, signature, timeout_of
 
     call = ctx.call
     pol = ctx.policy.approval
+    signed = channel(ctx) == "passkey"
     broker = broker_for(ctx)
     risk = risk_class(call, reasons)
     sig = signature(call, risk)
     intent_id = ctx.intent.id if ctx.intent is not None else (call.intent_id or ctx.session.get("intent_id"))
-    forbidden = list(pol.forbid_remember)
-    worktree = ctx.root
-    grant = broker.find_grant(session_id=call.session_id, intent_id=intent_id, risk=risk, signature=sig,
-                              forbid_remember=forbidden, worktree=worktree)
+    grant = _grant(ctx, broker, signed, risk=risk, sig=sig, intent_id=intent_id)
     if grant is not None:
         broker.audit("grant-used", grant=grant.get("id"), session_id=call.session_id, intent_id=intent_id,
                      risk=risk, summary=summary)
+        _note_approval(call, by=grant.get("by"), via="grant", request=grant.get("request_id"), grant=grant.get("id"))
         return Verdict.allow()
+    if signed and ctx.defer_ok and getattr(pol, "headless", "wait") == "defer":
+        return _deferred(ctx, broker, reasons, summary, risk=risk, sig=sig, intent_id=intent_id)
     timeout = timeout_of(pol.timeout_seconds)
+    req = _submit(ctx, broker, reasons, summary, risk=risk, sig=sig, intent_id=intent_id, timeout=timeout,
+                  signed=signed)
+    if signed:
+        from orchestrator.approvals.passkey import Settings
+        from orchestrator.approvals.signed import wait_signed
+
+        decision = wait_signed(broker, req, timeout, orch_dir=str(ctx.workspace.orch_dir),
+                               settings=Settings.from_policy(pol))
+        if decision.get("decision") == "approve" and decision.get("scope") != "once":
+            _remember_signed(broker, req, decision, pol)
+    else:
+        got = broker.wait(req.id, timeout)
+        decision = broker.resolve(req, timed_out=got is None)
+    return _verdict(ctx, req, decision, summary, timeout, signed)
+
+
+def _deferred(ctx: Context, broker: Any, reasons: list[str], summary: str, *, risk: str, sig: str,
+              intent_id: str | None) -> Verdict:
+    """Headless with a host that can defer (policy ``approval.headless: defer``): never block.
+
+    The first time, file the request (decidable for ``approval.defer_seconds``) and answer ``defer``: the host ends
+    its turn. When the session resumes, the host asks again for the same call (same tool_use_id and input): a
+    verified decision then settles it, else it is deferred again. An expired request is replaced by a new one."""
+    from orchestrator.approvals.passkey import Settings, input_digest
+    from orchestrator.approvals.signed import find_deferred, settle_deferred
+
+    call = ctx.call
+    pol = ctx.policy.approval
+    req = find_deferred(broker, session_id=call.session_id, tool_use_id=call.tool_use_id,
+                        input_sha256=input_digest(call.input), worktree=ctx.root)
+    if req is None:
+        req = _submit(ctx, broker, reasons, summary, risk=risk, sig=sig, intent_id=intent_id,
+                      timeout=float(pol.defer_seconds), signed=True, deferred=True)
+    else:
+        decision = settle_deferred(broker, req, orch_dir=str(ctx.workspace.orch_dir),
+                                   settings=Settings.from_policy(pol))
+        if decision is not None:
+            if decision.get("decision") == "approve" and decision.get("scope") != "once":
+                _remember_signed(broker, req, decision, pol)
+            return _verdict(ctx, req, decision, summary, float(pol.defer_seconds), True)
+    return Verdict.defer(
+        "approval-deferred", NAME, f"waiting for a signed decision (request {req.id}): {summary}",
+        request=req.id, risk=risk, reasons=list(reasons), asked=asked(ctx, True),
+        hint="the call is deferred until a person decides in the console; resume this session afterwards "
+             "(claude -p --resume SESSION) and the call is settled")
+
+
+def _grant(ctx: Context, broker: Any, signed: bool, *, risk: str, sig: str, intent_id: str | None) -> Any:
+    """A live remembered grant covering the call (verified again under the passkey channel), else None."""
+    call = ctx.call
+    pol = ctx.policy.approval
+    forbidden = list(pol.forbid_remember)
+    if not signed:
+        return broker.find_grant(session_id=call.session_id, intent_id=intent_id, risk=risk, signature=sig,
+                                 forbid_remember=forbidden, worktree=ctx.root)
+    if not broker.grants():
+        return None
+    from orchestrator.approvals.passkey import Settings
+    from orchestrator.approvals.signed import find_signed_grant
+
+    return find_signed_grant(broker, session_id=call.session_id, intent_id=intent_id, risk=risk, signature=sig,
+                             forbid_remember=forbidden, worktree=ctx.root, orch_dir=str(ctx.workspace.orch_dir),
+                             settings=Settings.from_policy(pol), ttl=float(pol.grant_ttl_seconds))
+
+
+def _submit(ctx: Context, broker: Any, reasons: list[str], summary: str, *, risk: str, sig: str,
+            intent_id: str | None, timeout: float, signed: bool, deferred: bool = False) -> Any:
+    """Write the request (and, under the passkey channel, push it to the person)."""
+    from orchestrator.approvals import ApprovalRequest, new_id, preview
+    from orchestrator.approvals.broker import branch_of
+
+    call = ctx.call
     now = broker.clock()
+    extra: dict[str, Any] = {}
+    if signed:
+        from orchestrator.approvals.passkey import input_digest
+
+        extra = {"channel": "passkey", "nonce": os.urandom(16).hex(), "input_sha256": input_digest(call.input),
+                 "tool_use_id": call.tool_use_id, "deferred": deferred}
     req = ApprovalRequest(
         id=new_id(now), session_id=call.session_id, tool=call.tool, summary=summary, reasons=list(reasons),
         risk=risk, created=now, expires=now + timeout, agent=call.agent, agent_id=call.agent_id,
         intent_id=intent_id, kind=call.kind.value, command=call.command,
         diff=None if call.command else preview(ctx.root, call), paths=list(call.resolved),
-        signature=sig, cwd=call.cwd, pid=os.getpid(), worktree=worktree, branch=branch_of(ctx.root),
+        signature=sig, cwd=call.cwd, pid=os.getpid(), worktree=ctx.root, branch=branch_of(ctx.root), **extra,
     )
     broker.submit(req)
-    got = broker.wait(req.id, timeout)
-    decision = broker.resolve(req, timed_out=got is None)
+    if signed:
+        thread = _push(ctx, broker, req)
+        if deferred and thread is not None:
+            thread.join(10)  # nobody waits after this answer: let the push go out before the hook process exits
+    return req
+
+
+def _push(ctx: Context, broker: Any, req: Any) -> Any:
+    """Tell the person (ntfy / webhook, policy approval.notify) in the background; outcomes go to the audit log."""
+    from orchestrator.approvals import notify
+
+    from orchestrator.approvals.broker import CALL_ENV
+
+    cfg = ctx.policy.approval.notify
+    push = notify.approval_push(req, base_url=str(cfg.url), content=str(cfg.content))
+
+    def done(results: list[Any]) -> None:
+        for sent in results:
+            broker.audit("notified", id=req.id, target=sent.target, ok=sent.ok, detail=sent.detail)
+
+    # the variables *_env names: the calling hook's ORCH_* ones (forwarded to the daemon per call) win
+    return notify.send_async(cfg, push, done, env={**os.environ, **(CALL_ENV.get() or {})})
+
+
+def _remember_signed(broker: Any, req: Any, decision: dict[str, Any], pol: Any) -> None:
+    """The grant of a verified "for this session / intent" approval (never for a class policy never remembers)."""
+    if req.risk in set(pol.forbid_remember) or (decision.get("scope") == "intent" and not req.intent_id):
+        broker.audit("grant-refused", id=req.id, risk=req.risk, scope=decision.get("scope"))
+        return
+    broker.add_signed_grant(req, decision)
+
+
+def _note_approval(call: Any, **info: Any) -> None:
+    """Who let the call through, for its ledger record (post/trace.py reads ``call.approval``)."""
+    try:
+        call.approval = {k: v for k, v in info.items() if v is not None}
+    except AttributeError:  # a ToolCall-like object without the slot (custom loops): nothing to record
+        pass
+
+
+def asked(ctx: Context, signed: bool) -> str:
+    """Who was asked, for a timeout's message: the approvers and the channels that reached them."""
+    if not signed:
+        return "a person in `orch tui` (is it running?)"
+    from orchestrator.approvals import notify
+    from orchestrator.approvals.passkey import PasskeyError, load_approvers
+
+    pol = ctx.policy.approval
+    try:
+        names = ", ".join(load_approvers(ctx.workspace.orch_dir).names()) or "nobody (no approver registered)"
+    except PasskeyError as exc:
+        names = f"nobody ({exc.message})"
+    via = ["the console at " + str(pol.notify.url), *(f"{t}" for t in notify.targets(pol.notify))]
+    return f"approvers {names} through " + ", ".join(via)
+
+
+def _verdict(ctx: Context, req: Any, decision: dict[str, Any], summary: str, timeout: float,
+             signed: bool) -> Verdict:
     verdict = decision.get("decision")
-    common = {"request": req.id, "risk": risk, "reasons": list(reasons)}
+    common = {"request": req.id, "risk": req.risk, "reasons": list(req.reasons)}
+    by = decision.get("by")
     if verdict == "approve":
+        _note_approval(ctx.call, by=by, via="passkey" if signed else "tui", request=req.id,
+                       credential=decision.get("credential"), scope=decision.get("scope"))
         return Verdict.allow()
     if verdict == "reject":
         why = decision.get("reason") or "no reason given"
+        who = f" ({by})" if signed and by else ""
         return Verdict.deny(
-            "approval-rejected", NAME, f"a person rejected this call: {summary}", reason=why, **common,
+            "approval-rejected", NAME, f"a person{who} rejected this call: {summary}", reason=why, by=by, **common,
             hint=f"the reviewer said: {why!r}. Do not retry the same call; change your approach accordingly "
                  "or ask the person",
         )
     if verdict == "timeout":
+        who = asked(ctx, signed)
         return Verdict.deny(
-            "approval-timeout", NAME, f"no decision within {timeout:g} s: {summary}", timeout=timeout, **common,
-            hint="nobody approved this in time (is `orch tui` running?); the call was refused. Retry later "
-                 "or find a non-destructive way",
+            "approval-timeout", NAME, f"no decision within {timeout:g} s: {summary} (asked {who})",
+            timeout=timeout, asked=who, **common,
+            hint="nobody approved this in time; the call was refused. Retry later or find a non-destructive way",
         )
     return Verdict.deny(
         "approval-invalid", NAME, f"the approval decision could not be used: {decision.get('error')}",

@@ -35,12 +35,12 @@ class Context:
     """
 
     __slots__ = ("call", "workspace", "root", "intents", "policy", "session", "intent", "lstats", "sandbox_requested",
-                 "_ignore_rules", "_plan")
+                 "defer_ok", "_ignore_rules", "_plan")
 
     def __init__(self, call: ToolCall, workspace: Workspace, intents: IntentSet, policy: Policy,
                  session: dict[str, Any], *, intent: CompiledIntent | None = None,
                  lstats: dict[str, Any] | None = None, sandbox_requested: bool = False,
-                 ignore_rules: Callable[[], Any] | None = None) -> None:
+                 ignore_rules: Callable[[], Any] | None = None, defer_ok: bool = False) -> None:
         self.call = call
         self.workspace = workspace
         self.root = str(workspace.root)
@@ -51,6 +51,8 @@ class Context:
         self.lstats = lstats
         #: the host will run a wrapped command (``Governor.pre(call, sandbox=True)``)
         self.sandbox_requested = sandbox_requested
+        #: the host can end its turn with this call deferred and run it again later (``Governor.pre(defer=True)``)
+        self.defer_ok = defer_ok
         self._ignore_rules = ignore_rules
         self._plan: Any = None
 

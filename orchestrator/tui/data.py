@@ -27,6 +27,8 @@ class LedgerRow:
     mutation: str
     files: str
     session: str = ""
+    #: who approved the call (a passkey approver's name, tui, cli), "" when no person was asked
+    approver: str = ""
 
 
 @dataclass(frozen=True)
@@ -82,9 +84,10 @@ def ledger_row(line: bytes) -> LedgerRow:
     paths = [str(f.get("path")) for f in files if isinstance(f, dict) and f.get("path")]
     # the record's own `tool` names the tracer (orchestrator); the agent's tool is in our metadata
     tool = ours.get("tool_name")
+    approval = a if isinstance(a := ours.get("approval"), dict) else {}
     return LedgerRow(_hhmmss(rec.get("timestamp")), str(ours.get("intent_id") or "-"), str(tool or "-"),
                      str(ours.get("mutation_class") or "-"), ", ".join(paths) or "-",
-                     str(ours.get("session_id") or ""))
+                     str(ours.get("session_id") or ""), str(approval.get("by") or ""))
 
 
 def load_ledger(ws: Workspace, n: int) -> list[LedgerRow]:
