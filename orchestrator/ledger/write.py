@@ -84,23 +84,23 @@ def _quarantine_locked(fd: int, ledger: str | os.PathLike[str], size: int) -> in
     return len(frag)
 
 
-def tips_path(ledger: str | os.PathLike[str]) -> Path:
-    """Fallback cache of the chain's heads when the filesystem has no user xattrs:
-    ``<ledger dir>/run/<ledger name>.tips`` (runtime state, gitignored)."""
-    p = Path(os.fspath(ledger))
-    return p.parent / "run" / (p.name + ".tips")
-
-
-_XATTR = "user.orchestrator.heads"
-
-
 def lock_path(ledger: str | os.PathLike[str]) -> Path:
-    """What every writer of the ledger locks: ``<ledger dir>/run/<ledger name>.lock``. Never the ledger itself: a
-    ``flock`` needs only a descriptor open for reading, and a sandboxed command may read the ledger, so one that took
-    its lock and slept held every post-hook's append — the records of the calls made meanwhile were never written
-    (redteam3). The run directory is hidden from sandboxed commands (their mount namespace)."""
+    """What every writer of the ledger locks: ``<ledger dir>/run/<ledger name>.lock``, which also holds the cache of
+    the chain's heads (:func:`_load_tips`). In the run directory, hidden from sandboxed commands (their mount
+    namespace), and never the ledger itself (redteam3):
+
+    - a ``flock`` needs only a descriptor open for reading, and a sandboxed command may read the ledger: one that
+      took its lock and kept running held every post-hook's append;
+    - the heads were cached in the ledger's xattr ``user.orchestrator.heads``, and ``setxattr`` needs no right
+      Landlock handles: a command set it with the size and last hash it read and one forged head, and the next
+      record was signed with a merge parent that is no record (``orch trace verify``: tampered with).
+    """
     p = Path(os.fspath(ledger))
     return p.parent / "run" / (p.name + ".lock")
+
+
+#: where the heads are cached (the lock file; the name the package exports)
+tips_path = lock_path
 
 
 def locked(ledger: str | os.PathLike[str]) -> int:
@@ -140,16 +140,13 @@ def _scan(path: str | os.PathLike[str]) -> tuple[set[bytes], int]:
     return tips, n
 
 
-def _load_tips(fd: int, ledger: str, size: int, last: str) -> tuple[set[bytes], int] | None:
-    """Cached heads and line count, valid only if recorded for exactly this size and last hash; None = rescan."""
+def _load_tips(lock: int, size: int, last: str) -> tuple[set[bytes], int] | None:
+    """Cached heads and line count (in the lock file ``lock``), valid only if recorded for exactly this size and last
+    hash; None = rescan."""
     try:
-        raw = os.getxattr(fd, _XATTR)
+        raw = os.pread(lock, max(os.fstat(lock).st_size, 1), 0)
     except OSError:
-        try:
-            with open(tips_path(ledger), "rb") as f:
-                raw = f.read()
-        except OSError:
-            return None
+        return None
     head, _, rest = raw.decode("ascii", "replace").partition("\n")
     fields = head.split()
     if fields[:2] != [str(size), last] or len(fields) != 3 or not fields[2].isdigit():
@@ -157,24 +154,13 @@ def _load_tips(fd: int, ledger: str, size: int, last: str) -> tuple[set[bytes], 
     return {t.encode("ascii") for t in rest.split()}, int(fields[2])
 
 
-def _save_tips(fd: int, ledger: str, size: int, last: str, tips: set[bytes], count: int) -> None:
-    """Cache the heads as an xattr of the ledger file itself: no extra file to open or truncate per append, and
-    git (which rewrites the file on merge/checkout) drops it, which forces the rescan that is needed then."""
+def _save_tips(lock: int, size: int, last: str, tips: set[bytes], count: int) -> None:
+    """Cache the heads in the lock file ``lock`` (held), keyed by the ledger's size and last hash (git rewriting the
+    ledger on a merge or checkout changes them, which forces the rescan that is needed then). Overwritten in place,
+    padded to the old length: no truncation (that forces a flush on ext4), no extra file to open."""
     data = (f"{size} {last} {count}\n" + "".join(t.decode("ascii") + "\n" for t in sorted(tips))).encode("ascii")
     try:
-        os.setxattr(fd, _XATTR, data)
-        return
-    except OSError:
-        pass
-    try:  # no xattrs here: a side file, overwritten in place (no truncation: that forces a flush on ext4)
-        tp = tips_path(ledger)
-        tp.parent.mkdir(parents=True, exist_ok=True)
-        tfd = os.open(tp, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
-        try:
-            old = os.fstat(tfd).st_size
-            os.pwrite(tfd, data.ljust(old, b" "), 0)
-        finally:
-            os.close(tfd)
+        os.pwrite(lock, data.ljust(os.fstat(lock).st_size, b" "), 0)
     except OSError:
         pass  # only a cache: the next writer rescans
 
@@ -185,9 +171,9 @@ def append(path: str | os.PathLike[str], record: dict, *, fsync: bool = True,
 
     Safe across threads and processes (``flock``); one ``os.write`` per record. If the chain has other dangling
     heads than the last line (after a union merge), they are listed in ``merge_parents`` so that they become
-    referenced too (see the module docstring); the heads are cached in an xattr of the ledger (else in
-    :func:`tips_path`), validated against the ledger size and last hash, and rescanned (once, O(n)) when the file
-    was changed by something else (git).
+    referenced too (see the module docstring); the heads are cached in the lock file (:func:`lock_path`),
+    validated against the ledger size and last hash, and rescanned (once, O(n)) when the file was changed by
+    something else (git).
     ``dedupe_key``: if this exact
     JSON fragment (e.g. ``'"call_id":"toolu_1"'``) occurs in the last 64 KiB of the ledger, nothing is written
     and None is returned (a post-hook delivered twice must not log the same mutation twice).
@@ -217,7 +203,7 @@ def append(path: str | os.PathLike[str], record: dict, *, fsync: bool = True,
             if dedupe_key.encode("ascii", "backslashreplace") in window:
                 return None
         prev = _prev_of(fd, size)
-        cached = _load_tips(fd, p, size, prev) if size else (set(), 0)
+        cached = _load_tips(lock, size, prev) if size else (set(), 0)
         tips, count = cached if cached is not None else _scan(p)
         last_hex = prev[7:].encode("ascii")
         parents = sorted("sha256:" + t.decode("ascii") for t in tips if t != last_hex)
@@ -233,7 +219,7 @@ def append(path: str | os.PathLike[str], record: dict, *, fsync: bool = True,
         if fsync:
             (getattr(os, "fdatasync", None) or os.fsync)(fd)
         h = rec["metadata"][NS]["chain"]["hash"]
-        _save_tips(fd, p, size + n, h, {h[7:].encode("ascii")}, count + 1)
+        _save_tips(lock, size + n, h, {h[7:].encode("ascii")}, count + 1)
         if anchor is not None:
             from . import anchor as anchors
             try:

@@ -467,6 +467,7 @@ def _git_ledger(tmp_path: Path) -> Ledger:
     repo.mkdir()
     _git(repo, "init", "-q", "-b", "main")
     (repo / ".gitattributes").write_text(ledger.GITATTRIBUTES_LINE + "\n")
+    (repo / ".gitignore").write_text("run/\n")  # the writers' lock and head cache: runtime state, as in a workspace
     L = Ledger(repo, n=2)
     _git(repo, "add", "-A")
     _git(repo, "commit", "-qm", "base")
