@@ -119,8 +119,9 @@ def _commits(ws: Any, intent_id: str, summary: Summary) -> None:
     ledger = os.path.relpath(ws.ledger_file, ws.root)
     needle = '"intent_id":' + json.dumps(intent_id)
     try:
-        proc = git(ws.root, "log", f"--max-count={LIMIT}", "--format=%H%x00%an%x00%aI%x00%s", f"-S{needle}",
-                   "--", ledger, timeout=30)
+        # --no-textconv: the pickaxe would run a textconv driver a git-mode command set in .git/config meanwhile
+        proc = git(ws.root, "log", "--no-textconv", f"--max-count={LIMIT}", "--format=%H%x00%an%x00%aI%x00%s",
+                   f"-S{needle}", "--", ledger, timeout=30)
     except (OSError, Exception) as exc:  # noqa: BLE001 — no git, a timeout: the summary says so
         summary.notes.append(f"commits unavailable: {exc}")
         return
