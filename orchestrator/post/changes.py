@@ -195,13 +195,20 @@ def _git_dirty(root: str, skip: frozenset[str]) -> set[str] | None:
 
     from orchestrator.vcs.cli import NO_FSMONITOR
 
+    from orchestrator.vcs import gitlock
+
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env["GIT_OPTIONAL_LOCKS"] = "0"  # a status must not rewrite the index (that would be a change of its own)
-    try:
-        done = subprocess.run(["git", *NO_FSMONITOR, "-C", root, "status", "--porcelain", "-z", "-uall", "--no-renames",
-                               "--ignore-submodules=all"], capture_output=True, timeout=120, env=env)
-    except (OSError, subprocess.SubprocessError):
-        return None
+    # never while a git-mode command has the git dir writable: a clean filter it planted in .git/config would run
+    # here, outside the sandbox (gitlock.py); the caller then walks the tree instead
+    with gitlock.exclusive(root) as alone:
+        if not alone:
+            return None
+        try:
+            done = subprocess.run(["git", *NO_FSMONITOR, "-C", root, "status", "--porcelain", "-z", "-uall",
+                                   "--no-renames", "--ignore-submodules=all"], capture_output=True, timeout=120, env=env)
+        except (OSError, subprocess.SubprocessError):
+            return None
     if done.returncode != 0:
         return None
     out: set[str] = set()

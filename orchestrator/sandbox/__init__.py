@@ -113,7 +113,7 @@ class Plan:
     """
 
     __slots__ = ("enabled", "reason", "abi", "writable", "create", "tmp", "deny_read", "readable", "spec_dir",
-                 "scope", "env", "secret_patterns", "network", "net_options", "git", "mounts")
+                 "scope", "env", "secret_patterns", "network", "net_options", "git", "git_lock", "mounts")
 
     def __init__(self, enabled: bool, reason: str = "", abi: int = 0, writable: list[str] | None = None,
                  create: list[str] | None = None, tmp: str | None = None, deny_read: list[str] | None = None,
@@ -141,6 +141,8 @@ class Plan:
         self.network: dict[str, Any] | None = None
         self.net_options: list[str] = []
         self.git: list[str] = []
+        #: the repository's git-mode lock (vcs/gitlock.py), taken shared by the launcher of a git-mode command
+        self.git_lock: str | None = None
         #: the mount namespace's options: run dirs and servers' sockets hidden, protected paths read-only (hidden.py)
         self.mounts: list[str] = []
 
@@ -165,6 +167,11 @@ class Plan:
                 os.makedirs(path, exist_ok=True)
             except OSError:
                 pass  # the rule is skipped; writes there fail closed
+        if self.git and self.git_lock:
+            try:
+                os.makedirs(os.path.dirname(self.git_lock), exist_ok=True)
+            except OSError:
+                pass  # the launcher cannot take the lock then, and does not run the command
 
     def options(self) -> list[str]:
         """The launcher's options for this plan (``-w``/``-r``/``--tmp``)."""
@@ -181,6 +188,8 @@ class Plan:
         opts += self.net_options
         for path in self.git:
             opts += ["--git", path]
+        if self.git and self.git_lock:
+            opts += ["--git-lock", self.git_lock]
         return opts + self.mounts + self.env
 
     def wrap(self, command: str) -> str:
@@ -378,8 +387,11 @@ def _git_and_network(root: str, policy: Any, intent: Any, shell: Any, out: Plan)
     # the read plan keeps .git read-only (no workspace write at all), except for git's own store of a fetch
     if (out.scope and wants_git(shell)) or (shell is not None and fetches(shell)):
         from orchestrator.sandbox.gitdir import git_dirs
+        from orchestrator.vcs.gitlock import lock_path
 
         out.git = git_dirs(root)
+        if out.git:  # the engine runs no git of its own while the command runs (vcs/gitlock.py)
+            out.git_lock = str(lock_path(root))
 
 
 def wants_git(sh: Any) -> bool:

@@ -37,11 +37,6 @@ SYS_RESTRICT_SELF = 446
 CREATE_RULESET_VERSION = 1 << 0
 RULE_PATH_BENEATH = 1
 PR_SET_NO_NEW_PRIVS = 38
-PR_CAPBSET_READ = 23
-PR_CAPBSET_DROP = 24
-PR_CAP_AMBIENT = 47
-PR_CAP_AMBIENT_CLEAR_ALL = 4
-CAP_VERSION_3 = 0x20080522
 
 EXECUTE = 1 << 0
 WRITE_FILE = 1 << 1
@@ -298,41 +293,17 @@ def scope_or_nest() -> None:
         nest()
 
 
-def drop_capabilities() -> None:
-    """No capability left in any set, just before the exec of the command (launcher.c ``drop_caps``): Landlock
-    restricts paths, not privileges, and a command run as root (no user namespace is made for root) kept every
-    capability — ``mknod`` of the disk in its scope, ``umount`` of the hidden run dir, the clock (redteam3). The
-    bounding set first (EPERM: no ``CAP_SETPCAP``, so none to lose, and no_new_privs keeps an exec from gaining
-    any), then ambient, then effective/permitted/inheritable; ``capget`` checks the result. Raises OSError."""
-    import ctypes
-
-    lib = _lib()
-    for cap in range(64):
-        if lib.prctl(PR_CAPBSET_READ, cap, 0, 0, 0) < 0:
-            break  # EINVAL: past the kernel's last capability
-        if lib.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 and ctypes.get_errno() != 1:  # EPERM
-            _check(-1, f"prctl(PR_CAPBSET_DROP, {cap})")
-    if lib.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 and ctypes.get_errno() != 22:  # EINVAL: <4.3
-        _check(-1, "prctl(PR_CAP_AMBIENT_CLEAR_ALL)")
-    head = (ctypes.c_uint32 * 2)(CAP_VERSION_3, 0)
-    data = (ctypes.c_uint32 * 6)()
-    _check(lib.capset(head, data), "capset")
-    _check(lib.capget(head, data), "capget")
-    if any(data):
-        raise LandlockError(1, "capabilities left after capset")
-
-
 def contain() -> None:
     """The command's last step before its exec in the PID namespace: the nested domain (:func:`nest`), then no
-    capability (:func:`drop_capabilities`)."""
+    capability (caps.py)."""
     nest()
-    drop_capabilities()
+    _sibling("caps").drop()
 
 
 def contain_git() -> None:
     """The same for a git-mode command: signals scoped or a nested domain (:func:`scope_or_nest`), no capability."""
     scope_or_nest()
-    drop_capabilities()
+    _sibling("caps").drop()
 
 
 class Options:
@@ -413,7 +384,7 @@ def _parse(argv: list[str], spec_dir: str | None = None) -> Options:
                 opts.scrub = []
             if value:
                 opts.scrub.append(value)
-        elif a in ("--net", "--git", "--pidns", "--abstract", *_MOUNT_OPTIONS, *_NET_OPTIONS):
+        elif a in ("--net", "--git", "--git-lock", "--pidns", "--abstract", *_MOUNT_OPTIONS, *_NET_OPTIONS):
             if a in _CHOICES and value not in _CHOICES[a]:
                 raise ValueError(f"malformed {a} value {value!r} ({' or '.join(_CHOICES[a])})")
             opts.extra.setdefault(a, []).append(value)
@@ -446,12 +417,13 @@ def main(argv: list[str] | None = None, spec_dir: str | None = None) -> int:
         # ~1 s -> 3.5-5.8 s). Without it, existing bytecode is read, bytecode of in-scope sources is written
         # beside them, and a write refused outside the scope is silently skipped by Python's importer.
     env = command_env(opts)
+    _sibling("caps")  # loaded now: the command's child only calls it
     guard = None
     if "--git" in opts.extra:
         try:
-            guard = _git_guard(opts.extra["--git"])
+            guard = _git_mode(opts.extra)
         except OSError as exc:
-            sys.stderr.write(f"orchestrator sandbox: cannot snapshot the git dir ({exc}); the command was NOT run\n")
+            sys.stderr.write(f"orchestrator sandbox: {exc}; the command was NOT run\n")
             return EXIT_SETUP
         writable.extend(guard.roots)
     pidns = _sibling("pidns")
@@ -494,7 +466,7 @@ def main(argv: list[str] | None = None, spec_dir: str | None = None) -> int:
     if isolated:
         _exit_now(pidns.run_init(shell, opts.command, env, contain, bridge.forward_on_demand if bridge else None))
     try:
-        drop_capabilities()
+        _sibling("caps").drop()
         os.execve(shell, [shell, "-c", opts.command], env)
     except OSError as exc:
         sys.stderr.write(f"orchestrator sandbox: cannot run {shell}: {exc}\n")
@@ -578,9 +550,24 @@ def _bridge(extra: dict[str, list[str]], pid_namespace: bool):  # -> netns.Bridg
     return bridge
 
 
-def _git_guard(roots: list[str]):  # -> gitdir.Guard
-    """The git-dir mode (``--git DIR``): snapshot what git runs or trusts, start the guardian (gitdir.py)."""
-    return _sibling("gitdir").Guard(roots)
+def _git_mode(extra: dict[str, list[str]]):  # -> gitdir.Guard
+    """The git-dir mode (``--git DIR``): the repository's git-mode lock taken shared (``--git-lock``; the engine's
+    side is orchestrator/vcs/gitlock.py: it runs no git of its own while the git dir is the command's), then the
+    snapshot of what git runs or trusts and the guardian (gitdir.py). The lock's descriptor stays open in this
+    process and in the guardian it forks (not in the command's exec), so it holds until the last restore; taking it
+    waits while the engine's own ``git status`` runs. Raises OSError (its message says which step failed)."""
+    if extra.get("--git-lock"):
+        import fcntl
+
+        try:
+            fd = os.open(extra["--git-lock"][-1], os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            fcntl.flock(fd, fcntl.LOCK_SH)
+        except OSError as exc:
+            raise OSError(exc.errno, f"cannot take the repository's git-mode lock ({exc})") from None
+    try:
+        return _sibling("gitdir").Guard(extra["--git"])
+    except OSError as exc:
+        raise OSError(exc.errno, f"cannot snapshot the git dir ({exc})") from None
 
 
 if __name__ == "__main__":

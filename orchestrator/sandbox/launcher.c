@@ -170,6 +170,8 @@ static int parse(char **args, size_t n, opts_t *o) {
             o->net = v;
         else if (strcmp(a, "--git") == 0)
             o->git = 1;
+        else if (strcmp(a, "--git-lock") == 0)
+            ; /* git mode's: the Python launcher takes it (landlock._git_mode) */
         else if (strcmp(a, "--pidns") == 0) {
             if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
                 return fail("malformed --pidns value '%s' (on or off)", v), -1;
@@ -611,7 +613,7 @@ static int nest(void) {
     return rc;
 }
 
-/* ---- capabilities (landlock.drop_capabilities is the Python launcher's copy) ----
+/* ---- capabilities (caps.py is the Python launcher's copy) ----
  *
  * Just before the exec of the command: no capability left, in any set. Landlock restricts paths, not privileges: a
  * command run as root (no user namespace is made for root) kept every capability of the init namespace, and could

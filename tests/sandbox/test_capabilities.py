@@ -6,7 +6,7 @@ kept every capability of the init namespace (CapEff 000001fffeffffff). Landlock 
 ``CAP_SYS_TIME`` moves the clock the freshness rules and approval expiries read, ``CAP_SYS_ADMIN`` undoes the
 command's mounts (``umount`` of the tmpfs over the run dir), ``CAP_NET_ADMIN`` changes the host's network. The
 launchers now drop every capability — effective, permitted, inheritable, ambient and the bounding set — just
-before the ``exec`` of the command (launcher.c ``drop_caps``, landlock.drop_capabilities).
+before the ``exec`` of the command (launcher.c ``drop_caps``, caps.py).
 
 Real launchers under the real kernel, through the engine, for each way a command is started: the compiled
 launcher, the Python one, git mode (the Python launcher with the git-dir guardian), each with and without the PID
