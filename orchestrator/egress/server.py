@@ -68,6 +68,17 @@ def peer_credentials(sock: socket.socket) -> tuple[int, int, int]:
     return pid, uid, gid
 
 
+def no_new_privs(pid: int) -> bool | None:
+    """Whether ``pid`` runs with no_new_privs (None: gone, or a kernel older than 4.10 that does not say)."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as fh:
+            data = fh.read(16384)
+    except OSError:
+        return None
+    at = data.find(b"\nNoNewPrivs:")
+    return None if at < 0 else data[at + 12:data.index(b"\n", at + 1)].strip() == b"1"
+
+
 def netns_of(pid: int) -> tuple[int, int] | None:
     """(device, inode) of ``pid``'s network namespace, or None when it is gone."""
     try:
@@ -114,6 +125,10 @@ class Proxy:
         self.idle_timeout = idle_timeout if idle_timeout is not None else float(
             os.environ.get("ORCH_EGRESS_IDLE", DEFAULT_IDLE))
         self.own_netns = netns_of(os.getpid())
+        #: every sandboxed command runs with no_new_privs (its launcher sets it before Landlock), a launcher
+        #: registers before it restricts anything; a proxy started with the flag (an agent host run with it) cannot
+        #: tell them apart by it (docs/security.md)
+        self.own_nnp = no_new_privs(os.getpid())
         self.registrations: dict[tuple[int, int], Registration] = {}
         self.active = 0
         self.last_activity = time.monotonic()
@@ -207,7 +222,11 @@ class Proxy:
             return
         conn.setblocking(False)
         pid, uid, _ = peer_credentials(conn)
-        if uid != os.getuid() or netns_of(pid) != self.own_netns:
+        # Not the network namespace alone: a command without one of its own (sandbox.pid_namespace: false, an
+        # abstract socket allowed) shares the proxy's, and registered a namespace it made with a plan it wrote
+        # (redteam3); no_new_privs, which no sandboxed process can shed, tells it from a launcher
+        if uid != os.getuid() or netns_of(pid) != self.own_netns or (
+                self.own_nnp is False and no_new_privs(pid) is not False):
             # a sandboxed process (or another user) trying to register a namespace of its choice
             self._log(f"registration refused: peer pid {pid} uid {uid} is not a launcher of this user outside "
                       "the sandbox")
