@@ -15,7 +15,6 @@ command has both; the launchers register before they restrict anything). Real la
 
 from __future__ import annotations
 
-import os
 import shutil
 import socket
 import textwrap
