@@ -48,6 +48,10 @@ __all__ = ["MAX_FILES", "RACY_NS", "SKIP_DIRS", "scan_roots", "snapshot", "chang
 
 #: a scan stops after this many entries (the snapshot says it is truncated; changes beyond it go unseen)
 MAX_FILES = 300_000
+#: seconds the snapshot waits for the git-mode lock before it walks the tree instead (vcs/gitlock.py)
+PRE_WAIT = 0.2
+#: and the comparison of a git snapshot, which needs git (the guardian of a git-mode call that just ended)
+POST_WAIT = 5.0
 #: files changed this close to the snapshot are hashed too (a coarse filesystem clock may not move in between)
 RACY_NS = 100_000_000
 #: bigger files are not hashed for the racy check (their signature is compared only)
@@ -189,8 +193,9 @@ def _hash(path: str) -> str | None:
     return digest[7:] if digest else None
 
 
-def _git_dirty(root: str, skip: frozenset[str]) -> set[str] | None:
-    """Paths ``git status`` reports as not clean (modified, deleted, untracked; not ignored), or None (no git)."""
+def _git_dirty(root: str, skip: frozenset[str], wait: float) -> set[str] | None:
+    """Paths ``git status`` reports as not clean (modified, deleted, untracked; not ignored), or None (no git, or a
+    git-mode command still running after ``wait`` seconds: see :mod:`orchestrator.vcs.gitlock`)."""
     import subprocess
 
     from orchestrator.vcs.cli import NO_FSMONITOR
@@ -201,7 +206,7 @@ def _git_dirty(root: str, skip: frozenset[str]) -> set[str] | None:
     env["GIT_OPTIONAL_LOCKS"] = "0"  # a status must not rewrite the index (that would be a change of its own)
     # never while a git-mode command has the git dir writable: a clean filter it planted in .git/config would run
     # here, outside the sandbox (gitlock.py); the caller then walks the tree instead
-    with gitlock.exclusive(root) as alone:
+    with gitlock.exclusive(root, wait) as alone:
         if not alone:
             return None
         try:
@@ -241,7 +246,8 @@ def snapshot(gov: Any, roots: list[str], *, git_extras: bool = True) -> dict[str
     root = str(gov.workspace.root)
     now = _fs_now(gov)
     skips = _skips(gov)
-    dirty = _git_dirty(root, skips) if roots == [""] and os.path.isdir(os.path.join(root, ".git")) else None
+    # a git-mode command running now (an agent's background one): walk instead, without waiting for it
+    dirty = _git_dirty(root, skips, PRE_WAIT) if roots == [""] and os.path.isdir(os.path.join(root, ".git")) else None
     if dirty is not None:
         files, truncated = _walk(root, [], skips, git_extras)
         for p in dirty:
@@ -294,7 +300,8 @@ def _changed_git(gov: Any, root: str, before: dict[str, str], racy: dict[str, st
                  ) -> tuple[list[str], list[str], bool]:
     """:func:`changed` for a ``mode: git`` snapshot: what is dirty now or was dirty then, compared."""
     skips = _skips(gov)
-    dirty = _git_dirty(root, skips)
+    # the snapshot is git's, so git is needed now: the guardian of a git-mode call that just ended is given time
+    dirty = _git_dirty(root, skips, POST_WAIT)
     direct, _t = _walk(root, [], skips, extras)
     if dirty is None:  # git failed now: only the directly watched files can be compared
         dirty = set()

@@ -14,9 +14,11 @@ run directory (:func:`orchestrator.vcs.worktrees.shared_run_dir`: hidden from ev
 
 - the launcher of a git-mode command takes it *shared* before the command starts (``--git-lock``), and it stays held
   until its guardian's last restore (the guardian inherits it): many commands may run at once;
-- the engine takes it *exclusive*, without waiting longer than :data:`WAIT`, around each ``git status`` it runs
-  (:func:`exclusive`); when a git-mode command holds it, the engine does not run git and the change scan falls back
-  to its walk of the workspace (slower on a large tree, and blind to nothing).
+- the engine takes it *exclusive* around each ``git status`` it runs (:func:`exclusive`), waiting a little (a
+  git-mode call that just ended: its guardian's last restore); when a git-mode command still holds it, the engine
+  runs no git: the change snapshot walks the workspace instead (slower on a large tree, and blind to nothing), and
+  the comparison of a snapshot git made is reported incomplete (``truncated``) — only when a git-mode command started
+  between the two hooks of a call.
 """
 
 from __future__ import annotations
