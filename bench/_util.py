@@ -66,3 +66,51 @@ def paired(cases: dict[str, list[str]], n: int, cwd: Path, *, width: int = 28) -
         s2 = sorted(s)
         print(f"  {label:<{width}} min {s2[0]:6.1f}  p50 {statistics.median(s2):6.1f}  max {s2[-1]:6.1f} ms")
     return samples
+
+
+def cpu_seconds(pid: int | None = None) -> float:
+    """User + system CPU seconds: of the finished children of this process (``pid`` None), or of the running
+    process ``pid`` (a server such as the egress proxy, which is no child of the bench)."""
+    import os
+    import resource
+
+    if pid is None:
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+    total = 0
+    try:  # schedstat: nanoseconds on a CPU, per thread (stat's ticks are 10 ms: too coarse for one launch)
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/schedstat", encoding="ascii") as fh:
+                total += int(fh.read().split()[0])
+    except OSError:
+        pass
+    return total / 1e9
+
+
+def cpu(cases: dict[str, list[str]], n: int, cwd: Path, *, server: int | None = None) -> dict[str, list[float]]:
+    """The CPU time (user + system, of the process and its children; plus the process ``server`` when given) each
+    case costs, in ms per run: unlike wall time it hardly moves with the machine's load (the 2 cores are shared
+    with other sessions' test suites). Prints the medians; returns the samples by label."""
+    import subprocess
+
+    def used() -> float:
+        return cpu_seconds() + (cpu_seconds(server) if server is not None else 0.0)
+
+    per: dict[str, list[float]] = {k: [] for k in cases}
+    for _ in range(n):
+        for label, argv in cases.items():
+            before = used()
+            subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+            per[label].append((used() - before) * 1e3)
+    print("CPU time per run (user + system, children" + (", and the server process" if server else "") +
+          "), median:")
+    for label, values in per.items():
+        print(f"  {label:<40} {statistics.median(values):6.2f} ms")
+    return per
+
+
+def load() -> str:
+    """The load averages (1, 5, 15 min), for a figure measured on a shared machine."""
+    import os
+
+    return "load average " + ", ".join(f"{x:.2f}" for x in os.getloadavg())

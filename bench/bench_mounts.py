@@ -36,7 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _util import governed, paired  # noqa: E402
+from _util import cpu, governed, paired  # noqa: E402
 
 from orchestrator.engine.pipeline import Governor  # noqa: E402
 from orchestrator.sandbox import compiled, hidden, landlock, options_of, protected  # noqa: E402
@@ -148,26 +148,6 @@ def launch(n: int, sockets: int, base: str) -> Path:
     cpu(cases, n, tmp)
     hook(gov, tmp, n)
     return tmp
-
-
-def cpu(cases: dict[str, list[str]], n: int, cwd: Path) -> None:
-    """The CPU time (user + system, of the process and its children) each case costs: unlike wall time it hardly
-    moves with the machine's load (the 2 cores are shared with other sessions' test suites)."""
-    import resource
-
-    def used() -> float:
-        r = resource.getrusage(resource.RUSAGE_CHILDREN)
-        return r.ru_utime + r.ru_stime
-
-    per: dict[str, list[float]] = {k: [] for k in cases}
-    for _ in range(n):
-        for label, argv in cases.items():
-            before = used()
-            subprocess.run(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-            per[label].append((used() - before) * 1e3)
-    print("CPU time per run (user + system, children), median:")
-    for label, values in per.items():
-        print(f"  {label:<30} {statistics.median(values):6.2f} ms")
 
 
 def hook(gov: Governor, tmp: Path, n: int) -> None:

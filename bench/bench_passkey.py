@@ -8,7 +8,10 @@ Run: PYTHONPATH=. python bench/bench_passkey.py [--n 15]
 3. **decision → answer**: a REAL hook process (the installed client) waits; the console's decision is written
    (``Broker.decide`` with the assertion); the time until the hook exits with its answer, median of ``--n``, with
    the hook evaluating in process and with the daemon answering (which loaded py_webauthn at start); the sandbox
-   launcher compiled beforehand, as in any workspace after its first command.
+   launcher compiled beforehand, as in any workspace after its first command;
+4. **intent change from the page**: a real console (uvicorn, real HTTP): ``POST /api/intents/challenge`` (the store's
+   dry run, validation, the operation held) and ``POST /api/intents/apply`` (the assertion checked, the nonce
+   consumed, the change written under the intents lock, the audit line), median of ``--n`` edits.
 
 The assertions come from a software authenticator with real P-256 keys (tests/approvals/softkey.py).
 """
@@ -106,19 +109,47 @@ def end_to_end(n: int, tmp: Path, *, daemon: bool) -> None:
           f"max {max(times):.0f} ms ({n} calls)")
 
 
+def intent_changes(n: int, tmp: Path) -> None:
+    import httpx
+
+    from orchestrator.approvals.approvers import unb64url
+    from tests.web.support import free_port, served
+
+    port = free_port()
+    alice = SoftKey("alice", origin=f"http://localhost:{port}")
+    ws = passkey_workspace(tmp, alice, port=port)
+    prepare, apply = [], []
+    with served(ws, port) as console:
+        headers = {"Origin": console.url, "X-CSRF-Token": console.csrf_token, "Content-Type": "application/json"}
+        for i in range(n + 1):
+            started = time.perf_counter()
+            got = httpx.post(console.url + "/api/intents/challenge", headers=headers, json={
+                "op": "edit", "intent": "INT-2", "fields": {"name": f"Docs {i}"}}).json()
+            middle = time.perf_counter()
+            body = {"operation": got["operation"]["nonce"], "assertion": alice.assertion(unb64url(got["challenge"]))}
+            signed = time.perf_counter()
+            assert httpx.post(console.url + "/api/intents/apply", headers=headers, json=body).status_code == 200
+            if i:  # the first loads py_webauthn in the console
+                prepare.append((middle - started) * 1000)
+                apply.append((time.perf_counter() - signed) * 1000)
+    print(f"intent change from the page: prepare (dry run, held) median {statistics.median(prepare):.0f} ms, "
+          f"apply (verify, write, audit) median {statistics.median(apply):.0f} ms, max {max(apply):.0f} ms ({n})")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=15)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as d:
         base = Path(d)
-        for sub in ("cold", "warm", "e2e", "daemon"):
+        for sub in ("cold", "warm", "e2e", "daemon", "intents"):
             (base / sub).mkdir()
         print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         cold(args.n, base / "cold")
         warm(base / "warm")
         end_to_end(args.n, base / "e2e", daemon=False)
         end_to_end(args.n, base / "daemon", daemon=True)
+        intent_changes(args.n, base / "intents")
 
 
 if __name__ == "__main__":

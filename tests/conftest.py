@@ -20,6 +20,10 @@ _KEYHOME = tempfile.mkdtemp(prefix="orch-test-home-")
 os.environ.pop("ORCH_KEY_DIR", None)
 os.environ["XDG_CONFIG_HOME"] = os.path.join(_KEYHOME, "config")
 os.environ["XDG_STATE_HOME"] = os.path.join(_KEYHOME, "state")
+# the egress proxy (orchestrator/egress/paths.py) lives in the runtime dir when there is one: the tests' proxy must
+# be their own (under the state dir above), and it exits soon after the last test that used it
+os.environ.pop("XDG_RUNTIME_DIR", None)
+os.environ["ORCH_EGRESS_IDLE"] = "60"
 
 INTENTS = textwrap.dedent(
     """\

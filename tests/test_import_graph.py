@@ -167,6 +167,7 @@ LAYERS = [
     "secrets",                          # secret-file patterns, the scan, tracked secrets
     "shell",                            # the shell analyzer
     "classify",                         # mutation classification
+    "egress",                           # the egress proxy: allow-lists, the server, the person's registries
     "sandbox",                          # the kernel sandbox (plans, launchers)
     "config",                           # the governance files: workspace, intents, policy, .intentignore
     "approvals",                        # the approval broker, risk classes, previews

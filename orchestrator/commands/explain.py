@@ -90,7 +90,11 @@ def _sandbox_lines(args: argparse.Namespace, verdict: Any, policy: Any) -> list[
     patterns = sb.get("secret_patterns") or {}
     if patterns:
         lines.append("          unreadable: " + ", ".join(f"{p} ({pat})" for p, pat in patterns.items()))
-    return lines + _env_lines(dropped_by(policy, os.environ))
+    from orchestrator.sandbox import network
+
+    lines += _env_lines(dropped_by(policy, os.environ))
+    lines.append("          network: " + network.explain(sb.get("network"), str(workspace_of(args).run_dir)))
+    return lines
 
 
 def _env_lines(dropped: dict[str, str]) -> list[str]:

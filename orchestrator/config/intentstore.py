@@ -95,8 +95,10 @@ class IntentStore:
         return _validated(self.archive_path, _doc(text, ARCHIVE_KEY, self.archive_path)) if text is not None else []
 
     # ------------------------------------------------------------------ the operations
-    def create(self, fields: dict[str, Any], *, intent_id: str | None = None) -> dict[str, Any]:
-        """Add a new intent (status IN_PROGRESS unless ``fields`` says otherwise); returns it with its id."""
+    def create(self, fields: dict[str, Any], *, intent_id: str | None = None, write: bool = True) -> dict[str, Any]:
+        """Add a new intent (status IN_PROGRESS unless ``fields`` says otherwise); returns it with its id.
+
+        ``write=False``: everything is done and validated, nothing is written (see :meth:`transact`)."""
         # an empty optional list says nothing a reader needs: it is left out, as people write the file
         fields = {k: v for k, v in fields.items() if v is not None and (v != [] or k == "owned_scope")}
         fields["status"] = normal_status(fields.get("status") or "IN_PROGRESS")
@@ -113,10 +115,14 @@ class IntentStore:
             check_fields(intent, self.active_path)
             return Docs(docs.active.add(intent), docs.archive), intent
 
-        return self.transact(change)
+        return self.transact(change, write=write)
 
-    def edit(self, intent_id: str, changes: dict[str, Any]) -> dict[str, Any]:
-        """Change fields of an active intent (None removes an optional key); returns the intent as written."""
+    def edit(self, intent_id: str, changes: dict[str, Any], *, expect: dict[str, Any] | None = None,
+             write: bool = True) -> dict[str, Any]:
+        """Change fields of an active intent (None removes an optional key); returns the intent as written.
+
+        ``expect``: the intent as the person saw it (:func:`plain`); if it changed since, nothing is written (a
+        signed change is made only to the intent it was signed for). ``write=False``: validate only."""
         unknown = sorted(set(changes) - set(EDITABLE) - {"updated_at"})
         if unknown:
             raise UsageError(f"cannot edit {', '.join(unknown)}", hint=f"editable: {', '.join(EDITABLE)}")
@@ -128,6 +134,7 @@ class IntentStore:
 
         def change(docs: Docs) -> tuple[Docs, dict[str, Any]]:
             current = self._active_intent(docs, intent_id)
+            _expected(current, expect)
             merged = {**current, **{k: v for k, v in changes.items() if v is not None}}
             for k, v in changes.items():
                 if v is None:
@@ -140,16 +147,19 @@ class IntentStore:
             delta["updated_at"] = merged["updated_at"]
             return Docs(docs.active.update(intent_id, delta), docs.archive), merged
 
-        return self.transact(change)
+        return self.transact(change, write=write)
 
-    def finish(self, intent_id: str, status: str = "COMPLETED") -> dict[str, Any]:
+    def finish(self, intent_id: str, status: str = "COMPLETED", *, expect: dict[str, Any] | None = None,
+               write: bool = True) -> dict[str, Any]:
         """Mark an intent finished (``COMPLETED`` by default)."""
         if status not in FINISHED:
             raise UsageError(f"{status} is not a finished status", hint=f"one of {', '.join(FINISHED)}")
-        return self.edit(intent_id, {"status": status})
+        return self.edit(intent_id, {"status": status}, expect=expect, write=write)
 
-    def archive(self, intent_ids: Iterable[str]) -> list[str]:
-        """Move finished intents to the archive file; returns their ids."""
+    def archive(self, intent_ids: Iterable[str], *, expect: dict[str, dict[str, Any]] | None = None,
+                write: bool = True) -> list[str]:
+        """Move finished intents to the archive file; returns their ids (``expect``: id -> the intent as the
+        person saw it, as for :meth:`edit`)."""
         wanted = list(dict.fromkeys(intent_ids))
 
         def change(docs: Docs) -> tuple[Docs, list[str]]:
@@ -161,6 +171,7 @@ class IntentStore:
                         continue  # archived already (or a run interrupted after writing the archive)
                     raise UsageError(f"no intent {iid!r}", hint="`orch intents` lists them")
                 current = self._active_intent(docs, iid)
+                _expected(current, None if expect is None else expect.get(iid, {}))
                 status = normal_status(current.get("status"))
                 if status not in FINISHED:
                     raise UsageError(f"intent {iid} is {status or 'without status'}: only a finished intent is "
@@ -175,7 +186,7 @@ class IntentStore:
                 done.append(iid)
             return docs, done
 
-        return self.transact(change)
+        return self.transact(change, write=write)
 
     def _other_worktrees_ids(self) -> list[str]:
         """The intent ids (active and archived) of the repository's other governed worktrees; a file that cannot be
@@ -204,8 +215,18 @@ class IntentStore:
         raise UsageError(f"no active intent {intent_id!r}", hint=hint)
 
     # ------------------------------------------------------------------ the transaction
-    def transact(self, change: Callable[[Docs], tuple[Docs, T]]) -> T:
-        """Run ``change`` on the current files under the lock and write what it returns (see the module doc)."""
+    def transact(self, change: Callable[[Docs], tuple[Docs, T]], *, write: bool = True) -> T:
+        """Run ``change`` on the current files under the lock and write what it returns (see the module doc).
+
+        ``write=False``: a dry run — the change is made and both files validated as for a write, nothing is
+        written (what the console shows a person, and has them sign, before the change is made)."""
+        if not write:
+            docs = self._docs(_read(self.active_path), _read(self.archive_path))
+            new, result = change(docs)
+            _validated(self.archive_path, new.archive)
+            _validated(self.active_path, new.active)
+            _unique(new, self.active_path)
+            return result
         self.lock_path.parent.mkdir(parents=True, exist_ok=True)
         with locked(self.lock_path):
             for _ in range(RETRIES):
@@ -239,6 +260,19 @@ class IntentStore:
         if archive_text is not None:
             _validated(self.archive_path, docs.archive)
         return docs
+
+
+def plain(raw: dict[str, Any]) -> dict[str, Any]:
+    """An intent as JSON data (a timestamp YAML read as a date becomes its text): what a signature covers."""
+    import json
+
+    return dict(json.loads(json.dumps(raw, default=str, sort_keys=True)))
+
+
+def _expected(current: dict[str, Any], expect: dict[str, Any] | None) -> None:
+    if expect is not None and plain(current) != expect:
+        raise UsageError(f"intent {current.get('id')} changed since this change was prepared; nothing was written",
+                         hint="reload it and make the change again")
 
 
 def normal_status(value: Any) -> str:
@@ -369,4 +403,4 @@ def _write(path: Path, text: str) -> None:
 
 
 __all__ = ["ACTIVE_KEY", "ARCHIVE_KEY", "ARCHIVE_NAME", "EDITABLE", "FINISHED", "Docs", "EditError", "IntentStore",
-           "allocate_id", "check_archive", "check_fields", "normal_status", "now_iso", "prefix_of"]
+           "allocate_id", "check_archive", "check_fields", "normal_status", "now_iso", "plain", "prefix_of"]

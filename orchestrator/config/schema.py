@@ -60,7 +60,8 @@ class Intent(BaseModel):
 
     @model_validator(mode="after")
     def _network_valid(self) -> Intent:
-        # `network: allow|deny|[ports]` overrides sandbox.network for this intent (orchestrator/sandbox/network.py)
+        # `network: allow|deny|[ports]` replaces sandbox.network for this intent, a mapping extends it
+        # (orchestrator/sandbox/network.py)
         extra = self.model_extra or {}
         if "network" in extra:
             from orchestrator.sandbox.network import validate
@@ -224,6 +225,23 @@ def _secret_env() -> list[str]:
     return list(SECRET_ENV)
 
 
+class NetworkPolicy(BaseModel):
+    """``sandbox.network`` as a mapping: each command in its own network namespace, out only through the egress
+    proxy to the hosts allowed here and (``configured``) the person's registries and git remotes; ``ports`` where
+    no namespace can be made (orchestrator/sandbox/network.py)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # host patterns: "example.com", "*.example.com" (subdomains), an address or network, any of them with ":PORT"
+    allow: list[str] = Field(default_factory=list)
+    # denied whatever allows them (derived hosts included)
+    deny: list[str] = Field(default_factory=list)
+    # the package managers' registries and the repository's git remotes, from the person's own configuration
+    configured: bool = True
+    # TCP ports (Landlock ABI >= 4) where the kernel refuses a network namespace
+    ports: list[int] = Field(default_factory=lambda: [22, 53, 80, 443])
+
+
 class SocketsPolicy(BaseModel):
     """Servers outside the sandbox that a sandboxed command may reach (orchestrator/sandbox/hidden.py)."""
 
@@ -258,9 +276,9 @@ class SandboxPolicy(BaseModel):
     # names a sandboxed command inherits besides the built-in allow-list (envpolicy.ENV_ALLOW): a glob keeps names
     # (their values still checked for credentials); an exact name passes as it is (NPM_TOKEN for a private registry)
     env_keep: list[str] = Field(default_factory=list)
-    # TCP (Landlock ABI >= 4): "allow", "deny", or the ports a command may connect to (orchestrator/sandbox/network.py
-    # says why these: package registries and git remotes, and no unprivileged local listener)
-    network: Literal["allow", "deny"] | list[int] = Field(default_factory=lambda: [22, 53, 80, 443])
+    # the network: a mapping (NetworkPolicy, the default: egress by host through the proxy), "allow" (unrestricted),
+    # "deny" (nothing), or a list of TCP ports (the form before egress by host: read as {ports: [...]})
+    network: Literal["allow", "deny"] | list[int] | NetworkPolicy = Field(default_factory=NetworkPolicy)
     # each command in its own PID namespace with a fresh /proc (other processes' environment out of reach; what a
     # command leaves running ends with it). false: background servers outlive the command, /proc/PID/environ of
     # the agent's processes is readable again (docs/security.md)

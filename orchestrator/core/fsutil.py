@@ -53,6 +53,18 @@ def atomic_write_json(path: Path, obj: Any) -> None:
     atomic_write(path, json.dumps(obj, indent=1, sort_keys=True, default=str).encode())
 
 
+def try_lock(path: Path) -> int | None:
+    """An exclusive ``flock`` on ``path`` (created 0600) held by the returned descriptor for as long as it stays
+    open, or None when another process holds it: one server per lock file (the daemon, the egress proxy)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
 @contextlib.contextmanager
 def locked(path: Path) -> Iterator[None]:
     """Hold an exclusive ``flock`` on ``path`` (created if needed) for the ``with`` body."""

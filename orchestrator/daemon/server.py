@@ -36,7 +36,6 @@ Safety:
 """
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -314,15 +313,11 @@ class Daemon:
     # -- lifecycle ------------------------------------------------------------------------------------------------
     def acquire(self) -> bool:
         """Take the per-workspace daemon lock; False when another daemon holds it."""
+        from orchestrator.core.fsutil import try_lock
+
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.run_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            return False
-        self._lock_fd = fd
-        return True
+        self._lock_fd = try_lock(self.run_dir / LOCK_NAME)
+        return self._lock_fd is not None
 
     def bind(self) -> None:
         """Bind the socket, replacing a stale one (we hold the lock, so nobody else is serving)."""
@@ -413,6 +408,9 @@ def serve(root: str | os.PathLike[str], *, idle_timeout: float | None = None, wa
         try:
             gov = daemon.governor(daemon.root, None)
             gov.intents()
+            from orchestrator.sandbox import network
+
+            network.prestart(gov.policy)  # the first sandboxed command need not wait for the egress proxy
             import orchestrator.adapters.claude_code  # noqa: F401
             from orchestrator.shell import analyze
 

@@ -258,7 +258,7 @@ class Governor:
 
         if _sandbox.exempt(call.shell, call.command or "") is not None or _sandbox.unavailable_reason(pol) is not None:
             return Verdict.allow()
-        plan = _sandbox.plan_for(self.root, pol, call.session_id, self.workspace.run_dir)
+        plan = _sandbox.plan_for(self.root, pol, call.session_id, self.workspace.run_dir, shell=call.shell)
         call.sandboxed = True
         return Verdict("allow", sandbox={**plan.to_dict(), "command": plan.wrap(call.command or "")})
 

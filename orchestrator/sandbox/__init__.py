@@ -38,8 +38,8 @@ import shlex
 import sys
 from typing import Any, Protocol
 
-from orchestrator.sandbox.exempt import (MAX_COMMAND_BYTES, cwd_only, exempt, opaque, unwrappable, writes_git,
-                                         writes_workspace)
+from orchestrator.sandbox.exempt import (MAX_COMMAND_BYTES, cwd_only, exempt, fetches, opaque, unwrappable,
+                                         writes_git, writes_workspace)
 
 
 class PlanContext(Protocol):
@@ -113,7 +113,7 @@ class Plan:
     """
 
     __slots__ = ("enabled", "reason", "abi", "writable", "create", "tmp", "deny_read", "readable", "spec_dir",
-                 "scope", "env", "secret_patterns", "network", "git", "mounts")
+                 "scope", "env", "secret_patterns", "network", "net_options", "git", "mounts")
 
     def __init__(self, enabled: bool, reason: str = "", abi: int = 0, writable: list[str] | None = None,
                  create: list[str] | None = None, tmp: str | None = None, deny_read: list[str] | None = None,
@@ -136,8 +136,10 @@ class Plan:
         self.env = env or []
         #: deny_read path -> the secret pattern that matched it (what a refusal names)
         self.secret_patterns = secret_patterns or {}
-        #: the launcher's ``--net`` (network.py; None: TCP unrestricted) and ``--git`` dirs (gitdir.py)
-        self.network: str | None = None
+        #: what the network rule is (network.py; None: unrestricted), for verdicts and the ledger; the launcher's
+        #: network options (``--netns``, ``--egress``..., ``--net``/``--net-fallback``); ``--git`` dirs (gitdir.py)
+        self.network: dict[str, Any] | None = None
+        self.net_options: list[str] = []
         self.git: list[str] = []
         #: the mount namespace's options: run dirs and servers' sockets hidden, protected paths read-only (hidden.py)
         self.mounts: list[str] = []
@@ -176,8 +178,7 @@ class Plan:
             opts += ["-r", path]
         if self.tmp:
             opts += ["--tmp", self.tmp]
-        if self.network is not None:
-            opts += ["--net", self.network]
+        opts += self.net_options
         for path in self.git:
             opts += ["--git", path]
         return opts + self.mounts + self.env
@@ -372,8 +373,10 @@ def _git_and_network(root: str, policy: Any, intent: Any, shell: Any, out: Plan)
     writable, guarded and restored by the launcher."""
     from orchestrator.sandbox import network
 
-    out.network = network.option(policy, intent, out.abi)
-    if out.scope and wants_git(shell):  # the read plan keeps .git read-only (no workspace write at all)
+    out.net_options = network.launcher_options(policy, intent, out.abi, root, os.path.dirname(out.spec_dir or ""))
+    out.network = network.summary(out.net_options)
+    # the read plan keeps .git read-only (no workspace write at all), except for git's own store of a fetch
+    if (out.scope and wants_git(shell)) or (shell is not None and fetches(shell)):
         from orchestrator.sandbox.gitdir import git_dirs
 
         out.git = git_dirs(root)

@@ -49,7 +49,7 @@ def findings(ws: Any, pol: Any) -> Any:
     if version < 3:
         gaps.append("ABI < 3: truncate(2) outside the scope is not blocked")
     if version < 4:
-        gaps.append("ABI < 4: sandbox.network (TCP ports) is not enforced")
+        gaps.append("ABI < 4: sandbox.network.ports (where no network namespace can be made) is not enforced")
     if version < 6:
         gaps.append("ABI < 6: a command running git can signal the launcher that restores .git after it")
     status = "ok" if not gaps else "warn"
@@ -64,6 +64,9 @@ def findings(ws: Any, pol: Any) -> Any:
     yield from compiled.check(ws, getattr(getattr(pol, "sandbox", None), "writable", ()) or ())
     if compiled.install(os.path.join(str(ws.run_dir), "sandbox")) is not None:
         yield from check_mounts(os.path.join(str(ws.run_dir), "sandbox"))
+    from orchestrator.sandbox import netcheck
+
+    yield from netcheck.check(ws, pol, version)
 
 
 _PROBE = r"""

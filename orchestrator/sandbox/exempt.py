@@ -44,6 +44,12 @@ def writes_git(sh: Any) -> bool:
     return any(program == "git" for program, _sub in sh.programs)
 
 
+def fetches(sh: Any) -> bool:
+    """A read-only command that still writes git's own store (``git fetch``: objects, remote-tracking refs,
+    FETCH_HEAD): its read plan gets the git dir writable and guarded (gitdir.py), and nothing else."""
+    return any(name == "git" and sub in ("fetch", "lfs") for name, sub in getattr(sh, "programs", ()))
+
+
 def cwd_only(sh: Any) -> bool:
     """A bare ``cd``/``pushd``/``popd`` with literal words: it changes only the host shell's working directory, which
     must persist to the next call (inside the launcher it would be lost with the child shell)."""

@@ -547,8 +547,10 @@ class Guard:
         os.close(r)
         self.w = w
 
-    def run(self, shell: str, command: str, env: dict[str, str], scope: Callable[[], object]) -> int:
-        """Run ``command`` in a child, wait, verify; the command's exit status (128 + signal if killed)."""
+    def run(self, shell: str, command: str, env: dict[str, str], scope: Callable[[], object],
+            after_fork: Callable[[], object] | None = None) -> int:
+        """Run ``command`` in a child, wait, verify; the command's exit status (128 + signal if killed).
+        ``after_fork`` runs once the command is forked (the network bridge's forwarder: netns.py)."""
         import _signal as signal  # type: ignore[import-not-found]  # `signal` imports enum (~4 ms)
 
         pid = os.fork()
@@ -560,6 +562,8 @@ class Guard:
             except BaseException as exc:  # noqa: BLE001
                 os.write(2, f"orchestrator sandbox: cannot run {shell}: {exc}\n".encode())
             os._exit(126)
+        if after_fork is not None:
+            after_fork()
 
         def forward(signum: int, _frame: object) -> None:
             try:

@@ -323,8 +323,10 @@ def spec_entries(data: bytes) -> list[str]:
 _VALUED = {"-w": "writable", "-r": "readable", "-W": "write_only", "--env-keep": "keep"}
 #: the mount namespace's lists (mounts.OPTIONS; kept here so that parsing imports nothing)
 _MOUNT_OPTIONS = ("--hide", "--cover", "--ro")
+#: the network namespace's options (netns.py)
+_NET_OPTIONS = ("--netns", "--egress", "--egress-plan", "--egress-env", "--net-fallback")
 #: options that take one of a few words
-_CHOICES = {"--pidns": ("on", "off"), "--abstract": ("allow", "scope")}
+_CHOICES = {"--pidns": ("on", "off"), "--abstract": ("allow", "scope"), "--netns": ("on", "off")}
 
 
 def _parse(argv: list[str], spec_dir: str | None = None) -> Options:
@@ -369,7 +371,7 @@ def _parse(argv: list[str], spec_dir: str | None = None) -> Options:
                 opts.scrub = []
             if value:
                 opts.scrub.append(value)
-        elif a in ("--net", "--git", "--pidns", "--abstract", *_MOUNT_OPTIONS):
+        elif a in ("--net", "--git", "--pidns", "--abstract", *_MOUNT_OPTIONS, *_NET_OPTIONS):
             if a in _CHOICES and value not in _CHOICES[a]:
                 raise ValueError(f"malformed {a} value {value!r} ({' or '.join(_CHOICES[a])})")
             opts.extra.setdefault(a, []).append(value)
@@ -412,16 +414,27 @@ def main(argv: list[str] | None = None, spec_dir: str | None = None) -> int:
         writable.extend(guard.roots)
     pidns = _sibling("pidns")
     try:
+        # before any namespace: the proxy is reached from the host's, before anything is hidden (netns.py)
+        bridge = _bridge(opts.extra, opts.extra.get("--pidns", ["on"])[-1] == "on")
+    except ValueError as exc:
+        sys.stderr.write(f"orchestrator sandbox: {exc}\n")
+        return EXIT_SETUP
+    try:
         isolated = _namespaces(opts.extra, pidns)
     except OSError as exc:
         sys.stderr.write(f"orchestrator sandbox: {exc.strerror}; the command was NOT run\n")
         return EXIT_SETUP
+    netns_up = False
     if isolated:
-        code = pidns.split()
+        code = pidns.split(bridge.outer if bridge is not None else None)
         if code is not None:
             _exit_now(code)  # the launcher outside: PID 1's (the command's) exit status
+        # its own network namespace (netns.py); False: the kernel refused, the port rules below hold instead
+        netns_up = bridge is not None and bridge.inner()
+        if netns_up and bridge is not None:
+            bridge.environ(env)
     try:
-        net = opts.extra.get("--net")
+        net = opts.extra.get("--net") or (None if netns_up else opts.extra.get("--net-fallback"))
         restrict(writable, readable=opts.readable, write_only=opts.write_only, network=net[-1] if net else None,
                  abstract=opts.extra.get("--abstract", ["scope"])[-1] == "allow")
     except OSError as exc:
@@ -432,12 +445,12 @@ def main(argv: list[str] | None = None, spec_dir: str | None = None) -> int:
     if guard is not None:
         if isolated:
             pidns.unblock()  # guard.run installs its own forwarding (TERM, INT, HUP)
-        code = guard.run(shell, opts.command, dict(env), scope_or_nest)
+        code = guard.run(shell, opts.command, dict(env), scope_or_nest, bridge.start_forwarder if bridge else None)
         if isolated:
             _exit_now(code)
         return code
     if isolated:
-        _exit_now(pidns.run_init(shell, opts.command, env, nest))
+        _exit_now(pidns.run_init(shell, opts.command, env, nest, bridge.forward_on_demand if bridge else None))
     try:
         os.execve(shell, [shell, "-c", opts.command], env)
     except OSError as exc:
@@ -500,6 +513,26 @@ def _sibling(name: str):  # -> module
         return importlib.import_module(f"{__package__}.{name}")
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # the package is not importable under -I -S
     return __import__(name)
+
+
+def _bridge(extra: dict[str, list[str]], pid_namespace: bool):  # -> netns.Bridge | None
+    """``--netns on`` (with ``--egress``: the bridge to the proxy, reached now, before any namespace); None without
+    a PID namespace (no init to run the forwarder: the fallback port rules hold). Raises ValueError for a malformed
+    option."""
+    value = extra.get("--netns", ["off"])[-1]
+    if value not in ("on", "off"):
+        raise ValueError(f"malformed --netns value {value!r} (on or off)")
+    plan = extra.get("--egress-plan", ["/"])[-1]
+    if not plan.startswith("/") or "\n" in plan or len(plan) > 4096:
+        raise ValueError(f"malformed --egress-plan {plan!r}")
+    for item in extra.get("--egress-env", []):
+        if "=" not in item or item.startswith("="):
+            raise ValueError(f"malformed --egress-env {item!r} (NAME=VALUE)")
+    if value == "off" or not pid_namespace:
+        return None
+    bridge = _sibling("netns").Bridge(extra)
+    bridge.prepare()
+    return bridge
 
 
 def _git_guard(roots: list[str]):  # -> gitdir.Guard

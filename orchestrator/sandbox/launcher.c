@@ -116,10 +116,17 @@ typedef struct {
     const char *tmp, *net, *command;
     int git;
     int no_pidns; /* --pidns off: policy sandbox.pid_namespace: false */
+    /* the network namespace and the egress bridge (the section "network namespace" below) */
+    int netns;                                /* --netns on */
+    const char *egress, *egress_plan;         /* --egress DIR (the proxy's sockets), --egress-plan FILE */
+    const char *net_fallback;                 /* --net-fallback PORTS: where no namespace could be made */
+    list_t egress_env;                        /* --egress-env NAME=VALUE: set when the namespace is up */
 } opts_t;
 
 static const char *KNOWN_OPTS = "-w -r -W --env-keep --tmp --env-scrub --net --git --pidns --hide --cover --ro "
-                                "--abstract";
+                                "--abstract --netns --egress --egress-plan --egress-env --net-fallback";
+
+static int parse_net_option(opts_t *o, const char *a, char *v);
 
 /* Parses the options (the spec's, then the command line's after ID). 0 on success, else a message was printed. */
 static int parse(char **args, size_t n, opts_t *o) {
@@ -167,8 +174,8 @@ static int parse(char **args, size_t n, opts_t *o) {
             if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
                 return fail("malformed --pidns value '%s' (on or off)", v), -1;
             o->no_pidns = strcmp(v, "off") == 0;
-        } else
-            return fail("unknown option '%s' (known: %s)", a, KNOWN_OPTS), -1;
+        } else if (parse_net_option(o, a, v) < 0)
+            return -1;
     }
     return fail("missing -- COMMAND"), -1;
 }
@@ -604,6 +611,538 @@ static int nest(void) {
     return rc;
 }
 
+/* ---- the network namespace and the egress bridge (netns.py is the Python launcher's copy) ----
+ *
+ * --netns on: the init (PID 1 of the command's namespace) makes a network namespace of its own with only a
+ * loopback interface: nothing the command opens reaches another host, a DNS server or a socket of the host's
+ * (abstract Unix sockets are per network namespace). Where the kernel refuses it, --net-fallback's TCP port rules
+ * apply instead (as before this existed; `orch doctor` says so).
+ *
+ * --egress DIR --egress-plan FILE: the way out is this user's egress proxy (orchestrator/egress/server.py), whose
+ * Unix sockets are DIR/ctl and DIR/proxy; FILE is what the engine allowed this command to reach. Before anything changes, the launcher opens both (O_PATH: they stay
+ * reachable through /proc/self/fd/N once the run directory is hidden, and whatever its path length) and connects
+ * to ctl from the host's network namespace. The init makes the namespace, brings lo up, listens on
+ * 127.0.0.1:EGRESS_PORT and tells the launcher outside, which registers the namespace with the proxy (the plan id
+ * and the namespace's descriptor, SCM_RIGHTS) and answers "go" or "no network". Then the init forks the command
+ * (PID 2) and the forwarder (PID 3), which relays every connection to 127.0.0.1:EGRESS_PORT to DIR/proxy. The
+ * launcher outside keeps the registration open until the command ends and prints the proxy's refusals on stderr.
+ * A proxy that is missing, dead or refuses the registration means no network for the command, and a line that
+ * says why (fail closed). */
+#include <poll.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+
+#define EGRESS_PORT 3128
+#define EGRESS_WAIT_MS 3000 /* for a proxy the engine has just started */
+#define EGRESS_REPLY_MS 5000
+#define RELAY_BUF 65536
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+typedef struct {
+    int wanted;          /* --netns on, with the PID namespace (its init runs the forwarder) */
+    int bridge;          /* --egress: a proxy to bridge to */
+    int ctl, proxy;      /* the registration connection; an O_PATH descriptor of the traffic socket */
+    int procfd;          /* the host's /proc (the init mounts its own on /proc, which the launcher then sees too) */
+    int ready[2], go[2]; /* init -> launcher: 'Y' namespace up (listening) / 'N' refused; launcher -> init: 'G'/'X' */
+    int listener;        /* the init's 127.0.0.1:EGRESS_PORT */
+    int up;              /* the init: the namespace is up */
+    char why[600];       /* why the command has no network (the launcher prints it) */
+} egress_t;
+
+static egress_t EG = {0, 0, -1, -1, -1, {-1, -1}, {-1, -1}, -1, 0, ""};
+
+static int parse_net_option(opts_t *o, const char *a, char *v) {
+    if (strcmp(a, "--netns") == 0) {
+        if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
+            return fail("malformed --netns value '%s' (on or off)", v), -1;
+        o->netns = strcmp(v, "on") == 0;
+    } else if (strcmp(a, "--egress") == 0)
+        o->egress = v;
+    else if (strcmp(a, "--egress-plan") == 0) {
+        if (v[0] != '/' || strchr(v, '\n') || strlen(v) > 4096)
+            return fail("malformed --egress-plan '%s'", v), -1;
+        o->egress_plan = v;
+    } else if (strcmp(a, "--egress-env") == 0) {
+        if (!strchr(v, '=') || v[0] == '=')
+            return fail("malformed --egress-env '%s' (NAME=VALUE)", v), -1;
+        push(&o->egress_env, v);
+    } else if (strcmp(a, "--net-fallback") == 0)
+        o->net_fallback = v;
+    else
+        return fail("unknown option '%s' (known: %s)", a, KNOWN_OPTS), -1;
+    return 0;
+}
+
+/* a Unix socket reached through the O_PATH descriptor `pathfd` (no path length limit, no path lookup) */
+static int connect_fd(int pathfd) {
+    int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s < 0)
+        return -1;
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    snprintf(addr.sun_path, sizeof addr.sun_path, "/proc/self/fd/%d", pathfd);
+    if (connect(s, (struct sockaddr *)&addr, sizeof addr) < 0) {
+        int err = errno;
+        close(s);
+        errno = err;
+        return -1;
+    }
+    return s;
+}
+
+static void sleep_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
+static int open_socket_path(const char *dir, const char *name) {
+    char path[8400];
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return open(path, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+}
+
+/* The process behind the registration socket is a proxy of this user in the launcher's own network namespace (a
+ * server some sandboxed command left listening there is in a namespace of its own: its traffic would go nowhere,
+ * but it would read other commands' requests). */
+static int peer_is_proxy(int s) {
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    char path[64];
+    struct stat peer, self;
+    if (getsockopt(s, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.uid != geteuid())
+        return 0;
+    snprintf(path, sizeof path, "/proc/%d/ns/net", (int)cred.pid);
+    return stat(path, &peer) == 0 && stat("/proc/self/ns/net", &self) == 0 && peer.st_ino == self.st_ino &&
+           peer.st_dev == self.st_dev;
+}
+
+/* Before the namespaces: reach the proxy (waiting a little for one the engine has just started). */
+static void egress_prepare(const opts_t *o) {
+    EG.wanted = 1;
+    EG.bridge = o->egress != NULL;
+    if (pipe2(EG.ready, O_CLOEXEC) < 0 || pipe2(EG.go, O_CLOEXEC) < 0) {
+        EG.wanted = 0; /* the fallback port rules apply */
+        return;
+    }
+    if (!EG.bridge)
+        return;
+    EG.procfd = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    int err = 0;
+    for (long waited = 0;; waited += 10) {
+        int ctl_path = open_socket_path(o->egress, "ctl");
+        if (ctl_path >= 0) {
+            EG.ctl = connect_fd(ctl_path);
+            err = errno;
+            close(ctl_path);
+            if (EG.ctl >= 0)
+                break;
+        } else
+            err = errno;
+        if ((err != ENOENT && err != ECONNREFUSED) || waited >= EGRESS_WAIT_MS)
+            break;
+        sleep_ms(10);
+    }
+    if (EG.ctl >= 0 && !peer_is_proxy(EG.ctl)) {
+        snprintf(EG.why, sizeof EG.why, "no network for this command: the process behind %s/ctl is not this user's "
+                 "egress proxy outside the sandbox", o->egress);
+        close(EG.ctl);
+        EG.ctl = -1;
+        return;
+    }
+    if (EG.ctl >= 0 && (EG.proxy = open_socket_path(o->egress, "proxy")) < 0)
+        err = errno;
+    if (EG.ctl < 0 || EG.proxy < 0)
+        snprintf(EG.why, sizeof EG.why, "no network for this command: cannot reach the egress proxy in %s (%s); "
+                 "`orch doctor` checks it, its output is in %s/out", o->egress, strerror(err), o->egress);
+}
+
+static int lo_up(void) {
+    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (s < 0)
+        return -1;
+    struct ifreq req;
+    memset(&req, 0, sizeof req);
+    strcpy(req.ifr_name, "lo");
+    int rc = ioctl(s, SIOCGIFFLAGS, &req);
+    if (rc == 0) {
+        req.ifr_flags |= IFF_UP;
+        rc = ioctl(s, SIOCSIFFLAGS, &req);
+    }
+    close(s);
+    return rc;
+}
+
+static int listen_local(void) {
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(EGRESS_PORT)};
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (s < 0 || setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+        bind(s, (struct sockaddr *)&addr, sizeof addr) < 0 || listen(s, 4096) < 0) {
+        if (s >= 0)
+            close(s);
+        return -1;
+    }
+    return s;
+}
+
+/* The init: make the namespace (1: up, 0: refused, the fallback applies). It does not wait for the registration:
+ * the forwarder does (connections wait in the listener's backlog meanwhile), so the command starts at once. */
+static int egress_inner(void) {
+    close(EG.ready[0]);
+    close(EG.go[1]);
+    if (EG.ctl >= 0)
+        close(EG.ctl);
+    if (unshare(CLONE_NEWNET) < 0) {
+        (void)!write(EG.ready[1], "N", 1);
+        close(EG.ready[1]);
+        close(EG.go[0]);
+        return 0;
+    }
+    EG.up = 1;
+    (void)!write(EG.ready[1], EG.bridge && EG.ctl >= 0 ? "Y" : "U", 1); /* the launcher registers meanwhile */
+    close(EG.ready[1]);
+    if (lo_up() == 0 && EG.bridge && EG.ctl >= 0)
+        EG.listener = listen_local();
+    if (EG.listener >= 0)
+        fcntl(EG.listener, F_SETFL, O_NONBLOCK); /* the forwarder accepts until EAGAIN */
+    else
+        close(EG.go[0]);
+    return 1;
+}
+
+/* The launcher: send the registration of the init's namespace (the answer is read by egress_outer); 0 if it could
+ * not be sent (EG.why says why). */
+static int egress_register(const opts_t *o, pid_t init) {
+    char path[64], msg[4200];
+    snprintf(path, sizeof path, "%d/ns/net", (int)init);
+    int nsfd = openat(EG.procfd, path, O_RDONLY | O_CLOEXEC);
+    if (nsfd < 0) {
+        if (errno != ENOENT) /* ENOENT: the command has already ended, there is nothing to register */
+            snprintf(EG.why, sizeof EG.why, "no network for this command: cannot open /proc/%s: %s", path,
+                     strerror(errno));
+        return 0;
+    }
+    int len = snprintf(msg, sizeof msg, "ORCHEGRESS1 %s\n", o->egress_plan ? o->egress_plan : "-");
+    char cbuf[CMSG_SPACE(sizeof(int))];
+    memset(cbuf, 0, sizeof cbuf);
+    struct iovec iov = {msg, (size_t)len};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cm), &nsfd, sizeof(int));
+    ssize_t sent = sendmsg(EG.ctl, &mh, MSG_NOSIGNAL);
+    close(nsfd);
+    if (sent != len)
+        snprintf(EG.why, sizeof EG.why, "no network for this command: cannot register with the egress proxy: %s",
+                 strerror(errno));
+    return sent == len;
+}
+
+/* The proxy's lines: the registration's answer first ("OK", else "ERR why": the forwarder is told either way),
+ * then one "REFUSED <message>" per refusal, shown on the command's stderr. Returns the bytes left over (a line
+ * not yet complete); a line over 4 KiB is dropped, not waited for. */
+static size_t proxy_lines(char *buf, size_t have, int *answered) {
+    char *start = buf, *nl;
+    while ((nl = memchr(start, '\n', have - (size_t)(start - buf)))) {
+        *nl = '\0';
+        if (!*answered) {
+            *answered = 1;
+            int ok = strcmp(start, "OK") == 0;
+            (void)!write(EG.go[1], ok ? "G" : "X", 1);
+            if (!ok)
+                fprintf(stderr, "orchestrator sandbox: no network for this command: the egress proxy refused its "
+                                "registration (%.400s)\n", start);
+        } else if (strncmp(start, "REFUSED ", 8) == 0)
+            fprintf(stderr, "orchestrator sandbox: network: %s\n", start + 8);
+        start = nl + 1;
+    }
+    size_t rest = have - (size_t)(start - buf);
+    memmove(buf, start, rest);
+    return rest == 4096 ? 0 : rest;
+}
+
+/* The launcher outside: register, then wait for the init while relaying the proxy's answer and refusals. The
+ * registration overlaps the command: a command that opens no connection never waits for it. */
+static int egress_outer(const opts_t *o, pid_t init) {
+    close(EG.ready[1]);
+    close(EG.go[0]);
+    signal(SIGPIPE, SIG_IGN); /* a forwarder that never started (no listener) must not take the launcher down */
+    char state = 'N';
+    if (read(EG.ready[0], &state, 1) != 1)
+        state = 'N';
+    int sent = state == 'Y' && egress_register(o, init);
+    int pidfd = sent ? (int)syscall(SYS_pidfd_open, init, 0) : -1;
+    if (state != 'N' && EG.why[0])
+        fprintf(stderr, "orchestrator sandbox: %s\n", EG.why);
+    if (pidfd < 0) { /* nothing to wait for, or a kernel without pidfd_open (< 5.3): the answer, then the init */
+        char reply[8] = "";
+        struct pollfd p = {EG.ctl, POLLIN, 0};
+        ssize_t k = sent && poll(&p, 1, EGRESS_REPLY_MS) > 0 ? read(EG.ctl, reply, sizeof reply - 1) : 0;
+        (void)!write(EG.go[1], k >= 3 && strncmp(reply, "OK\n", 3) == 0 ? "G" : "X", 1);
+        close(EG.go[1]);
+        if (EG.ctl >= 0 && !sent)
+            close(EG.ctl);
+        return wait_for(init);
+    }
+    char buf[4097];
+    size_t have = 0;
+    int answered = 0;
+    for (;;) {
+        struct pollfd p[2] = {{pidfd, POLLIN, 0}, {EG.ctl, POLLIN, 0}};
+        int r = poll(p, EG.ctl >= 0 ? 2 : 1, -1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 || p[0].revents)
+            break;
+        if (p[1].revents) {
+            ssize_t k = read(EG.ctl, buf + have, 4096 - have);
+            if (k <= 0) {
+                fprintf(stderr, "orchestrator sandbox: the egress proxy stopped: no network for the rest of this "
+                                "command\n");
+                if (!answered)
+                    (void)!write(EG.go[1], "X", 1);
+                answered = 1;
+                close(EG.ctl);
+                EG.ctl = -1;
+                continue;
+            }
+            have = proxy_lines(buf, have + (size_t)k, &answered);
+        }
+    }
+    close(pidfd);
+    close(EG.go[1]);
+    return wait_for(init);
+}
+
+/* The environment with the --egress-env variables set (replacing any of the same name). */
+static char **egress_environ(char **env, const opts_t *o) {
+    size_t n = 0;
+    while (env[n])
+        n++;
+    char **out = calloc(n + o->egress_env.n + 1, sizeof(char *));
+    if (!out)
+        return env;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *eq = strchr(env[i], '=');
+        size_t nlen = eq ? (size_t)(eq - env[i]) : strlen(env[i]);
+        int replaced = 0;
+        for (size_t j = 0; j < o->egress_env.n && !replaced; j++)
+            replaced = strncmp(o->egress_env.items[j], env[i], nlen) == 0 && o->egress_env.items[j][nlen] == '=';
+        if (!replaced)
+            out[k++] = env[i];
+    }
+    for (size_t j = 0; j < o->egress_env.n; j++)
+        out[k++] = o->egress_env.items[j];
+    out[k] = NULL;
+    return out;
+}
+
+/* ---- the forwarder: 127.0.0.1:EGRESS_PORT -> the proxy's traffic socket, byte for byte, half-closes passed on */
+typedef struct {
+    int fd[2];                 /* 0: the client (TCP), 1: the proxy (Unix) */
+    char *buf[2];              /* buf[i]: read from fd[i], to be written to fd[1 - i] */
+    size_t len[2], off[2];
+    int eof[2];                /* fd[i] reached end of stream */
+    int shut[2];               /* fd[i]'s write side is shut (the other side's end of stream passed on) */
+} relay_t;
+
+static void relay_close(relay_t *r) {
+    close(r->fd[0]);
+    close(r->fd[1]);
+    free(r->buf[0]);
+    free(r->buf[1]);
+    free(r);
+}
+
+/* Moves bytes of direction i (fd[i] -> fd[1-i]) as far as possible without blocking; -1: the relay broke. */
+static int relay_step(relay_t *r, int i, int readable) {
+    int dst = r->fd[1 - i];
+    for (;;) {
+        if (r->len[i] > r->off[i]) {
+            ssize_t w = send(dst, r->buf[i] + r->off[i], r->len[i] - r->off[i], MSG_NOSIGNAL | MSG_DONTWAIT);
+            if (w < 0)
+                return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+            r->off[i] += (size_t)w;
+            continue;
+        }
+        r->len[i] = r->off[i] = 0;
+        if (r->eof[i]) {
+            if (!r->shut[1 - i]) {
+                shutdown(dst, SHUT_WR);
+                r->shut[1 - i] = 1;
+            }
+            return 0;
+        }
+        if (!readable)
+            return 0;
+        ssize_t k = recv(r->fd[i], r->buf[i], RELAY_BUF, MSG_DONTWAIT);
+        if (k < 0)
+            return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+        if (k == 0)
+            r->eof[i] = 1;
+        r->len[i] = (size_t)k;
+        readable = 0; /* one read per wakeup: the other connections get their turn */
+    }
+}
+
+static relay_t *relay_open(int client) {
+    int up = connect_fd(EG.proxy);
+    if (up < 0) {
+        static int told = 0;
+        if (!told++)
+            fprintf(stderr, "orchestrator sandbox: the egress proxy is unreachable (%s): no network\n",
+                    strerror(errno));
+        close(client);
+        return NULL;
+    }
+    relay_t *r = calloc(1, sizeof *r);
+    if (!r || !(r->buf[0] = malloc(RELAY_BUF)) || !(r->buf[1] = malloc(RELAY_BUF))) {
+        close(client);
+        close(up);
+        if (r) {
+            free(r->buf[0]);
+            free(r);
+        }
+        return NULL;
+    }
+    r->fd[0] = client;
+    r->fd[1] = up;
+    return r;
+}
+
+/* PID 3 of the command's namespace: wait for the registration, then accept and relay until the init exits (the
+ * kernel then ends it). Not registered: close the listener, so that every client fails at once. */
+static void forwarder(void) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    sigprocmask(SIG_SETMASK, &unblocked, NULL);
+    char c = 'X';
+    if (read(EG.go[0], &c, 1) != 1 || c != 'G')
+        _exit(0);
+    close(EG.go[0]);
+    int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null >= 0) {
+        dup2(null, 0);
+        dup2(null, 1);
+        close(null);
+    }
+    size_t cap = 64, n = 0;
+    relay_t **conns = calloc(cap, sizeof *conns);
+    struct pollfd *pf = calloc(2 * cap + 1, sizeof *pf);
+    for (;;) {
+        pf[0] = (struct pollfd){EG.listener, POLLIN, 0};
+        for (size_t c = 0; c < n; c++)
+            for (int i = 0; i < 2; i++) {
+                relay_t *r = conns[c];
+                short ev = 0;
+                if (r->len[i] <= r->off[i] && !r->eof[i])
+                    ev |= POLLIN; /* (a direction with bytes to write waits on its destination instead) */
+                if (r->len[1 - i] > r->off[1 - i])
+                    ev |= POLLOUT;
+                pf[1 + 2 * c + (size_t)i] = (struct pollfd){r->fd[i], ev, 0};
+            }
+        if (poll(pf, 1 + 2 * n, -1) < 0 && errno != EINTR)
+            _exit(EXIT_SETUP);
+        for (size_t c = 0; c < n; c++) {
+            relay_t *r = conns[c];
+            int bad = 0;
+            for (int i = 0; i < 2 && !bad; i++) {
+                short in = pf[1 + 2 * c + (size_t)i].revents, out = pf[1 + 2 * c + (size_t)(1 - i)].revents;
+                bad = relay_step(r, i, (in & (POLLIN | POLLHUP | POLLERR)) != 0 || (out & POLLOUT)) < 0;
+            }
+            if (bad || (r->eof[0] && r->eof[1] && r->shut[0] && r->shut[1])) {
+                relay_close(r);
+                conns[c] = NULL;
+            }
+        }
+        size_t kept = 0;
+        for (size_t c = 0; c < n; c++)
+            if (conns[c])
+                conns[kept++] = conns[c];
+        n = kept;
+        int client;
+        while ((pf[0].revents & POLLIN) && (client = accept4(EG.listener, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+            {
+                relay_t *r = relay_open(client);
+                if (r && n == cap) {
+                    relay_t **more = realloc(conns, 2 * cap * sizeof *conns);
+                    struct pollfd *morepf = realloc(pf, (4 * cap + 1) * sizeof *pf);
+                    if (more)
+                        conns = more;
+                    if (morepf)
+                        pf = morepf;
+                    if (more && morepf)
+                        cap *= 2;
+                }
+                if (r && n < cap)
+                    conns[n++] = r;
+                else if (r)
+                    relay_close(r);
+            }
+        }
+    }
+}
+
+/* The init, after forking the command: start the forwarder when the bridge is up. */
+static void start_forwarder(void) {
+    if (EG.listener < 0)
+        return;
+    pid_t pid = fork();
+    if (pid == 0)
+        forwarder();
+    close(EG.listener);
+    close(EG.go[0]);
+    EG.listener = -1;
+}
+
+/* The init: start the forwarder only once a connection waits on the listener (a fork and its teardown cost ~1 ms
+ * per command, and most commands open none), or return when the command has ended. Orphans are reaped meanwhile,
+ * all but the command (the caller's wait collects it). */
+static void forwarder_on_demand(pid_t command) {
+    int pidfd = (int)syscall(SYS_pidfd_open, command, 0);
+    if (pidfd < 0) {
+        start_forwarder(); /* a kernel without pidfd_open: at once, as before */
+        return;
+    }
+    for (;;) {
+        struct pollfd p[2] = {{pidfd, POLLIN, 0}, {EG.listener, POLLIN, 0}};
+        int r = poll(p, 2, 1000);
+        if (r < 0 && errno != EINTR)
+            break;
+        siginfo_t info;
+        for (;;) {
+            memset(&info, 0, sizeof info);
+            if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) < 0 || info.si_pid == 0 || info.si_pid == command)
+                break;
+            waitpid(info.si_pid, NULL, 0);
+        }
+        if (r > 0 && p[0].revents)
+            break; /* the command ended */
+        if (r > 0 && (p[1].revents & POLLIN)) {
+            start_forwarder();
+            break;
+        }
+    }
+    close(pidfd);
+    if (EG.listener >= 0) { /* no connection came: nothing to forward */
+        close(EG.listener);
+        close(EG.go[0]);
+        EG.listener = -1;
+    }
+}
+
 /* the tiny init: run the command, pass signals on, reap every orphan until the command ends; then exit with its
  * status (every process still in the namespace is killed by the kernel when PID 1 exits) */
 static int run_init(const char *shell, char *const sh_argv[], char **env) {
@@ -624,6 +1163,8 @@ static int run_init(const char *shell, char *const sh_argv[], char **env) {
     }
     forward_to = pid;
     sigprocmask(SIG_SETMASK, &unblocked, NULL);
+    if (EG.listener >= 0)
+        forwarder_on_demand(pid); /* after the command: it stays PID 2 */
     int status;
     for (;;) {
         pid_t r = wait(&status);
@@ -698,6 +1239,8 @@ int main(int argc, char **argv) {
     char **env = command_env(&o, o.tmp);
     if (!env)
         return fail("out of memory");
+    if (o.netns && !o.no_pidns)
+        egress_prepare(&o); /* before any namespace: the proxy is reached from the host's, before anything is hidden */
     int pidns = 0;
     if (enter_mountns()) {
         if (apply_mounts(&o) < 0)
@@ -713,12 +1256,16 @@ int main(int argc, char **argv) {
         if (init > 0) {
             forward_to = init;
             sigprocmask(SIG_SETMASK, &unblocked, NULL);
-            return wait_for(init);
+            return EG.wanted ? egress_outer(&o, init) : wait_for(init);
         }
         forward_to = 0;
         wipe_environ_block();
         mount_proc();
+        if (EG.wanted && egress_inner() && o.egress_env.n)
+            env = egress_environ(env, &o);
     }
+    if (!EG.up && !o.net)
+        o.net = o.net_fallback; /* no network namespace here: the TCP port rules hold instead */
     if (restrict_self(&o, o.tmp) < 0)
         return fail("cannot restrict the command (%s); it was NOT run. Set policy sandbox.enabled: false to fall "
                     "back to approvals.", errbuf);

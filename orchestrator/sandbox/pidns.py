@@ -79,15 +79,18 @@ def unblock() -> None:
     _signal.pthread_sigmask(_signal.SIG_UNBLOCK, [getattr(_signal, name) for name in FORWARDED])
 
 
-def split() -> int | None:
-    """Fork PID 1 of the namespace :func:`enter` made. In the launcher: wait for it and return its exit status. In
-    PID 1: set it up (``/proc``, the environment block wiped) and return None (the caller restricts and runs; the
-    forwarded signals stay blocked until :func:`run_init` or :func:`unblock`)."""
+def split(waiter: Callable[[int], int] | None = None) -> int | None:
+    """Fork PID 1 of the namespace :func:`enter` made. In the launcher: wait for it (``waiter``, when given, does:
+    the network namespace's handshake, netns.py) and return its exit status. In PID 1: set it up (``/proc``, the
+    environment block wiped) and return None (the caller restricts and runs; the forwarded signals stay blocked
+    until :func:`run_init` or :func:`unblock`)."""
     _block()
     pid = os.fork()
     if pid:
         _forward_to(pid)
         unblock()
+        if waiter is not None:
+            return waiter(pid)
         while True:
             try:
                 _, status = os.waitpid(pid, 0)
@@ -117,9 +120,12 @@ def _wipe_environ_block(lib) -> None:  # noqa: ANN001 (ctypes.CDLL)
         ctypes.memset(start, 0, end - start)
 
 
-def run_init(shell: str, command: str, env: dict[str, str], nest: Callable[[], object]) -> int:
+def run_init(shell: str, command: str, env: dict[str, str], nest: Callable[[], object],
+             after_fork: Callable[[int], object] | None = None) -> int:
     """PID 1's work: run the command (in the nested domain ``nest`` makes), pass signals on, reap every orphan until
-    the command ends; its exit status. The forwarded signals are blocked (:func:`split`) until the child exists."""
+    the command ends; its exit status. The forwarded signals are blocked (:func:`split`) until the child exists.
+    ``after_fork(pid)`` runs once the command is forked and signals are passed on (the network bridge's forwarder,
+    started when a first connection comes: netns.py)."""
     pid = os.fork()
     if pid == 0:
         try:
@@ -135,6 +141,8 @@ def run_init(shell: str, command: str, env: dict[str, str], nest: Callable[[], o
         os._exit(126)
     _forward_to(pid)
     unblock()
+    if after_fork is not None:
+        after_fork(pid)
     while True:
         try:
             reaped, status = os.wait()

@@ -2,7 +2,8 @@
 
 GET handlers only read: the page, its state (pending items, intents, sessions, ledger tail, passkey status) and
 the Activity summary. POST handlers (behind the guard's Origin / CSRF / size checks) compute a passkey challenge,
-take a signed decision, and register a passkey for an ``orch approver add`` ticket. File I/O runs in Starlette's
+take a signed decision, prepare and apply a signed intent change (:mod:`orchestrator.web.intents`), and register a
+passkey for an ``orch approver add`` ticket. File I/O runs in Starlette's
 thread pool; every expected error is a JSON ``{"error": {type, message, hint}}`` with a 4xx status, and the
 pending item is left as it was.
 """
@@ -29,11 +30,10 @@ from orchestrator.approvals.passkey import (
     load_approvers,
 )
 from orchestrator.core.errors import OrchestratorError
-
-from orchestrator.web.console import Console
+from orchestrator.web import intents as _intents
+from orchestrator.web.console import WEBAUTHN_TIMEOUT_MS, Console
 
 _SINCE_RE = re.compile(r"^\d{1,4}[hdw]$")
-WEBAUTHN_TIMEOUT_MS = 120_000
 
 
 def _console(request: Request) -> Console:
@@ -74,10 +74,11 @@ def snapshot(console: Console) -> dict[str, Any]:
             errors.append(f"{kind}: {exc}")
     items.sort(key=lambda i: (i["created"], i["id"]))
     intents, intents_error = load_intents(ws)
+    entries = _intents.entries(console) if not intents_error else {}
     return {
         "workspace": ws.root.name, "now": now, "items": items, "item_errors": errors,
         "passkey": passkey_status(console),
-        "intents": [vars(r) for r in intents], "intents_error": intents_error,
+        "intents": [{**vars(r), "entry": entries.get(r.id)} for r in intents], "intents_error": intents_error,
         "sessions": [vars(r) for r in load_sessions(ws, now)],
         "ledger": [vars(r) for r in load_ledger(ws, 50)],
     }
@@ -123,22 +124,16 @@ async def activity(request: Request) -> JSONResponse:
 # ---------------------------------------------------------------------------------------------------------- decisions
 def _challenge(console: Console, kind: str, item_id: str, body: dict[str, Any]) -> dict[str, Any]:
     decision, scope, reason = decision_parts(body)
-    fields = console.source(kind).fields(item_id, decision, scope, reason)
-    settings = console.settings()
-    approvers = load_approvers(console.workspace.orch_dir).for_rp(settings.rp_id)
-    if not approvers:
-        raise PasskeyError(f"no approver's passkey is registered for {settings.rp_id!r}",
-                           hint="register one with `orch approver add NAME`")
-    return {"challenge": b64url(challenge_of(fields)), "rpId": settings.rp_id, "timeout": WEBAUTHN_TIMEOUT_MS,
-            "userVerification": "required" if settings.user_verification else "preferred",
-            "allowCredentials": [{"type": "public-key", "id": a.credential_id} for a in approvers]}
+    fields = console.source(kind).fields(item_id, decision, scope, reason, body.get("edits"))
+    return console.signing_options(challenge_of(fields))
 
 
 def _decide(console: Console, kind: str, item_id: str, body: dict[str, Any]) -> dict[str, Any]:
     """Check the assertion here too (to tell the person now), then hand the decision to the waiting hook."""
     decision, scope, reason = decision_parts(body)
     source = console.source(kind)
-    fields = source.fields(item_id, decision, scope, reason)
+    edits = body.get("edits")
+    fields = source.fields(item_id, decision, scope, reason, edits)
     assertion = body.get("assertion")
     cred = credential_of(assertion)
     if not isinstance(assertion, dict):  # (credential_of refused anything else already)
@@ -148,7 +143,8 @@ def _decide(console: Console, kind: str, item_id: str, body: dict[str, Any]) -> 
         raise PasskeyError(f"{item_id} was already decided with a passkey")
     verified = check_assertion(assertion, challenge_of(fields), load_approvers(console.workspace.orch_dir),
                                console.settings(), sign_count=guard.count(cred))
-    outcome = source.decide(item_id, decision, scope, reason, assertion=assertion, approver=verified.approver.name)
+    outcome = source.decide(item_id, decision, scope, reason, assertion=assertion, approver=verified.approver.name,
+                            edits=edits)
     return {"ok": outcome.get("state") != "refused", "approver": verified.approver.name, **outcome}
 
 
@@ -170,6 +166,14 @@ async def challenge(request: Request) -> JSONResponse:
 
 async def decide(request: Request) -> JSONResponse:
     return await _answer(request, _decide, "kind", "item_id")
+
+
+async def intent_challenge(request: Request) -> JSONResponse:
+    return await _answer(request, _intents.challenge)
+
+
+async def intent_apply(request: Request) -> JSONResponse:
+    return await _answer(request, _intents.apply)
 
 
 # ---------------------------------------------------------------------------------------------------------- registration
@@ -238,4 +242,5 @@ async def register_finish(request: Request) -> JSONResponse:
     return await _answer(request, _register_finish)
 
 
-__all__ = ["activity", "challenge", "decide", "index", "register_finish", "register_options", "snapshot", "state"]
+__all__ = ["activity", "challenge", "decide", "index", "intent_apply", "intent_challenge", "register_finish",
+           "register_options", "snapshot", "state"]

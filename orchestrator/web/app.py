@@ -23,6 +23,8 @@ def create_app(console: Console) -> Any:
         Route("/api/activity", api.activity),
         Route("/api/items/{kind}/{item_id}/challenge", api.challenge, methods=["POST"]),
         Route("/api/items/{kind}/{item_id}/decide", api.decide, methods=["POST"]),
+        Route("/api/intents/challenge", api.intent_challenge, methods=["POST"]),
+        Route("/api/intents/apply", api.intent_apply, methods=["POST"]),
         Route("/api/register/options", api.register_options, methods=["POST"]),
         Route("/api/register/finish", api.register_finish, methods=["POST"]),
         Mount("/static", StaticFiles(directory=str(STATIC)), name="static"),

@@ -15,13 +15,15 @@ from typing import Any
 
 from orchestrator.approvals import Broker
 from orchestrator.approvals.approvers import b64url
-from orchestrator.approvals.passkey import Settings
+from orchestrator.approvals.passkey import PasskeyError, Settings, load_approvers
 from orchestrator.core.errors import OrchestratorError
+from orchestrator.web.intents import HeldOps
 from orchestrator.web.items import SOURCES, Source
 from orchestrator.config.workspace import Workspace
 
 STATIC = Path(__file__).resolve().parent / "static"
 DEFAULT_PORT = 8470
+WEBAUTHN_TIMEOUT_MS = 120_000
 
 
 class Console:
@@ -42,6 +44,7 @@ class Console:
         self.hosts = hosts_of(self.origins, port)
         self.csrf_token = csrf_token or b64url(os.urandom(32))
         self.sources: dict[str, Source] = {kind: factory(self) for kind, factory in SOURCES.items()}
+        self.intent_ops = HeldOps()
 
     @property
     def url(self) -> str:
@@ -68,6 +71,18 @@ class Console:
         except OrchestratorError:
             return None
 
+    def signing_options(self, challenge: bytes) -> dict[str, Any]:
+        """The WebAuthn request options for ``challenge``: this relying party, its registered approvers' credentials
+        (raises :class:`PasskeyError` when none is registered: nobody could sign)."""
+        settings = self.settings()
+        approvers = load_approvers(self.workspace.orch_dir).for_rp(settings.rp_id)
+        if not approvers:
+            raise PasskeyError(f"no approver's passkey is registered for {settings.rp_id!r}",
+                               hint="register one with `orch approver add NAME`")
+        return {"challenge": b64url(challenge), "rpId": settings.rp_id, "timeout": WEBAUTHN_TIMEOUT_MS,
+                "userVerification": "required" if settings.user_verification else "preferred",
+                "allowCredentials": [{"type": "public-key", "id": a.credential_id} for a in approvers]}
+
     def page(self) -> str:
         """``index.html`` with the CSRF token and the workspace name filled in (escaped)."""
         text = (STATIC / "index.html").read_text(encoding="utf-8")
@@ -90,4 +105,4 @@ def hosts_of(origins: list[str], port: int) -> list[str]:
     return sorted(hosts)
 
 
-__all__ = ["DEFAULT_PORT", "STATIC", "Console", "hosts_of"]
+__all__ = ["DEFAULT_PORT", "STATIC", "WEBAUTHN_TIMEOUT_MS", "Console", "hosts_of"]

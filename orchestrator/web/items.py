@@ -9,10 +9,12 @@ intent", "reject" which asks a reason), ``signed`` (a decision needs the approve
 page cannot decide it, e.g. a ``tui``-channel request) and ``state`` (``pending`` / ``decided``: a decision waits
 for the agent to pick it up, as after a deferred call).
 
-Sources: :class:`ApprovalSource` (the approval broker's requests). Another kind (an intent proposal) registers a
-factory in :data:`SOURCES` with the same three methods — ``items()``, ``fields(id, decision, scope, reason)`` (the
-canonical fields its passkey challenge is the hash of, :mod:`orchestrator.approvals.passkey`) and ``decide(id,
-decision, scope, reason, assertion=, approver=)`` — and the page, the challenge endpoint and the pushes serve it unchanged.
+Sources: :class:`ApprovalSource` (the approval broker's requests, intent proposals included: an action with
+``edit`` opens the intent form prefilled with the item's ``proposal`` and the person's ``edits`` are signed with
+the decision). Another kind registers a factory in :data:`SOURCES` with the same three methods — ``items()``,
+``fields(id, decision, scope, reason, edits)`` (the canonical fields its passkey challenge is the hash of,
+:mod:`orchestrator.approvals.passkey`) and ``decide(id, decision, scope, reason, assertion=, approver=, edits=)`` —
+and the page, the challenge endpoint and the pushes serve it unchanged.
 """
 
 from __future__ import annotations
@@ -43,20 +45,21 @@ class Source(Protocol):
 
     def items(self) -> list[dict[str, Any]]: ...
 
-    def fields(self, item_id: str, decision: str, scope: str, reason: str | None) -> dict[str, Any]: ...
+    def fields(self, item_id: str, decision: str, scope: str, reason: str | None,
+               edits: Any = None) -> dict[str, Any]: ...
 
     def decide(self, item_id: str, decision: str, scope: str, reason: str | None, *,
-               assertion: dict[str, Any], approver: str) -> dict[str, Any]: ...
+               assertion: dict[str, Any], approver: str, edits: Any = None) -> dict[str, Any]: ...
 
 
 def item(kind: str, item_id: str, title: str, *, created: float, expires: float, facts: list[list[str]],
          reasons: list[str] | None = None, preview: dict[str, str] | None = None,
          actions: list[dict[str, Any]] | None = None, signed: bool = True, note: str | None = None,
-         state: str = "pending") -> dict[str, Any]:
+         state: str = "pending", proposal: dict[str, Any] | None = None) -> dict[str, Any]:
     """One pending item in the page's shape."""
     return {"kind": kind, "id": item_id, "title": title, "created": created, "expires": expires, "facts": facts,
             "reasons": reasons or [], "preview": preview, "actions": actions or [], "signed": signed,
-            "note": note, "state": state}
+            "note": note, "state": state, "proposal": proposal}
 
 
 def approval_actions(req: ApprovalRequest, forbidden: frozenset[str] | None) -> list[dict[str, Any]]:
@@ -73,8 +76,8 @@ def approval_actions(req: ApprovalRequest, forbidden: frozenset[str] | None) -> 
 
 
 def proposal_item(req: ApprovalRequest, *, decided: bool, signed: bool, note: str | None) -> dict[str, Any]:
-    """An agent's intent proposal (:mod:`orchestrator.approvals.proposal`): accept it as proposed, or reject it
-    with a reason (edits before accepting: ``orch intents accept ID --…`` or the TUI, channel ``tui``)."""
+    """An agent's intent proposal (:mod:`orchestrator.approvals.proposal`): accept it as proposed, edit then
+    accept it (the edits are signed with the acceptance), or reject it with a reason."""
     fields = req.proposal or {}
     agent = req.agent + (f" ({req.agent_id})" if req.agent_id else "")
     facts = [["Risk", req.risk], ["Proposed by", agent], ["Session", req.session_id], ["Worktree", req.where()],
@@ -88,10 +91,11 @@ def proposal_item(req: ApprovalRequest, *, decided: bool, signed: bool, note: st
         if req.diff else None
     actions: list[dict[str, Any]] = [
         {"decision": "approve", "scope": "once", "label": "Accept intent"},
+        {"decision": "approve", "scope": "once", "label": "Edit and accept…", "edit": True},
         {"decision": "reject", "scope": "once", "label": "Reject…", "reason": True}]
     return item("approval", req.id, f"New intent: {fields.get('name', '?')}", created=req.created,
                 expires=req.expires, facts=facts, reasons=list(req.reasons), preview=preview, actions=actions,
-                signed=signed, note=note, state="decided" if decided else "pending")
+                signed=signed, note=note, state="decided" if decided else "pending", proposal=dict(fields))
 
 
 def approval_item(req: ApprovalRequest, forbidden: frozenset[str] | None, *, decided: bool) -> dict[str, Any]:
@@ -155,18 +159,20 @@ class ApprovalSource:
                                 hint="the agent may retry the call to ask again")
         return req
 
-    def fields(self, item_id: str, decision: str, scope: str, reason: str | None) -> dict[str, Any]:
+    def fields(self, item_id: str, decision: str, scope: str, reason: str | None,
+               edits: Any = None) -> dict[str, Any]:
         from orchestrator.approvals.passkey import approval_fields
 
-        return approval_fields(self.request(item_id), decision, scope, reason)
+        req = self.request(item_id)
+        return approval_fields(req, decision, scope, reason, proposal_edits(req, decision, edits))
 
     def decide(self, item_id: str, decision: str, scope: str, reason: str | None, *,
-               assertion: dict[str, Any], approver: str) -> dict[str, Any]:
+               assertion: dict[str, Any], approver: str, edits: Any = None) -> dict[str, Any]:
         """Write the signed decision for the waiting hook, then report what the hook made of it."""
         forbidden = self.console.forbid_remember()
         self.broker.decide(item_id, decision, scope=scope, reason=reason, by=approver,
                            forbid_remember=sorted(forbidden) if forbidden is not None else [],
-                           assertion=assertion)
+                           assertion=assertion, intent=proposal_edits(self.request(item_id), decision, edits))
         return self._outcome(item_id)
 
     def _outcome(self, item_id: str) -> dict[str, Any]:
@@ -186,6 +192,22 @@ class ApprovalSource:
                                                "(a deferred call, or a hook still starting)"}
 
 
+def proposal_edits(req: ApprovalRequest, decision: str, edits: Any) -> dict[str, Any] | None:
+    """The person's edits of a proposal they accept (None: as proposed), checked now so the page shows a mistake
+    before anything is signed; the waiting side checks them again (:func:`proposal.accepted_fields`)."""
+    from orchestrator.approvals import proposal
+
+    if edits is None or edits == {}:
+        return None
+    if req.proposal is None or decision != "approve":
+        raise ApprovalError("only an accepted intent proposal carries edits")
+    if not isinstance(edits, dict):
+        raise proposal.ProposalError("the edits must be an object")
+    cleaned = {k: v for k, v in edits.items() if v is not None}
+    proposal.accepted_fields(req, {"intent": cleaned})
+    return cleaned or None
+
+
 def _pause() -> None:
     import threading
 
@@ -196,4 +218,4 @@ def _pause() -> None:
 SOURCES: dict[str, Callable[[Console], Source]] = {"approval": ApprovalSource}
 
 
-__all__ = ["SOURCES", "ApprovalSource", "Source", "approval_item", "item"]
+__all__ = ["SOURCES", "ApprovalSource", "Source", "approval_item", "item", "proposal_edits"]

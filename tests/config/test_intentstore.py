@@ -162,3 +162,26 @@ def test_two_worktrees_never_allocate_the_same_new_id(tmp_path: Path) -> None:
     assert IntentStore(linked).create({"name": "on the branch", "owned_scope": ["b/**"]})["id"] == "INT-5"
     assert IntentStore(main).create({"name": "main again", "owned_scope": ["c/**"]})["id"] == "INT-6"
     assert "INT-4" not in {i["id"] for i in yaml.safe_load(linked.intents_file.read_text())["active_intents"]}
+
+
+def test_a_dry_run_validates_everything_and_writes_nothing(store: IntentStore) -> None:
+    from orchestrator.config.intentstore import plain
+
+    before = store.active_path.read_text()
+    assert store.create({"name": "Login", "owned_scope": ["src/auth/**"]}, write=False)["id"] == "INT-003"
+    assert store.edit("INT-001", {"name": "API"}, write=False)["name"] == "API"
+    store.finish("INT-002", "CANCELLED")
+    changed = store.active_path.read_text()
+    assert store.archive(["INT-002"], write=False) == ["INT-002"]
+    with pytest.raises(ConfigError, match="invalid glob"):
+        store.create({"name": "x", "owned_scope": ["src/["]}, write=False)
+    assert store.active_path.read_text() == changed != before
+    assert not (store.active_path.parent / ARCHIVE_NAME).exists()
+    # expect: the change is made only to the intent as it was seen
+    seen = plain(next(i for i in store.read().active.intents() if i["id"] == "INT-001"))
+    store.edit("INT-001", {"owner": "ana"})
+    with pytest.raises(UsageError, match="changed since"):
+        store.edit("INT-001", {"name": "API"}, expect=seen)
+    with pytest.raises(UsageError, match="changed since"):
+        store.archive(["INT-002"], expect={"INT-002": seen})
+    assert active(store)[0]["name"] == "Build the API"

@@ -1,6 +1,7 @@
-"""A sandboxed command cannot produce a decision (issue 29): not by writing into the approval broker's directory,
-the approvers file or the grants, and not through the web console — which the default network rule keeps out of
-its reach, and which, reached anyway (``sandbox.network: allow``), takes nothing without the approver's passkey.
+"""A sandboxed command cannot produce a decision nor an intent change (issue 29): not by writing into the approval
+broker's directory, the approvers file, the grants or the intents file, and not through the web console — which the
+default network rule keeps out of its reach, and which, reached anyway (``sandbox.network: allow``), takes nothing
+without the approver's passkey: no decision, no intent created or changed.
 
 Judged on what the REAL waiting hook decides, with the real pipeline, the real launcher and a real console."""
 
@@ -29,12 +30,14 @@ from tests.approvals.signed_support import (
 )
 from tests.approvals.softkey import SoftKey
 from tests.sandbox.conftest import needs_landlock
+from tests.sandbox.test_pidns import _can_isolate
 from tests.web.support import free_port, served
 
 pytestmark = needs_landlock
 
-#: the attacker: answers every pending request it finds, registers itself as an approver, plants a grant, and asks
-#: the console to approve (with the page's own CSRF token and Origin, and an assertion of its own making)
+#: the attacker: answers every pending request it finds, registers itself as an approver, plants a grant, edits the
+#: intents file, and asks the console to approve and to create an intent owning everything (with the page's own
+#: CSRF token and Origin, and an assertion of its own making)
 FORGE = r"""
 import glob, json, os, re, sys, urllib.request
 approvals, orch_dir, url, assertion = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
@@ -53,6 +56,7 @@ for rid in ids:
     attempt("answered", answer)
 attempt("registered", lambda: open(os.path.join(orch_dir, "approvers"), "a").write("passkey mallory x\n"))
 attempt("granted", lambda: open(os.path.join(approvals, "grants.json"), "w").write('{"grants": []}'))
+attempt("wrote intents", lambda: open(os.path.join(orch_dir, "active_intents.yaml"), "a").write("# mine\n"))
 try:
     page = urllib.request.urlopen(url + "/", timeout=5).read().decode()
     done.append("reached the console")
@@ -72,6 +76,18 @@ try:
             done.append("console approved")
         except urllib.error.HTTPError as exc:
             done.append(f"console refused {exc.code}: " + json.loads(exc.read())["error"]["message"])
+    def post(path, body):
+        req = urllib.request.Request(url + path, data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json", "Origin": url,
+                                              "X-CSRF-Token": token})
+        return json.loads(urllib.request.urlopen(req, timeout=5).read())
+    try:
+        prepared = post("/api/intents/challenge", {"op": "new", "fields": {"name": "mine", "owned_scope": ["**"]}})
+        done.append("prepared an intent change")
+        post("/api/intents/apply", {"operation": prepared["operation"]["nonce"], "assertion": assertion})
+        done.append("changed an intent")
+    except urllib.error.HTTPError as exc:
+        done.append(f"intent change refused {exc.code}: " + json.loads(exc.read())["error"]["message"])
 except OSError as exc:
     done.append("console unreachable: " + type(getattr(exc, "reason", exc)).__name__)
 print(json.dumps(done))
@@ -100,6 +116,7 @@ def test_a_sandboxed_script_produces_no_decision(tmp_path: Path, network: str) -
     ws = passkey_workspace(tmp_path, alice, port=port)
     ws.policy_file.write_text(ws.policy_file.read_text() + extra)
     approvers_before = (ws.orch_dir / "approvers").read_bytes()
+    intents_before = ws.intents_file.read_bytes()
     (tmp_path / "src").mkdir(exist_ok=True)
     (tmp_path / "src" / "forge.py").write_text(FORGE)
     victim = spawn_hook(ws, "rm -rf build")
@@ -114,10 +131,16 @@ def test_a_sandboxed_script_produces_no_decision(tmp_path: Path, network: str) -
         decide(ws, req, sign(alice, req, "reject", reason="not now"), "reject", reason="not now")
         answer = answer_of(victim)
     assert answer["permissionDecision"] == "deny" and "not now" in answer["permissionDecisionReason"], done
-    assert not {"answered", "registered", "granted", "console approved"} & set(done), done
+    assert not {"answered", "registered", "granted", "console approved", "wrote intents", "changed an intent"} \
+        & set(done), done
     assert (ws.orch_dir / "approvers").read_bytes() == approvers_before
+    assert ws.intents_file.read_bytes() == intents_before
     if network == "default":
-        assert "console unreachable: PermissionError" in done, done  # Landlock: TCP connect to that port refused
+        # egress by host: the command's own network namespace, whose loopback has no console (connection refused);
+        # where the kernel refuses one, Landlock's port rules refuse the connect
+        expected = "ConnectionRefusedError" if _can_isolate() else "PermissionError"
+        assert f"console unreachable: {expected}" in done, done
     else:
         assert "reached the console" in done and "read 1 pending" in done, done
         assert any(d.startswith("console refused 400") and "not a registered approver" in d for d in done), done
+        assert any(d.startswith("intent change refused 400") and "not a registered approver" in d for d in done), done

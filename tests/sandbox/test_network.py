@@ -145,19 +145,65 @@ def test_policy_and_intent_values_are_validated(tmp_path: Path, value: object) -
 
 
 @needs_landlock
-@needs_net
 def test_a_wrapped_command_meets_the_intent_network_rule(sws: Path, listener: socket.socket) -> None:
+    """The default: a network namespace with the egress proxy (the listener on the host is out of reach, whatever
+    ports a list names); an intent's ``network: allow`` leaves the network alone, as before."""
     port = listener.getsockname()[1]
     (sws / "src" / "c.py").write_text(CLIENT)
     host = Host(sws)
     blocked = host.run(f"python3 src/c.py {port}")
-    assert blocked.verdict.sandbox["network"] == "22,53,80,443"
-    assert blocked.stdout.strip() in ("EACCES", "EPERM")
+    net = blocked.verdict.sandbox["network"]
+    assert net["namespace"] is True and len(net["egress"]) == 16 and net["fallback_ports"] == "22,53,80,443"
+    assert blocked.stdout.strip() in ("ECONNREFUSED", "EACCES", "EPERM"), blocked.stderr
     text = (sws / ".orchestration" / "active_intents.yaml").read_text()
-    (sws / ".orchestration" / "active_intents.yaml").write_text(
-        text.replace('owned_scope: ["src/**", "tests/**", "build/**", "Makefile"]',
-                     f'owned_scope: ["src/**", "tests/**", "build/**", "Makefile"]\n    network: [{port}]'))
-    host = Host(sws)
-    allowed = host.run(f"python3 src/c.py {port}")
-    assert allowed.stdout.strip() == "OK", allowed.stderr
-    assert received(listener) == b"secret-token\n"
+    scope = 'owned_scope: ["src/**", "tests/**", "build/**", "Makefile"]'
+    for value, expected in ((f"[{port}]", ("ECONNREFUSED",)), ("allow", ("OK",))):
+        (sws / ".orchestration" / "active_intents.yaml").write_text(text.replace(scope, f"{scope}\n    network: {value}"))
+        proc = Host(sws).run(f"python3 src/c.py {port}")
+        assert proc.stdout.strip() in expected, (value, proc.stdout, proc.stderr)
+    assert received(listener) == b"secret-token\n"  # only the run with `network: allow` reached it
+
+
+def test_the_policy_shapes_and_how_an_intent_changes_them() -> None:
+    class Sb:
+        network: object = {"allow": ["*.corp.example"], "deny": ["bad.corp.example"], "ports": [443]}
+
+    class Pol:
+        sandbox = Sb()
+
+    class Intent:
+        id = "INT-9"
+        extra: dict[str, object] = {"network": {"allow": ["api.example.com:443"], "configured": False}}
+
+    value = network.effective(Pol(), Intent())
+    assert isinstance(value, dict)
+    assert value["allow"] == [("*.corp.example", "sandbox.network.allow"),
+                              ("api.example.com:443", "intent INT-9 network.allow")]
+    assert value["deny"] == [("bad.corp.example", "sandbox.network.deny")]
+    assert value["configured"] is False and value["ports"] == [443]
+    assert network.normalize([22, 443]) == {"allow": [], "deny": [], "configured": True, "ports": [22, 443]}
+    assert network.normalize(None)["ports"] == [22, 53, 80, 443]  # type: ignore[index]
+    Intent.extra = {"network": "deny"}
+    assert network.effective(Pol(), Intent()) == "deny"
+    Intent.extra = {"network": {"allow": ["*"]}}  # slipped past validation: fails closed
+    assert network.effective(Pol(), Intent()) == "deny"
+    for bad in ({"allow": "x.com"}, {"allow": ["*.com"]}, {"hosts": []}, {"ports": [0]}, {"configured": 1}):
+        with pytest.raises(ValueError):
+            network.normalize(bad)
+
+
+def test_an_opened_abstract_socket_keeps_the_hosts_network_under_the_port_rules(tmp_path: Path) -> None:
+    """``sandbox.sockets.allow: ['@name']``: a network namespace has abstract sockets of its own, so the command
+    stays in the host's (the opened name is reachable) and the port rules apply; explain and the summary say so."""
+    from orchestrator.config.policy import load
+
+    (tmp_path / ".orchestration" / "run").mkdir(parents=True)
+    (tmp_path / ".orchestration" / "policy.yaml").write_text("version: 1\nsandbox:\n  sockets:\n    allow: ['@bus']\n")
+    policy = load(tmp_path / ".orchestration" / "policy.yaml")
+    assert network.host_abstract(policy)
+    opts = network.launcher_options(policy, None, 7, str(tmp_path), str(tmp_path / ".orchestration" / "run"), env={})
+    assert opts == ["--net", "22,53,80,443"]
+    line = network.explain(network.summary(opts), str(tmp_path / ".orchestration" / "run"))
+    assert "host's network" in line and "22,53,80,443" in line and "abstract socket" in line
+    (tmp_path / ".orchestration" / "policy.yaml").write_text("version: 1\nsandbox:\n  sockets:\n    allow: ['/x']\n")
+    assert not network.host_abstract(load(tmp_path / ".orchestration" / "policy.yaml"))

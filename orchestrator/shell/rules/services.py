@@ -254,7 +254,8 @@ def _service_cli(run: _Run, svc: _Svc) -> None:
     if run.name in ("npm", "pnpm", "yarn", "bun") and low[:1] and low[0] in (
             "install", "i", "ci", "add", "isntall", "in", "update", "up", "upgrade", "rebuild") and \
             not any(a.text == "--ignore-scripts" for a in args) and "--dry-run" not in optnames:
-        run.flag("unknown", f"{run.name} {low[0]} runs package lifecycle scripts")
+        # package code runs: contained when sandboxed; the egress proxy decides which hosts it reaches
+        run.flag("unknown", f"{run.name} {low[0]} runs package lifecycle scripts", risk="runs-code")
         return
     if run.name == "gh" and low[:2] in (["extension", "browse"], ["ext", "browse"]):
         run.flag("unknown", "gh extension browse is an interactive UI that installs/removes extensions")
@@ -460,8 +461,9 @@ def _pip(run: _Run) -> None:
         return
     if sub in ("install", "wheel", "download") and not _has(opts, "--only-binary") or \
             (sub == "install" and _has(opts, "-e", "--editable")):
-        # building an sdist runs the package's setup code
-        run.flag("unknown", f"pip {sub} may run package build code")
+        # building an sdist runs the package's setup code: contained like any code when sandboxed (the egress
+        # proxy decides which indexes it reaches)
+        run.flag("unknown", f"pip {sub} may run package build code", risk="runs-code")
         return
     run.flag("mutating", f"pip {sub}")
 

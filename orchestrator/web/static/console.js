@@ -94,11 +94,11 @@
       attestationObject: b64url(r.attestationObject), transports: r.getTransports ? r.getTransports() : [],
     });
   }
-  async function sign(item, action, reason) {
+  function needPasskeys() {
     if (!webauthnAvailable()) throw new Error("This browser offers no passkeys here (a secure context is needed: open http://localhost:PORT or https).");
-    const base = "/api/items/" + encodeURIComponent(item.kind) + "/" + encodeURIComponent(item.id);
-    const body = { decision: action.decision, scope: action.scope, reason: reason || null };
-    const opts = await post(base + "/challenge", body);
+  }
+  // the assertion over the challenge the console computed (the hash of what is decided or changed)
+  async function getAssertion(opts) {
     const cred = await navigator.credentials.get({
       publicKey: {
         challenge: unb64url(opts.challenge), rpId: opts.rpId, timeout: opts.timeout,
@@ -106,8 +106,24 @@
         allowCredentials: opts.allowCredentials.map((c) => ({ type: c.type, id: unb64url(c.id) })),
       },
     });
-    body.assertion = assertionJSON(cred);
+    return assertionJSON(cred);
+  }
+  async function sign(item, action, reason, edits) {
+    needPasskeys();
+    const base = "/api/items/" + encodeURIComponent(item.kind) + "/" + encodeURIComponent(item.id);
+    const body = { decision: action.decision, scope: action.scope, reason: reason || null };
+    if (edits) body.edits = edits;
+    const opts = await post(base + "/challenge", body);
+    body.assertion = await getAssertion(opts);
     return post(base + "/decide", body);
+  }
+  // an intent change: the console prepares it (validated, held) and answers its challenge; the page sends back
+  // only the operation's id and the assertion
+  async function signIntent(op, intent, fields) {
+    needPasskeys();
+    const opts = await post("/api/intents/challenge", { op: op, intent: intent, fields: fields });
+    const assertion = await getAssertion(opts);
+    return post("/api/intents/apply", { operation: opts.operation.nonce, assertion: assertion });
   }
 
   // ------------------------------------------------------------------ items
@@ -123,11 +139,11 @@
     });
     article.setAttribute("aria-busy", busy ? "true" : "false");
   }
-  async function runDecision(article, item, action, reason) {
+  async function runDecision(article, item, action, reason, edits) {
     setBusy(article, true);
     setResult(article, "Waiting for your passkey…");
     try {
-      const res = await sign(item, action, reason);
+      const res = await sign(item, action, reason, edits);
       const who = res.approver ? " (signed by " + res.approver + ")" : "";
       const verb = action.decision === "approve" ? "Approved" : "Rejected";
       setResult(article, verb + who + ": " + res.message, true);
@@ -185,7 +201,8 @@
     const form = $(".reject-form", tpl);
     const decidable = item.signed && !item.note;
     item.actions.forEach((action) => {
-      const b = el("button", action.label, action.decision === "reject" ? "danger" : action.scope === "once" ? "primary" : "");
+      const b = el("button", action.label,
+        action.decision === "reject" ? "danger" : action.scope === "once" && !action.edit ? "primary" : "");
       b.type = "button";
       b.dataset.decision = action.decision;
       b.dataset.scope = action.scope;
@@ -195,6 +212,10 @@
         if (action.disabled) b.setAttribute("aria-description", action.disabled);
       }
       b.addEventListener("click", () => {
+        if (action.edit) {
+          intentForm.open("accept", { item: item, action: action, article: tpl, opener: b });
+          return;
+        }
         if (action.reason) {
           form.hidden = false;
           $("textarea", form).focus();
@@ -240,6 +261,7 @@
     for (const [key, article] of rendered) {
       if (!seen.has(key)) {
         const hadFocus = article.contains(document.activeElement);
+        if (article.contains(intentForm.form)) intentForm.close(false);
         article.remove();
         rendered.delete(key);
         if (hadFocus) $("#pending-heading").focus();
@@ -300,10 +322,152 @@
     const ie = $("#intents-error");
     ie.textContent = state.intents_error || "";
     ie.hidden = !state.intents_error;
-    fillTable("intents", state.intents, ["id", "status", "name", "scope"]);
+    renderIntents(state.intents);
     fillTable("sessions", state.sessions, ["id", "worktree", "intent", "agent", "seen"]);
     fillTable("ledger", state.ledger, ["time", "intent", "tool", "mutation", "files", "approver"]);
   }
+  // ------------------------------------------------------------------ intents (new / edit / done / archive)
+  const FINISHED = ["COMPLETED", "CANCELLED", "ABANDONED"];
+  const STATUSES = ["PENDING", "IN_PROGRESS", "BLOCKED", "ON_HOLD"].concat(FINISHED);
+  const LIST_FIELDS = ["owned_scope", "constraints", "acceptance_criteria"];
+  const FORM_FIELDS = ["name", "status", "owned_scope", "constraints", "acceptance_criteria", "owner", "description"];
+  const MODES = {
+    "new": { title: () => "New intent", submit: "Sign and create", fields: FORM_FIELDS, statuses: STATUSES },
+    "edit": { title: (id) => "Edit " + id, submit: "Sign and save", fields: FORM_FIELDS, statuses: STATUSES },
+    "done": { title: (id) => "Finish " + id, submit: "Sign and finish", fields: ["status"], statuses: FINISHED },
+    "archive": { title: (id) => "Archive " + id, submit: "Sign and archive", fields: [], statuses: [] },
+    "accept": { title: () => "Edit the proposal, then accept it", submit: "Sign and accept",
+                fields: FORM_FIELDS.filter((f) => f !== "status"), statuses: [] },
+  };
+  let intentsShown = null;
+  const intentForm = {
+    form: null, mode: null, ctx: null,
+    open(mode, ctx) {
+      const f = this.form;
+      const m = MODES[mode];
+      this.mode = mode; this.ctx = ctx;
+      const values = mode === "accept" ? ctx.item.proposal : mode === "new" ? { status: "IN_PROGRESS" } : ctx.entry;
+      $("#intent-form-title").textContent = m.title(ctx.id);
+      $("#intent-submit").textContent = m.submit;
+      const select = f.elements.status;
+      select.textContent = "";
+      m.statuses.forEach((s) => { const o = el("option", s); o.value = s; select.appendChild(o); });
+      FORM_FIELDS.forEach((name) => {
+        const shown = m.fields.includes(name);
+        $(".f-" + name, f).hidden = !shown;
+        const input = f.elements[name];
+        const v = values ? values[name] : null;
+        input.value = Array.isArray(v) ? v.join("\n") : v === undefined || v === null ? "" : String(v);
+      });
+      if (mode === "done") select.value = "COMPLETED";
+      $("#intent-result").textContent = "";
+      // next to what it changes: under the proposal it accepts, else under the intents table
+      if (mode === "accept") ctx.article.insertBefore(f, $(".result", ctx.article));
+      else $("#intent-result").before(f);
+      f.hidden = false;
+      const first = m.fields.length ? f.elements[m.fields[0]] : $("#intent-submit");
+      first.focus();
+    },
+    close(refocus) {
+      this.form.hidden = true;
+      $("#intent-result").before(this.form); // home again (an item it sat in may go away)
+      const opener = this.ctx && this.ctx.opener;
+      this.mode = null; this.ctx = null;
+      if (refocus && opener && document.contains(opener)) opener.focus();
+      else if (refocus) $("#intents-heading").focus();
+    },
+    values() {
+      const out = {};
+      MODES[this.mode].fields.forEach((name) => {
+        const raw = this.form.elements[name].value;
+        out[name] = LIST_FIELDS.includes(name) ? raw.split("\n").map((l) => l.trim()).filter((l) => l) : raw.trim();
+      });
+      return out;
+    },
+    // the fields of a proposal the person changed (none: accept as proposed)
+    edits(proposal, values) {
+      const out = {};
+      Object.keys(values).forEach((k) => {
+        const was = proposal[k] === undefined ? (LIST_FIELDS.includes(k) ? [] : "") : proposal[k];
+        if (JSON.stringify(was) !== JSON.stringify(values[k])) out[k] = values[k];
+      });
+      return Object.keys(out).length ? out : null;
+    },
+    async submit() {
+      const mode = this.mode, ctx = this.ctx;
+      const values = this.values();
+      if (mode === "accept") {
+        this.close(false);
+        ctx.opener.focus();
+        return runDecision(ctx.article, ctx.item, ctx.action, null, this.edits(ctx.item.proposal, values));
+      }
+      const result = $("#intent-result");
+      const button = $("#intent-submit");
+      button.disabled = true;
+      result.className = "result";
+      result.textContent = "Waiting for your passkey…";
+      try {
+        const res = await signIntent(mode, ctx.id || null, values);
+        const text = ({ "new": "Created ", "edit": "Saved ", "done": "Finished ", "archive": "Archived " })[mode] +
+          res.intent + " (signed by " + res.by + ")";
+        this.close(false);
+        result.className = "result good";
+        result.textContent = text;
+        announce(text);
+        $("#intents-heading").focus();
+        poll();
+      } catch (e) {
+        result.className = "result bad";
+        result.textContent = "Not changed: " + errorText(e);
+        announce("Not changed: " + errorText(e));
+      } finally {
+        button.disabled = false;
+      }
+    },
+    init() {
+      this.form = $("#intent-form");
+      this.form.addEventListener("submit", (ev) => { ev.preventDefault(); this.submit(); });
+      $("#intent-cancel").addEventListener("click", () => this.close(true));
+      this.form.addEventListener("keydown", (ev) => { if (ev.key === "Escape") this.close(true); });
+      const add = $("#intent-new");
+      add.addEventListener("click", () => this.open("new", { opener: add }));
+    },
+  };
+  function intentButton(label, id, mode, entry) {
+    const b = el("button", label);
+    b.type = "button";
+    b.setAttribute("aria-label", label.replace("…", "") + " " + id);
+    b.dataset.intentOp = mode;
+    b.addEventListener("click", () => intentForm.open(mode, { id: id, entry: entry, opener: b }));
+    return b;
+  }
+  function renderIntents(rows) {
+    const key = JSON.stringify(rows);
+    if (key === intentsShown) return; // unchanged: keep the buttons (and the focus) where they are
+    intentsShown = key;
+    const focused = document.activeElement && document.activeElement.closest("#intents")
+      ? document.activeElement.getAttribute("aria-label") : null;
+    fillTable("intents", rows, ["id", "status", "name", "scope"]);
+    const body = $("#intents tbody");
+    [...body.rows].forEach((tr, i) => {
+      const row = rows[i];
+      if (!row) { tr.cells[0].colSpan = 5; return; }
+      const td = el("td");
+      const box = el("div", null, "row");
+      if (row.entry) {
+        box.appendChild(intentButton("Edit…", row.id, "edit", row.entry));
+        if (FINISHED.includes(row.status)) box.appendChild(intentButton("Archive…", row.id, "archive", row.entry));
+        else box.appendChild(intentButton("Finish…", row.id, "done", row.entry));
+      }
+      td.appendChild(box);
+      tr.appendChild(td);
+    });
+    if (focused) {
+      const again = [...body.querySelectorAll("button")].find((b) => b.getAttribute("aria-label") === focused);
+      if (again) again.focus();
+    }
+  }
+
   let polling = false;
   async function poll() {
     if (polling) return;
@@ -377,6 +541,7 @@
     if (article) { article.scrollIntoView(); article.focus(); }
   }
   document.addEventListener("DOMContentLoaded", async () => {
+    intentForm.init();
     $("#activity-form").addEventListener("submit", (ev) => { ev.preventDefault(); loadActivity($("#activity-since").value); });
     const reg = /register=([A-Za-z0-9_-]+)/.exec(location.hash);
     if (reg) registration(reg[1]);
