@@ -194,13 +194,13 @@ def _hash(path: str) -> str | None:
 
 
 def _git_dirty(root: str, skip: frozenset[str], wait: float) -> set[str] | None:
-    """Paths ``git status`` reports as not clean (modified, deleted, untracked; not ignored), or None (no git, or a
-    git-mode command still running after ``wait`` seconds: see :mod:`orchestrator.vcs.gitlock`)."""
+    """Paths ``git status`` reports as not clean (modified, deleted, untracked; not ignored), and the index entries
+    whose changes it does not look at (:func:`_unwatched`); None: no git, or a git-mode command still running after
+    ``wait`` seconds (:mod:`orchestrator.vcs.gitlock`)."""
     import subprocess
 
-    from orchestrator.vcs.cli import NO_FSMONITOR
-
     from orchestrator.vcs import gitlock
+    from orchestrator.vcs.cli import NO_FSMONITOR
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env["GIT_OPTIONAL_LOCKS"] = "0"  # a status must not rewrite the index (that would be a change of its own)
@@ -212,20 +212,30 @@ def _git_dirty(root: str, skip: frozenset[str], wait: float) -> set[str] | None:
         try:
             done = subprocess.run(["git", *NO_FSMONITOR, "-C", root, "status", "--porcelain", "-z", "-uall",
                                    "--no-renames", "--ignore-submodules=all"], capture_output=True, timeout=120, env=env)
+            listed = subprocess.run(["git", *NO_FSMONITOR, "-C", root, "ls-files", "-v", "-z"], capture_output=True,
+                                    timeout=120, env=env)
         except (OSError, subprocess.SubprocessError):
             return None
-    if done.returncode != 0:
+    if done.returncode != 0 or listed.returncode != 0:
         return None
     out: set[str] = set()
-    for entry in done.stdout.split(b"\0"):
-        if len(entry) < 4:
-            continue
-        p = entry[3:].decode("utf-8", "surrogateescape")
+    for p in [entry[3:].decode("utf-8", "surrogateescape") for entry in done.stdout.split(b"\0") if len(entry) >= 4] \
+            + _unwatched(listed.stdout):
         if p in skip or any(p.startswith(s + "/") for s in skip) or any(
                 part in SKIP_DIRS for part in p.split("/")[:-1]):
             continue
         out.add(p)
     return out
+
+
+def _unwatched(listing: bytes) -> list[str]:
+    """The paths of ``git ls-files -v -z`` whose entry git trusts without looking: assume-unchanged (a lower-case
+    tag) or skip-worktree (``S``). A git-mode command set the bit (``git update-index --assume-unchanged``) and a
+    later write to the file was in no ``git status``, hence in no ledger record, and out of the person's ``git diff``
+    (redteam3): the scan watches these files itself (their stat signature)."""
+    import re
+
+    return [m.decode("utf-8", "surrogateescape") for m in re.findall(rb"(?:^|\0)(?:[a-z]|S) ([^\0]+)", listing)]
 
 
 def _lsig(root: str, rel: str) -> str | None:

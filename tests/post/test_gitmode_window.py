@@ -86,3 +86,27 @@ def test_a_filter_planted_by_a_running_git_mode_command_never_runs_in_the_hook(t
         holder.communicate(input="", timeout=60)
     assert "tidy" not in (root / ".git" / "config").read_text()  # put back by the guardian
     assert not pwned.exists()
+
+
+@needs_landlock
+@pytest.mark.parametrize("flag", ["--assume-unchanged", "--skip-worktree"])
+def test_an_index_flag_set_by_a_command_hides_no_later_change_from_the_ledger(tmp_path: Path, flag: str) -> None:
+    """A git-mode command marks a tracked file assume-unchanged (or skip-worktree): git then trusts its index entry
+    and ``git status`` never looks at the file again. As found, a later write to it was in no ledger record (nor in
+    the person's ``git diff``). The scan watches such entries itself."""
+    root = make_workspace(tmp_path / "project", INTENTS, git=True).resolve()
+    subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "init"], cwd=root,
+                   check=True)
+    hook(root, {"hook_event_name": "PreToolUse", "tool_use_id": "toolu_sel", "tool_input": {"intent_id": "INT-1"},
+                "tool_name": "mcp__orchestrator__select_active_intent"})
+    for n, command in enumerate([f"git update-index {flag} src/app.py",
+                                 "python3 -c \"open('src/app.py', 'a').write('y = 2\\n')\""]):
+        done = subprocess.run(["/bin/bash", "-c", wrapped(root, command, f"toolu_{n}")], cwd=root,
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        hook(root, {"hook_event_name": "PostToolUse", "tool_use_id": f"toolu_{n}", "tool_name": "Bash",
+                    "tool_input": {"command": command}, "tool_response": {"stdout": "", "stderr": ""}})
+    assert (root / "src" / "app.py").read_text().endswith("y = 2\n")
+    records = (root / ".orchestration" / "agent_trace.jsonl").read_text().splitlines()
+    assert any('"src/app.py"' in line and "toolu_1" in line for line in records), records
