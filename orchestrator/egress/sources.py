@@ -132,7 +132,9 @@ def _git_remotes(root: str, env: Mapping[str, str], reader: Reader) -> list[tupl
     return out
 
 
-def _compute(root: str, env: Mapping[str, str]) -> tuple[Configured, Reader]:
+def _compute(root: str, env: Mapping[str, str], git_dir: bool = True) -> tuple[Configured, Reader]:
+    """``git_dir``: False while a git-mode command runs (its ``.git/config`` is not the person's then): no git
+    remote is read."""
     reader = Reader()
     cache: dict[str, bool] = {}
 
@@ -150,7 +152,7 @@ def _compute(root: str, env: Mapping[str, str]) -> tuple[Configured, Reader]:
     gitdir = os.path.join(root, ".git")
     entries: list[tuple[str, str]] = []
     ignored: list[tuple[str, str]] = []
-    for url, source in found + _git_remotes(root, env, reader):
+    for url, source in found + (_git_remotes(root, env, reader) if git_dir else []):
         origin = source.rpartition("(")[2].rstrip(")") if source.endswith(")") else ""
         # a file the value came from ("(/home/u/.npmrc)", "(.git/config)"), not a label ("(PyPI)")
         origin = os.path.join(root, os.path.expanduser(origin)) if origin.startswith(("/", "~", ".")) else ""
@@ -174,11 +176,15 @@ def _key_env(env: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in sorted(env.items()) if k in _ENV_NAMES or k.upper().startswith(_ENV_PREFIXES)}
 
 
-def _valid(entry: dict[str, Any], env: dict[str, str]) -> bool:
+def _valid(entry: dict[str, Any], env: dict[str, str], changing: list[str] | None = None) -> bool:
+    """Whether ``entry`` still holds: same format and environment, every file as it was — except the files beneath
+    ``changing`` (the git dirs a running git-mode command holds: what it wrote there is not the person's)."""
     if entry.get("format") != FORMAT or entry.get("env") != env or entry.get("racy"):
         return False
     fresh = Reader()
     for path, key in entry.get("files", {}).items():
+        if changing and any(_inside(path, d) for d in changing):
+            continue
         fresh.stat(path)
         if fresh.files[path] != key:
             return False
@@ -187,25 +193,55 @@ def _valid(entry: dict[str, Any], env: dict[str, str]) -> bool:
 
 def configured(root: str | os.PathLike[str], env: Mapping[str, str] | None = None,
                cache_dir: str | None = None) -> Configured:
-    """The person's registries and remotes as allow entries (memoised: see the module doc)."""
+    """The person's registries and remotes as allow entries (memoised: see the module doc).
+
+    The repository's git config is the person's only while no git-mode command runs (it may write ``.git/config``
+    until its guardian restores it: a background command added a remote ``http://127.0.0.1:PORT`` and the next
+    command's plan allowed that address — redteam3). So it is read under the git-mode lock
+    (:mod:`orchestrator.vcs.gitlock`); while a git-mode command holds it, the last result read without one serves
+    (whatever the git dir's files are now), else one without the git remotes."""
+    from orchestrator.vcs import gitlock
+
     real = os.path.realpath(root)
     env = os.environ if env is None else env
+    with gitlock.exclusive(real, 0) as quiet:
+        if quiet:
+            return _configured(real, env, cache_dir)
+        from orchestrator.vcs.worktrees import git_dirs
+
+        changing = list(git_dirs(real) or ()) or [os.path.join(real, ".git")]
+        for entry, result in (_memory.get(real) or (None, Configured([], [])), _stored(real, cache_dir)):
+            if entry is not None and _valid(entry, _key_env(env), changing=changing):
+                return result
+        return _compute(real, env, git_dir=False)[0]
+
+
+def _stored(real: str, cache_dir: str | None) -> tuple[dict[str, Any] | None, Configured]:
+    """The entry stored under ``cache_dir`` for ``real`` (None when there is none or it is unreadable)."""
+    path = _cache_path(real, cache_dir)
+    try:
+        with open(path or "", encoding="utf-8") as fh:
+            stored = json.load(fh)
+        return stored, Configured([tuple(e) for e in stored["entries"]], [tuple(e) for e in stored["ignored"]])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None, Configured([], [])
+
+
+def _cache_path(real: str, cache_dir: str | None) -> str | None:
+    return os.path.join(cache_dir, "egress-sources-" + hashlib.sha256(real.encode()).hexdigest()[:16] + ".json") \
+        if cache_dir else None
+
+
+def _configured(real: str, env: Mapping[str, str], cache_dir: str | None) -> Configured:
     key_env = _key_env(env)
     hit = _memory.get(real)
     if hit is not None and _valid(hit[0], key_env):
         return hit[1]
-    path = os.path.join(cache_dir, "egress-sources-" + hashlib.sha256(real.encode()).hexdigest()[:16] + ".json") \
-        if cache_dir else None
-    if path is not None:
-        try:
-            with open(path, encoding="utf-8") as fh:
-                stored = json.load(fh)
-            if _valid(stored, key_env):
-                result = Configured([tuple(e) for e in stored["entries"]], [tuple(e) for e in stored["ignored"]])
-                _memory[real] = (stored, result)  # type: ignore[assignment]
-                return result
-        except (OSError, ValueError, KeyError, TypeError):
-            pass
+    path = _cache_path(real, cache_dir)
+    stored, result = _stored(real, cache_dir)
+    if stored is not None and _valid(stored, key_env):
+        _memory[real] = (stored, result)
+        return result
     result, reader = _compute(real, env)
     entry = {"format": FORMAT, "env": key_env, "files": reader.files, "racy": reader.racy,
              "entries": result.entries, "ignored": result.ignored}

