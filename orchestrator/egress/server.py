@@ -1,4 +1,5 @@
-"""The egress proxy: the only way out of a sandboxed command's network namespace (one per user and installation).
+"""The egress proxy: the only way out of a sandboxed command's network namespace (one per user, installation and
+user namespace).
 
 Two Unix sockets in its private directory (:mod:`orchestrator.egress.paths`, mode 0700, sockets 0600):
 

@@ -332,6 +332,43 @@ def test_where_the_kernel_refuses_a_network_namespace_the_port_rules_hold(sws: P
     assert "TCP port rules (22,53,80,443)" in doctor.stdout
 
 
+@pytest.mark.skipif(not _netns_can_be_refused(), reason="cannot make a nested user namespace here")
+def test_a_proxy_started_in_a_nested_user_namespace_does_not_serve_the_hosts_launchers(
+        sws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A proxy started from a nested user namespace (``orch doctor`` or a hook inside a container's) cannot inspect
+    the network namespaces of the host's launchers, so it would refuse every one of them: each user namespace has
+    its own proxy directory, and a command of the host still reaches its allowed host."""
+    import json
+    import signal
+
+    from tests.waiting import wait_until
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))  # proxies of this test's own
+    nested = subprocess.run([*NO_NETNS, sys.executable, "-c", "from orchestrator.egress import paths, supervise; "
+                             "d = paths.egress_dir(); supervise.ensure(d); print(d)"], capture_output=True, text=True,
+                            check=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    nested_dir = Path(nested.stdout.strip())
+    wait_until(lambda: (nested_dir / "info.json").exists(), what="the nested proxy to come up")
+    up = Upstream("127.0.0.2")
+    policy(sws, "network:\n  allow: ['127.0.0.2']")
+    (sws / "src" / "u.py").write_text(textwrap.dedent(f"""\
+        import socket
+        s = socket.create_connection(("127.0.0.1", 3128))
+        s.sendall(b"CONNECT 127.0.0.2:{up.port} HTTP/1.1\\r\\n\\r\\n")
+        print(s.recv(200).split(b"\\r\\n")[0].decode())
+    """))
+    proxies = (tmp_path / "state").glob("orchestrator/egress-*/info.json")
+    try:
+        proc = run(sws, "compiled", "python3 src/u.py", monkeypatch)
+        proxies = list(proxies)
+    finally:
+        up.close()
+        for info in proxies:
+            os.kill(json.loads(info.read_text())["pid"], signal.SIGTERM)
+    assert proc.stdout.strip() == "HTTP/1.1 200 Connection established", (proc.stdout, proc.stderr)
+    assert len(proxies) == 2  # the nested one, and the host's
+
+
 def test_deny_leaves_no_way_out(sws: Path, attacker: socket.socket, monkeypatch: pytest.MonkeyPatch) -> None:
     policy(sws, "network: deny")
     (sws / "src" / "x.py").write_text(EXFIL)
