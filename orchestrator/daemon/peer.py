@@ -15,6 +15,12 @@ cannot stand in for it), and ``/proc`` describes it. A peer is refused when
   it), it is inherited by every descendant and can never be cleared. This is what catches a sandboxed command when
   there is no namespace to compare (``sandbox.pid_namespace: false``, or a kernel that refused the namespaces): the
   compiled launcher ``exec``s the command, so no launcher process is left among its ancestors;
+- the daemon itself has ``no_new_privs`` (a container run with ``no-new-privileges``: the flag then tells nothing)
+  and a sandboxed command gets no mount namespace of its own here (the kernel refused it: a container's seccomp
+  profile), asked once by running the launcher (``isolates``). Then nothing the kernel shows tells a sandboxed
+  command from a hook client: a command that forks twice (reparented away from every launcher) and ``exec``s with
+  a clean environment (no ``ORCH_SANDBOXED``) passes the rule below, and was served (review, verified). So the
+  daemon serves nobody there; every hook evaluates in-process;
 - it, or any of its ancestors, is the sandbox launcher (``comm`` ``orch-sandbox``…, the compiled binary under a
   ``.orchestration/run/sandbox/`` directory) — the Python launcher and the PID namespace's init stay parents of the
   command — or, where the daemon itself runs with ``no_new_privs`` (so that rule tells nothing), was started with
@@ -37,6 +43,7 @@ from __future__ import annotations
 import os
 import socket
 import struct
+from collections.abc import Callable
 
 __all__ = ["NAMESPACES", "Peer", "Self", "alive", "of", "refusal"]
 
@@ -92,15 +99,28 @@ class Peer:
 
 
 class Self:
-    """The daemon's own view, taken once: its euid, namespaces and ``no_new_privs``."""
+    """The daemon's own view, taken once: its euid, namespaces and ``no_new_privs``; and (``isolates``, asked once,
+    only where the daemon has ``no_new_privs``) whether a sandboxed command gets a mount namespace of its own."""
 
-    __slots__ = ("uid", "namespaces", "no_new_privs")
+    __slots__ = ("uid", "namespaces", "no_new_privs", "_isolates", "_isolated")
 
-    def __init__(self) -> None:
+    def __init__(self, isolates: Callable[[], bool] | None = None) -> None:
         self.uid = os.geteuid()
         pid = os.getpid()
         self.namespaces = {ns: _ns(pid, ns) for ns in NAMESPACES}
         self.no_new_privs = _no_new_privs(pid)
+        self._isolates = isolates
+        self._isolated: bool | None = None
+
+    def isolated(self) -> bool:
+        """Whether sandboxed commands run in a mount namespace of their own (False when nobody can say, or the
+        question failed: the daemon then serves nobody, which costs speed only)."""
+        if self._isolated is None:
+            try:
+                self._isolated = bool(self._isolates()) if self._isolates is not None else False
+            except Exception:  # noqa: BLE001 - any failure of the probe means "cannot tell": fail closed
+                self._isolated = False
+        return self._isolated
 
 
 def of(conn: socket.socket) -> Peer:
@@ -132,6 +152,9 @@ def refusal(peer: Peer, me: Self) -> str | None:
         return "its status cannot be read"
     if nnp and not me.no_new_privs:
         return "it runs with no_new_privs set, which the sandbox launcher sets and the daemon does not have"
+    if me.no_new_privs and not me.isolated():
+        return ("the daemon runs with no_new_privs and sandboxed commands get no mount namespace of their own here: "
+                "nothing tells a sandboxed command from a hook client, so the daemon serves neither")
     why = _launched(peer.pid, environ=me.no_new_privs is not False)
     if why is not None:
         return why

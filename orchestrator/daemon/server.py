@@ -178,9 +178,15 @@ class Daemon:
         from orchestrator.daemon.peer import Self
 
         #: the daemon's own uid, namespaces and no_new_privs: what a peer must share (orchestrator/daemon/peer.py)
-        self.me = Self()
+        self.me = Self(isolates=self.sandbox_isolates)
         env_frame = os.environ.get("ORCH_DAEMON_FRAME_TIMEOUT")
         self.frame_seconds = float(env_frame) if env_frame else FRAME_SECONDS
+
+    def sandbox_isolates(self) -> bool:
+        """Whether this workspace's sandboxed commands get a mount namespace of their own (the launcher, run once)."""
+        from orchestrator.sandbox import compiled
+
+        return compiled.mountns_isolated(str(self.run_dir / "sandbox"))
 
     # -- governors ------------------------------------------------------------------------------------------------
     def governor(self, root: Path, approval_channel: str | None) -> Any:

@@ -309,19 +309,39 @@ def write_spec(directory: str, opts: list[str]) -> str:
     return path
 
 
-def pidns_isolated(directory: str) -> bool:
-    """Whether a command run by ``directory/orch-sandbox`` sees only its own processes (a PID namespace with its own
-    /proc: launcher.c, pidns.py): it runs one and asks."""
+def _probe(directory: str, script: str) -> str | None:
+    """What ``script`` prints when ``directory/orch-sandbox`` runs it (None: it could not run)."""
     import subprocess
 
     spec = os.path.basename(write_spec(directory, ["-w", "/dev/null"]))[:-len(".spec")]
-    probe = f"echo $$; test -e /proc/{os.getpid()} && echo visible || echo hidden"
     try:
-        proc = subprocess.run([os.path.join(directory, STUB), spec, "--", probe], capture_output=True, text=True,
-                              timeout=30, check=False)
+        proc = subprocess.run([os.path.join(directory, STUB), spec, "--", script], capture_output=True, text=True,
+                              timeout=30, check=False, cwd=directory)
     except (OSError, subprocess.SubprocessError):
+        return None
+    return proc.stdout
+
+
+def pidns_isolated(directory: str) -> bool:
+    """Whether a command run by ``directory/orch-sandbox`` sees only its own processes (a PID namespace with its own
+    /proc: launcher.c, pidns.py): it runs one and asks."""
+    out = _probe(directory, f"echo $$; test -e /proc/{os.getpid()} && echo visible || echo hidden")
+    return out is not None and out.split() == ["2", "hidden"]
+
+
+def mountns_isolated(directory: str) -> bool:
+    """Whether a command run by ``directory/orch-sandbox`` (installed now if need be) gets a mount namespace of its
+    own: the launcher enters one whatever the policy says, unless the kernel refuses it (nested in another sandbox,
+    a container's seccomp profile, user namespaces restricted). The daemon asks this once where it has
+    ``no_new_privs`` (orchestrator/daemon/peer.py)."""
+    try:
+        mine = os.readlink("/proc/self/ns/mnt")
+        if install(directory) is None:
+            return False
+    except OSError:
         return False
-    return proc.stdout.split() == ["2", "hidden"]
+    out = _probe(directory, "readlink /proc/self/ns/mnt")
+    return out is not None and out.strip() not in ("", mine)
 
 
 def _check_pidns(directory: str) -> Any:

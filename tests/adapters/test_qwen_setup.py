@@ -159,3 +159,49 @@ def test_an_orch_variable_in_a_project_dotenv_blocks_every_call(ws: Path, home: 
     (ws / dotenv).write_text("DEBUG=1\n")  # other variables are the project's business
     proc = checks.run_hook_command(commands[0], agent, ws, cwd=ws / started_in)
     assert proc.returncode == 0 and "governance-file" in proc.stdout
+
+
+@pytest.mark.parametrize("content", [
+    "PYTHONPATH={lib}\n",  # the interpreter's own search path: a module there shadows the standard library
+    "DEBUG=1\rPYTHONPATH={lib}\r",  # dotenv reads a lone CR as a line break; sh's read does not
+    "\ufeffPYTHONPATH={lib}\n",  # dotenv's \\s matches a byte order mark (and NBSP); sh's [[:space:]] does not
+    "OPENAI_API_KEY=x\r\nexport\u00a0PYTHONPATH={lib}\n",
+])
+def test_a_dotenv_variable_that_steers_the_hook_blocks_every_call(ws: Path, home: Path, content: str) -> None:
+    """Qwen Code 0.24.4 hands every name of a project .env its own deny-list does not cover to the hooks it starts
+    (verified: PYTHONPATH, GIT_DIR, XDG_STATE_HOME, LD_LIBRARY_PATH reached a SessionStart hook), and parses it with
+    dotenv, which splits lines at a lone CR and skips a byte order mark. PYTHONPATH there ran an agent's
+    ``_socket.py`` inside the hook client, outside every sandbox, before any check; a CR or a BOM hid an ORCH_ line
+    from the launcher's guard. The launcher reads the file as dotenv does and refuses every name that steers the
+    hook, its interpreter or the programs it runs."""
+    installer.install("qwen-code", ws)
+    [(agent, _path, commands)] = [f for f in checks.installed(ws) if f[0] == "qwen-code"]
+    lib = ws / "src" / "lib"
+    lib.mkdir(parents=True)
+    marker = ws / "ran-outside"
+    # an agent's module, named after the C module the hook client imports first; it then steps aside unnoticed
+    (lib / "_socket.py").write_text(f"import sys\nopen({str(marker)!r}, 'w').close()\n"
+                                     f"sys.path.remove({str(lib)!r})\ndel sys.modules['_socket']\nimport _socket\n")
+    (ws / ".env").write_text(content.format(lib=lib), encoding="utf-8", newline="")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    proc = checks.run_hook_command(commands[0], agent, ws, env={**env, "PYTHONPATH": str(lib)})
+    assert not marker.exists(), "an agent's module ran in the hook process"
+    assert proc.returncode == 2 and "PYTHONPATH" in proc.stderr and ".env" in proc.stderr
+
+
+@pytest.mark.parametrize("line", ["DEBUG=1\rORCH_APPROVAL_CHANNEL=allow\r", "\ufeffORCH_APPROVAL_CHANNEL=allow\n",
+                                  "GIT_DIR=/tmp/x\n", "XDG_STATE_HOME=/tmp/x\n", "LD_LIBRARY_PATH=/tmp/x\n",
+                                  "OTEL_EXPORTER_OTLP_ENDPOINT=http://x\n", "HTTPS_PROXY=http://x\n"])
+def test_the_launcher_reads_a_dotenv_as_the_cli_does(ws: Path, home: Path, line: str) -> None:
+    """Each of these names reaches the hook from a project .env (Qwen Code 0.24.4, verified for the first two with
+    the real CLI) and steers what orchestrator does outside the sandbox: the approval channel, the git the engine
+    runs, where the launcher record and anchors live, the loader, where telemetry goes."""
+    installer.install("qwen-code", ws)
+    [(agent, _path, commands)] = [f for f in checks.installed(ws) if f[0] == "qwen-code"]
+    (ws / ".env").write_text(line, encoding="utf-8", newline="")
+    proc = checks.run_hook_command(commands[0], agent, ws)
+    name = line.lstrip("\ufeff").split("\r")[-2 if "\r" in line else 0].split("=")[0]
+    assert proc.returncode == 2 and name in proc.stderr, proc.stderr
+    (ws / ".env").write_text("OPENAI_API_KEY=sk-x\nMY_PATH=/x\nexportX=1\n# PYTHONPATH=/commented\n")
+    proc = checks.run_hook_command(commands[0], agent, ws)
+    assert proc.returncode == 0 and "governance-file" in proc.stdout, proc.stderr

@@ -12,8 +12,10 @@ frame's ``originalFile``, and a frame left half-open acted on once its sender wa
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -305,3 +307,62 @@ def test_no_daemon_is_started_from_inside_a_sandboxed_command(ws: Path) -> None:
                           env={**ENV, "ORCH_SANDBOXED": "1"}, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert not daemon.socket_path(ws).exists() and not (ws / ".orchestration" / "run" / "orch.lock").exists()
+
+
+#: forks twice (reparented away from every launcher process) and execs the attacker with a clean environment (no
+#: ORCH_SANDBOXED in /proc/PID/environ): what the ancestry rule looks at is gone
+ESCAPE = r"""
+import os, sys
+if os.fork():
+    os._exit(0)
+os.setsid()
+if os.fork():
+    os._exit(0)
+out = open(sys.argv[1], "w")
+os.dup2(out.fileno(), 1)
+os.dup2(out.fileno(), 2)
+os.execve(sys.executable, [sys.executable, "src/d.py", *sys.argv[2:]], {"PATH": "/usr/bin:/bin"})
+"""
+
+
+def container() -> None:
+    """What a container run with ``--security-opt no-new-privileges`` and the default seccomp profile gives every
+    process in it: ``no_new_privs``, and ``unshare(2)`` refused (EPERM) so no namespace can be made (x86_64)."""
+    class Insn(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint)]
+
+    class Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(Insn))]
+
+    ld, jeq, ret = 0x20, 0x15, 0x06
+    insns = (Insn * 6)(Insn(ld, 0, 0, 4), Insn(jeq, 0, 3, 0xC000003E), Insn(ld, 0, 0, 0), Insn(jeq, 0, 1, 272),
+                       Insn(ret, 0, 0, 0x00050000 | 1), Insn(ret, 0, 0, 0x7FFF0000))
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.prctl(22, 2, ctypes.byref(Prog(6, insns)), 0, 0) != 0:
+        os._exit(99)
+
+
+@needs_landlock
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="the seccomp filter names x86_64's unshare")
+def test_a_sandboxed_script_that_leaves_its_ancestry_is_refused_where_the_daemon_has_no_new_privs(ws: Path) -> None:
+    """Where every process has no_new_privs (the daemon too: that rule tells nothing) and the kernel refuses the
+    namespaces, a sandboxed script that forked twice and exec'd with a clean environment passed every check and had
+    the daemon select an intent for another session (review, on the code before). The daemon now asks once whether
+    a sandboxed command gets a mount namespace of its own; where it does not, it serves nobody."""
+    (ws / ".orchestration" / "policy.yaml").write_text("version: 1\nsandbox:\n  pid_namespace: false\n")
+    (ws / "src" / "esc.py").write_text(ESCAPE)
+    select(ws, SESSION)
+    select(ws, VICTIM)
+    proc = subprocess.Popen([sys.executable, "-m", "orchestrator", "serve", "--root", str(ws)], env=ENV,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=container)
+    wait_until(lambda: daemon.is_alive(daemon.socket_path(ws)) or proc.poll() is not None, what="the daemon")
+    assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+    out = ws / "src" / "answer.txt"
+    command = f"{sys.executable} src/esc.py {out} {daemon.socket_path(ws)} {ws} select {SESSION} {VICTIM}"
+    done = subprocess.run(["/bin/bash", "-c", sandboxed(ws, command)], cwd=ws, capture_output=True, text=True,
+                          timeout=120, preexec_fn=container)
+    assert done.returncode == 0, done.stderr
+    wait_until(lambda: out.exists() and "select" in out.read_text(), what="the escaped script's answer")
+    assert session_intent(ws, VICTIM) == "INT-1", out.read_text()
+    (entry,) = refusals(ws)
+    assert entry["type"] == "peer-refused" and "no mount namespace" in entry["message"]

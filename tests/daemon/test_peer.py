@@ -80,12 +80,36 @@ def test_the_launchers_environment_mark_is_refused_where_no_new_privs_tells_noth
     """A daemon that runs with no_new_privs itself (some container runtimes set it for everything) cannot tell a
     sandboxed peer by that flag: the launcher's mark in an ancestor's environment still does."""
     marked = {**os.environ, "ORCH_SANDBOXED": "1"}
-    contained = peer.Self()
+    contained = peer.Self(isolates=lambda: True)  # sandboxed commands get their own mount namespace here
     contained.no_new_privs = True
     why, _ = judge(server, script(CONNECT, server[1]), contained, env=marked)
     assert why is not None and "ORCH_SANDBOXED" in why
     why, _ = judge(server, script(NO_NEW_PRIVS, server[1]), contained)
     assert why is None  # the flag alone, shared with the daemon, refuses nothing
+
+
+def test_where_no_new_privs_tells_nothing_the_daemon_serves_only_if_the_sandbox_has_its_own_namespace(server) -> None:
+    """With no_new_privs on the daemon too and no namespace of the sandbox's own, the ancestry and the environment
+    are all that is left, and a sandboxed command can shed both (tests/daemon/test_attacks.py): nobody is served.
+    The question is asked once."""
+    asked: list[bool] = []
+
+    def isolates(answer: bool) -> peer.Self:
+        me = peer.Self(isolates=lambda: asked.append(answer) or answer)
+        me.no_new_privs = True
+        return me
+
+    me = isolates(False)
+    why, _ = judge(server, script(NO_NEW_PRIVS, server[1]), me)
+    assert why is not None and "no mount namespace" in why
+    why, _ = judge(server, script(NO_NEW_PRIVS, server[1]), me)
+    assert why is not None and asked == [False]
+    why, _ = judge(server, script(NO_NEW_PRIVS, server[1]), isolates(True))
+    assert why is None
+    broken = peer.Self(isolates=lambda: 1 / 0)  # a probe that fails: cannot tell, refused
+    broken.no_new_privs = True
+    why, _ = judge(server, script(NO_NEW_PRIVS, server[1]), broken)
+    assert why is not None and "no mount namespace" in why
 
 
 def test_a_descendant_of_a_process_named_like_the_launcher_is_refused(server, tmp_path: Path) -> None:
