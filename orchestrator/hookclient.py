@@ -27,7 +27,12 @@ PROTOCOL = b"ORCH1"
 SOCKET_NAME = "orch.sock"
 #: the daemon answers a normal call in about a millisecond; a human approval through the TUI may take minutes
 CONNECT_TIMEOUT = 0.5
-ANSWER_TIMEOUT = float(os.environ.get("ORCH_HOOK_TIMEOUT", "600"))
+#: seconds the whole hook may take — the daemon's answer *and* an in-process evaluation after it — before the
+#: client answers "blocked" itself (``ORCH_HOOK_TIMEOUT``). Below the hook timeout ``orch install`` gives every host
+#: (600 s): a host whose hook times out runs the call without it (Claude Code's default ``onFailure: continue``,
+#: Copilot CLI, Qwen Code), so the client must always answer first, whatever hangs (redteam3: a FIFO a sandboxed
+#: command put where a file was held the stale check's ``open`` until the host gave up and ran the command bare)
+ANSWER_TIMEOUT = float(os.environ.get("ORCH_HOOK_TIMEOUT") or 570)
 #: seconds between two attempts to start a daemon for one workspace
 SPAWN_BACKOFF = 3.0
 #: where agents say their project is (the event's own ``cwd`` is checked by whoever evaluates the call)
@@ -115,6 +120,23 @@ def decode_answer(data: bytes) -> tuple[int, bytes, bytes] | None:
     if code not in (0, 2) or len(body) != n_out + n_err:
         return None
     return code, body[:n_out], body[n_out:]
+
+
+def _deadline(seconds: float) -> None:
+    """Answer "blocked" (exit 2) once ``seconds`` have passed, whatever the hook is doing then: ``SIGALRM``
+    interrupts a blocking ``open``, ``recv`` or ``flock`` too. The alarm is not inherited by the processes the
+    evaluation starts (``fork``), and the client runs nothing after its answer."""
+    import _signal  # type: ignore[import-not-found]  # the C module: `signal` imports enum (~4 ms)
+
+    def expired(_signum: int, _frame: object) -> None:
+        try:
+            os.write(2, f"orchestrator: the hook did not finish within {seconds:g} s (ORCH_HOOK_TIMEOUT); call "
+                        f"blocked\n".encode())
+        finally:
+            os._exit(2)
+
+    _signal.signal(_signal.SIGALRM, expired)
+    _signal.setitimer(_signal.ITIMER_REAL, max(seconds, 0.001))
 
 
 def _ask_daemon(sock_path: str, request: bytes) -> tuple[int, bytes, bytes] | None:
@@ -214,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     agent = argv[0] if argv else "claude-code"
     try:
+        _deadline(ANSWER_TIMEOUT)
         raw = sys.stdin.buffer.read()
         answer = None
         root = _find_root()

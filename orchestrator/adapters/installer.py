@@ -47,7 +47,8 @@ PROJECT_VAR: dict[str, str | None] = {"claude-code": "CLAUDE_PROJECT_DIR", "gemi
 LOCAL_SETTINGS = {"claude-code": ".claude/settings.local.json"}
 #: seconds (ms for Gemini) a PreToolUse hook may take: an approval asked in the TUI waits for a person. A hook that
 #: times out is treated as a non-blocking error by Claude Code, and lets the call run in Copilot CLI, i.e.
-#: fail-open, so this must be generous.
+#: fail-open, so this must be generous — and above the hook client's own deadline (``ORCH_HOOK_TIMEOUT``, 570 s),
+#: which answers "blocked" first whatever hangs.
 PRE_TIMEOUT_S = 600
 
 
@@ -56,6 +57,9 @@ class Event:
     name: str
     matcher: str | None = None  # None: the event takes no matcher
     timeout: int | None = None
+    #: Claude Code's ``onFailure``: "block" makes a hook that cannot start, times out, is killed or exits with
+    #: another code than 0 or 2 block the call (its default, "continue", runs the call without the hook)
+    on_failure: str | None = None
 
 
 @dataclass(frozen=True)
@@ -76,7 +80,7 @@ class AgentSpec:
 SPECS: dict[str, AgentSpec] = {
     "claude-code": AgentSpec(
         "claude-code", ".claude/settings.json",
-        (Event("SessionStart"), Event("UserPromptSubmit"), Event("PreToolUse", "*", PRE_TIMEOUT_S),
+        (Event("SessionStart"), Event("UserPromptSubmit"), Event("PreToolUse", "*", PRE_TIMEOUT_S, "block"),
          Event("PostToolUse", "*"), Event("PostToolUseFailure", "*"), Event("Stop")),
         "claude", mcp_file=".mcp.json"),
     "codex": AgentSpec(
@@ -411,6 +415,8 @@ def _add_hooks(hooks: dict[str, Any], spec: AgentSpec, command: str) -> None:
             hook["name"] = "orchestrator"
         if event.timeout:
             hook["timeout"] = event.timeout * (1000 if spec.timeout_unit_ms else 1)
+        if event.on_failure:
+            hook["onFailure"] = event.on_failure
         group: dict[str, Any] = {"hooks": [hook]}
         if event.matcher is not None:
             group = {"matcher": event.matcher, **group}

@@ -34,11 +34,11 @@ def preview(root: str | os.PathLike[str], call: ToolCall) -> str | None:
         size = -1
     if size > PREVIEW_MAX_FILE:
         return f"(no preview: {rel} is {size} bytes)"
-    try:
-        with open(full, encoding="utf-8", errors="replace") as fh:
-            old = fh.read()
-    except OSError:
-        old = ""
+    from orchestrator.core.fsutil import read_regular
+
+    # never a plain open: a FIFO put where the file was would hang the hook that asks (fsutil.open_regular)
+    data = read_regular(full, PREVIEW_MAX_FILE)
+    old = data.decode("utf-8", "replace") if data is not None else ""
     if isinstance(content, str):
         new = content
     elif call.kind is Kind.DELETE and not (has_edit or edits):

@@ -77,12 +77,81 @@ def locked(path: Path) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
-def file_hash(path: str | os.PathLike[str]) -> str | None:
-    """``sha256:<hex>`` of a file's bytes, or None if it does not exist (or is not a regular file)."""
+#: the most a small metadata file (git's ``HEAD``, a ``.git`` file, ``gitdir``) may hold for a reader here
+SMALL_FILE = 1 << 16
+#: bytes read per ``read`` while a file is hashed: a file of any size costs this much memory, not its size
+CHUNK = 1 << 20
+
+
+def open_regular(path: str | os.PathLike[str]) -> int | None:
+    """A read-only descriptor of the regular file at ``path`` (links followed), or None: missing, unreadable, or
+    not a regular file.
+
+    Never blocks and never opens a device: a sandboxed command may put a FIFO, a socket or (as root) a device node
+    where a file of its scope was, and a hook that opened it with a plain ``open`` waited forever for a writer —
+    long enough for the host to time the hook out and run the call without it (redteam3). The type is checked
+    before the open (no device is ever opened) and again on the descriptor (``O_NONBLOCK``: a FIFO swapped in
+    meanwhile opens at once and is refused by its ``fstat``)."""
+    import stat
+
     try:
-        with open(path, "rb") as fh:
-            return "sha256:" + hashlib.sha256(fh.read()).hexdigest()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        before = os.stat(path)
+        if not stat.S_ISREG(before.st_mode):
+            return None
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except (OSError, ValueError):
         return None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) != (before.st_dev, before.st_ino):
+        os.close(fd)
+        return None
+    return fd
+
+
+def read_regular(path: str | os.PathLike[str], limit: int) -> bytes | None:
+    """The bytes of the regular file at ``path`` when it holds at most ``limit`` of them; None otherwise (see
+    :func:`open_regular`; a larger file is never read whole into memory)."""
+    fd = open_regular(path)
+    if fd is None:
+        return None
+    try:
+        if os.fstat(fd).st_size > limit:
+            return None
+        data = os.read(fd, limit + 1)
+        return data if len(data) <= limit else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def hash_fd(fd: int, keep: int = 0) -> tuple[str, int, bytes]:
+    """``(hex SHA-256, size, first bytes)`` of what is left to read on ``fd``, read in :data:`CHUNK` pieces; the
+    first ``keep`` bytes are returned too."""
+    digest = hashlib.sha256()
+    head = bytearray()
+    size = 0
+    while True:
+        chunk = os.read(fd, CHUNK)
+        if not chunk:
+            return digest.hexdigest(), size, bytes(head)
+        if len(head) < keep:
+            head += chunk[:keep - len(head)]
+        size += len(chunk)
+        digest.update(chunk)
+
+
+def file_hash(path: str | os.PathLike[str]) -> str | None:
+    """``sha256:<hex>`` of a file's bytes, or None if it does not exist or is not a regular file (never blocks on
+    a FIFO, never holds more than :data:`CHUNK` bytes: :func:`open_regular`)."""
+    fd = open_regular(path)
+    if fd is None:
+        return None
+    try:
+        return "sha256:" + hash_fd(fd)[0]
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 

@@ -55,6 +55,15 @@ MAX_REQUEST = 16 * 1024 * 1024
 #: seconds a peer has to send its whole request (``ORCH_DAEMON_FRAME_TIMEOUT``): the hook client sends it at once
 #: and half-closes; a frame held open longer is dropped, never read later
 FRAME_SECONDS = 5.0
+#: what a refused peer may still send (read and dropped, never kept: a refused connection used to buffer up to
+#: MAX_REQUEST for FRAME_SECONDS, so a sandboxed script opening connections in a loop grew the daemon by 16 MiB
+#: each — 665 MB for 40 — until the kernel's OOM killer chose a process; redteam3), and for how long
+REFUSED_DRAIN = 64 * 1024
+REFUSED_SECONDS = 1.0
+#: at most this many refusals of the daemon logged per :data:`LOG_WINDOW` seconds; the rest are counted and the
+#: count logged once (a flood must not rotate the real refusals out of ``run/refusals.jsonl``)
+LOG_BURST = 20
+LOG_WINDOW = 10.0
 
 
 def encode_refusal(reason: str) -> bytes:
@@ -79,6 +88,21 @@ def _hung_up(conn: socket.socket) -> bool:
     poller = select.poll()
     poller.register(conn.fileno(), select.POLLHUP)
     return any(ev & select.POLLHUP for _fd, ev in poller.poll(0))
+
+
+def _drain(conn: socket.socket) -> None:
+    """Read and drop what a refused peer sends, up to :data:`REFUSED_DRAIN` bytes or :data:`REFUSED_SECONDS`."""
+    deadline = time.monotonic() + REFUSED_SECONDS
+    left = REFUSED_DRAIN
+    try:
+        while left > 0 and (wait := deadline - time.monotonic()) > 0:
+            conn.settimeout(wait)
+            chunk = conn.recv(min(left, 65536))
+            if not chunk:
+                return
+            left -= len(chunk)
+    except OSError:
+        pass
 
 
 def encode_answer(result: Any) -> bytes:
@@ -171,6 +195,8 @@ class Daemon:
         self._gov_lock = threading.Lock()
         # No evaluation lock: calls run concurrently (see the module docstring). This lock guards the counters only.
         self._count_lock = threading.Lock()
+        #: refusal log rate: [window start, refusals in it, refusals not logged in it]
+        self._log_window: list[float] = [time.monotonic(), 0, 0]
         self._server: _Server | None = None
         self._lock_fd: int | None = None
         self._stopped = threading.Event()
@@ -252,7 +278,7 @@ class Daemon:
                             "a hook client runs where its agent runs; a sandboxed command may not drive the daemon "
                             "(the hook client then evaluates in-process, with its own rights)")
                 _send(conn, encode_refusal(f"orchestrator daemon: refused: {why}"))
-                self.read_frame(conn)  # read and dropped, unparsed: closing on unread bytes would reset the answer
+                _drain(conn)  # dropped unparsed and unkept: closing on unread bytes would reset the answer
                 return
             data, problem = self.read_frame(conn)
             deferred: list = []
@@ -304,11 +330,33 @@ class Daemon:
             return b"", str(exc)
 
     def refuse(self, kind: str, who: Any, message: str, hint: str) -> None:
-        """Log a request the daemon did not act on (``run/refusals.jsonl``, ``hook: daemon``)."""
+        """Log a request the daemon did not act on (``run/refusals.jsonl``, ``hook: daemon``): at most
+        :data:`LOG_BURST` per :data:`LOG_WINDOW` seconds, then one line saying how many more were refused."""
         from orchestrator.state import refusals
 
+        with self._count_lock:
+            self._roll_log()
+            self._log_window[1] += 1
+            if self._log_window[1] > LOG_BURST:
+                self._log_window[2] += 1
+                return
         refusals.log(self.run_dir, {"decision": "refused", "type": kind, "hook": "daemon", "message": message,
                                     "peer": who.describe(), "hint": hint})
+
+    def _roll_log(self, end: bool = False) -> None:
+        """Start a new window of the refusal log's rate once the last one is over (or ``end``), logging how many
+        refusals it did not log one by one. Under ``_count_lock``."""
+        now = time.monotonic()
+        if not end and now - self._log_window[0] <= LOG_WINDOW:
+            return
+        suppressed = int(self._log_window[2])
+        self._log_window = [now, 0, 0]
+        if suppressed:
+            from orchestrator.state import refusals
+
+            refusals.log(self.run_dir, {"decision": "refused", "type": "refusals-suppressed", "hook": "daemon",
+                                        "message": f"{suppressed} more refused requests were not logged one by one "
+                                        f"(over {LOG_BURST} in {LOG_WINDOW:g} s)", "count": suppressed})
 
     # -- lifecycle ------------------------------------------------------------------------------------------------
     def acquire(self) -> bool:
@@ -351,6 +399,8 @@ class Daemon:
             idle = 0.0 if self.in_flight else now - self.last_request
             gone = not self.sock_path.exists() or not (self.root / ".orchestration").is_dir()
             upgraded = ticks % 4 == 0 and _code_stamp() != self._code
+            with self._count_lock:
+                self._roll_log(end=gone or upgraded or idle > self.idle_timeout)
             if gone or upgraded or idle > self.idle_timeout:
                 self.stop()
                 return

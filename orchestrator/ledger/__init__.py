@@ -11,7 +11,8 @@ Each line is one Agent Trace 0.1.0 record (see ``orchestrator/data/agent-trace.s
 fields live under ``metadata["dev.orchestrator"]`` and the chain under ``metadata["dev.orchestrator"]["chain"]``.
 
 Writing (:func:`append`)
-    open with ``O_APPEND``, take an exclusive ``fcntl.flock``, read the last line's hash, build the line, **one**
+    open with ``O_APPEND``, take an exclusive ``fcntl.flock`` on ``run/<ledger>.lock`` (never on the ledger itself,
+    which a sandboxed command can open for reading and lock), read the last line's hash, build the line, **one**
     ``os.write`` of the whole line, ``fdatasync`` (default; ``fsync=False`` to skip), close (releases the lock).
     If the file does not end with ``"\\n"`` (a writer died mid-write) the torn tail is first moved to the quarantine
     file ``<ledger>.quarantine`` (appended, fsynced, then the ledger is truncated to the last complete line) so a new

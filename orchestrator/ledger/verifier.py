@@ -5,7 +5,6 @@ The rules are in the :mod:`orchestrator.ledger` package docstring.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 from dataclasses import dataclass, field
@@ -15,7 +14,7 @@ from .format import (_HASHVAL_LEN, _MP_KEY, _O_END, _O_HASH, _O_MID, _O_PREV, _T
                      _merge_parents, _split_tail, quarantine_path)
 from .read import _open_lines, loads_record
 from .schema import _canonical, _strict_validator, check_record
-from .write import _quarantine_locked
+from .write import _quarantine_locked, locked
 
 #: at most this many signature problems are listed one by one (all are counted)
 MAX_LISTED = 50
@@ -458,7 +457,11 @@ def repair(path: str | os.PathLike[str]) -> RepairResult:
         return RepairResult(0, None)
     fd = os.open(p, os.O_RDWR | getattr(os, "O_CLOEXEC", 0))
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        lock = locked(p)  # the writers' lock (write.lock_path), never a flock on the ledger a command can read
+    except BaseException:
+        os.close(fd)
+        raise
+    try:
         size = os.fstat(fd).st_size
         if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
             return RepairResult(0, None)
@@ -466,4 +469,5 @@ def repair(path: str | os.PathLike[str]) -> RepairResult:
         os.fsync(fd)
         return RepairResult(n, quarantine_path(p))
     finally:
+        os.close(lock)
         os.close(fd)

@@ -94,6 +94,32 @@ def tips_path(ledger: str | os.PathLike[str]) -> Path:
 _XATTR = "user.orchestrator.heads"
 
 
+def lock_path(ledger: str | os.PathLike[str]) -> Path:
+    """What every writer of the ledger locks: ``<ledger dir>/run/<ledger name>.lock``. Never the ledger itself: a
+    ``flock`` needs only a descriptor open for reading, and a sandboxed command may read the ledger, so one that took
+    its lock and slept held every post-hook's append — the records of the calls made meanwhile were never written
+    (redteam3). The run directory is hidden from sandboxed commands (their mount namespace)."""
+    p = Path(os.fspath(ledger))
+    return p.parent / "run" / (p.name + ".lock")
+
+
+def locked(ledger: str | os.PathLike[str]) -> int:
+    """Take the ledger's exclusive lock (:func:`lock_path`); returns the descriptor that holds it (close it to
+    release)."""
+    path = lock_path(ledger)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except FileNotFoundError:
+        os.makedirs(path.parent, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def scan_tips(path: str | os.PathLike[str]) -> set[bytes]:
     """Hashes (hex) of records nothing points to yet: normally one; more after a union merge."""
     return _scan(path)[0]
@@ -177,7 +203,11 @@ def append(path: str | os.PathLike[str], record: dict, *, fsync: bool = True,
         os.makedirs(os.path.dirname(p) or ".", exist_ok=True)
         fd = os.open(p, flags, 0o644)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        lock = locked(p)
+    except BaseException:
+        os.close(fd)
+        raise
+    try:
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
             _quarantine_locked(fd, p, size)
@@ -212,5 +242,6 @@ def append(path: str | os.PathLike[str], record: dict, *, fsync: bool = True,
                 pass  # the record is written; a missing anchor only weakens the local truncation check
         return rec
     finally:
-        os.close(fd)  # also releases the flock
+        os.close(lock)  # releases the lock
+        os.close(fd)
 

@@ -37,11 +37,12 @@ Costs: docs/performance.md ("What a shell command changed").
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 import time
 from typing import Any
+
+from orchestrator.core import fsutil
 
 __all__ = ["MAX_FILES", "RACY_NS", "SKIP_DIRS", "scan_roots", "snapshot", "changed", "git_before"]
 
@@ -184,11 +185,8 @@ def _skips(gov: Any) -> frozenset[str]:
 
 
 def _hash(path: str) -> str | None:
-    try:
-        with open(path, "rb") as fh:
-            return hashlib.sha256(fh.read()).hexdigest()
-    except OSError:
-        return None
+    digest = fsutil.file_hash(path)  # never blocks on a FIFO swapped in, never reads a file whole
+    return digest[7:] if digest else None
 
 
 def _git_dirty(root: str, skip: frozenset[str]) -> set[str] | None:

@@ -19,7 +19,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from orchestrator.core import diffing
+from orchestrator.core import diffing, fsutil
 
 __all__ = ["MAX_DIR_FILES", "MAX_TEXT_BYTES", "PREIMAGE_TTL_SECONDS", "capture", "cleanup", "keep", "key_of",
            "load_capture", "snap_file", "targets"]
@@ -124,15 +124,21 @@ def snap_file(full: Path | str, st: Any = None) -> dict:
             return {"exists": False}
     if not stat.S_ISREG(st.st_mode):
         return {"exists": True, "kind": "other"}
+    # never a plain open: a FIFO swapped in since the lstat would hang the hook (fsutil.open_regular), and a file
+    # larger than the text kept is hashed in chunks, never read whole (a sparse 20 GB file in scope)
+    fd = fsutil.open_regular(full)
+    if fd is None:
+        return {"exists": True, "kind": "other"} if os.path.lexists(full) else {"exists": False}
     try:
-        with open(full, "rb") as fh:
-            data = fh.read()
+        digest, size, data = fsutil.hash_fd(fd, MAX_TEXT_BYTES + 1)
     except OSError:
         return {"exists": False}
-    snap: dict[str, Any] = {"exists": True, "sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
+    finally:
+        os.close(fd)
+    snap: dict[str, Any] = {"exists": True, "sha256": digest, "size": size}
     if diffing.is_binary(data):
         snap["binary"] = True
-    elif len(data) <= MAX_TEXT_BYTES:
+    elif size <= MAX_TEXT_BYTES:
         snap["text"] = diffing.decode(data)
     return snap
 

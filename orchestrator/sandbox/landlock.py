@@ -37,6 +37,11 @@ SYS_RESTRICT_SELF = 446
 CREATE_RULESET_VERSION = 1 << 0
 RULE_PATH_BENEATH = 1
 PR_SET_NO_NEW_PRIVS = 38
+PR_CAPBSET_READ = 23
+PR_CAPBSET_DROP = 24
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+CAP_VERSION_3 = 0x20080522
 
 EXECUTE = 1 << 0
 WRITE_FILE = 1 << 1
@@ -293,6 +298,43 @@ def scope_or_nest() -> None:
         nest()
 
 
+def drop_capabilities() -> None:
+    """No capability left in any set, just before the exec of the command (launcher.c ``drop_caps``): Landlock
+    restricts paths, not privileges, and a command run as root (no user namespace is made for root) kept every
+    capability — ``mknod`` of the disk in its scope, ``umount`` of the hidden run dir, the clock (redteam3). The
+    bounding set first (EPERM: no ``CAP_SETPCAP``, so none to lose, and no_new_privs keeps an exec from gaining
+    any), then ambient, then effective/permitted/inheritable; ``capget`` checks the result. Raises OSError."""
+    import ctypes
+
+    lib = _lib()
+    for cap in range(64):
+        if lib.prctl(PR_CAPBSET_READ, cap, 0, 0, 0) < 0:
+            break  # EINVAL: past the kernel's last capability
+        if lib.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 and ctypes.get_errno() != 1:  # EPERM
+            _check(-1, f"prctl(PR_CAPBSET_DROP, {cap})")
+    if lib.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 and ctypes.get_errno() != 22:  # EINVAL: <4.3
+        _check(-1, "prctl(PR_CAP_AMBIENT_CLEAR_ALL)")
+    head = (ctypes.c_uint32 * 2)(CAP_VERSION_3, 0)
+    data = (ctypes.c_uint32 * 6)()
+    _check(lib.capset(head, data), "capset")
+    _check(lib.capget(head, data), "capget")
+    if any(data):
+        raise LandlockError(1, "capabilities left after capset")
+
+
+def contain() -> None:
+    """The command's last step before its exec in the PID namespace: the nested domain (:func:`nest`), then no
+    capability (:func:`drop_capabilities`)."""
+    nest()
+    drop_capabilities()
+
+
+def contain_git() -> None:
+    """The same for a git-mode command: signals scoped or a nested domain (:func:`scope_or_nest`), no capability."""
+    scope_or_nest()
+    drop_capabilities()
+
+
 class Options:
     """The launcher's parsed command line."""
 
@@ -445,13 +487,14 @@ def main(argv: list[str] | None = None, spec_dir: str | None = None) -> int:
     if guard is not None:
         if isolated:
             pidns.unblock()  # guard.run installs its own forwarding (TERM, INT, HUP)
-        code = guard.run(shell, opts.command, dict(env), scope_or_nest, bridge.start_forwarder if bridge else None)
+        code = guard.run(shell, opts.command, dict(env), contain_git, bridge.start_forwarder if bridge else None)
         if isolated:
             _exit_now(code)
         return code
     if isolated:
-        _exit_now(pidns.run_init(shell, opts.command, env, nest, bridge.forward_on_demand if bridge else None))
+        _exit_now(pidns.run_init(shell, opts.command, env, contain, bridge.forward_on_demand if bridge else None))
     try:
+        drop_capabilities()
         os.execve(shell, [shell, "-c", opts.command], env)
     except OSError as exc:
         sys.stderr.write(f"orchestrator sandbox: cannot run {shell}: {exc}\n")

@@ -611,6 +611,42 @@ static int nest(void) {
     return rc;
 }
 
+/* ---- capabilities (landlock.drop_capabilities is the Python launcher's copy) ----
+ *
+ * Just before the exec of the command: no capability left, in any set. Landlock restricts paths, not privileges: a
+ * command run as root (no user namespace is made for root) kept every capability of the init namespace, and could
+ * mknod the disk's block device in its scope and read it whole, umount the tmpfs over the run dir, set the clock the
+ * freshness rules read (redteam3). The bounding set goes first (dropping it needs CAP_SETPCAP; EPERM means this
+ * process has none to lose, and no_new_privs keeps an exec from gaining any: the kernel caps what an exec grants at
+ * the old permitted set), then ambient, then effective/permitted/inheritable; capget checks the result. */
+#define CAP_VERSION_3 0x20080522
+#ifndef PR_CAP_AMBIENT
+#define PR_CAP_AMBIENT 47
+#define PR_CAP_AMBIENT_CLEAR_ALL 4
+#endif
+
+static int drop_caps(void) {
+    for (int cap = 0; cap < 64; cap++) {
+        if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) < 0)
+            break; /* EINVAL: past the kernel's last capability */
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EPERM)
+            return lfail(errno, "prctl(PR_CAPBSET_DROP, %d): %s", cap, strerror(errno));
+    }
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL) /* EINVAL: before 4.3 */
+        return lfail(errno, "prctl(PR_CAP_AMBIENT_CLEAR_ALL): %s", strerror(errno));
+    struct { uint32_t version; int pid; } head = {CAP_VERSION_3, 0};
+    struct { uint32_t effective, permitted, inheritable; } data[2];
+    memset(data, 0, sizeof data);
+    if (syscall(SYS_capset, &head, data) < 0)
+        return lfail(errno, "capset: %s", strerror(errno));
+    if (syscall(SYS_capget, &head, data) < 0)
+        return lfail(errno, "capget: %s", strerror(errno));
+    for (int i = 0; i < 2; i++)
+        if (data[i].effective || data[i].permitted || data[i].inheritable)
+            return lfail(EPERM, "capabilities left after capset");
+    return 0;
+}
+
 /* ---- the network namespace and the egress bridge (netns.py is the Python launcher's copy) ----
  *
  * --netns on: the init (PID 1 of the command's namespace) makes a network namespace of its own with only a
@@ -1156,7 +1192,7 @@ static int run_init(const char *shell, char *const sh_argv[], char **env) {
         for (int i = 0; FORWARDED[i]; i++)
             sigaction(FORWARDED[i], &sa, NULL);
         sigprocmask(SIG_SETMASK, &unblocked, NULL);
-        if (nest() < 0)
+        if (nest() < 0 || drop_caps() < 0)
             _exit(fail("cannot restrict the command (%s); it was NOT run", errbuf));
         execve(shell, sh_argv, env);
         _exit(fail("cannot run %s: %s", shell, strerror(errno)));
@@ -1274,6 +1310,8 @@ int main(int argc, char **argv) {
     char *const sh_argv[] = {(char *)shell, "-c", (char *)o.command, NULL};
     if (pidns)
         return run_init(shell, sh_argv, env);
+    if (drop_caps() < 0)
+        return fail("cannot restrict the command (%s); it was NOT run", errbuf);
     execve(shell, sh_argv, env);
     return fail("cannot run %s: %s", shell, strerror(errno));
 }

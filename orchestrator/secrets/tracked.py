@@ -24,7 +24,7 @@ import os
 import subprocess
 from typing import Any
 
-from orchestrator.core.fsutil import RACY_NS, atomic_write_json, stat_key
+from orchestrator.core.fsutil import RACY_NS, SMALL_FILE, atomic_write_json, read_regular, stat_key
 
 MEMO_NAME = "tracked-secrets.json"
 #: in-process memo: root -> (key, paths)
@@ -35,10 +35,10 @@ def _key(gitdir: str, common: str, matcher: Any) -> list[Any] | None:
     """The memo key, or None when one of its files changed less than RACY_NS ago (recompute, do not store)."""
     import time
 
-    try:
-        head = open(os.path.join(gitdir, "HEAD"), encoding="utf-8", errors="replace").read().strip()
-    except OSError:
+    data = read_regular(os.path.join(gitdir, "HEAD"), SMALL_FILE)  # never blocks on a FIFO (fsutil)
+    if data is None:
         return ["no-head"]
+    head = data.decode("utf-8", "replace").strip()
     files = [os.path.join(gitdir, "index"), os.path.join(gitdir, "HEAD"), os.path.join(common, "packed-refs")]
     if head.startswith("ref:"):
         files.append(os.path.join(common, head[4:].strip()))

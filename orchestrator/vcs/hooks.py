@@ -19,6 +19,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from orchestrator.core.fsutil import SMALL_FILE, read_regular
+
 __all__ = ["HOOK_NAMES", "hook_dirs", "git_dir"]
 
 #: the hooks git (and its bundled tools) run, by file name (githooks(5))
@@ -48,11 +50,10 @@ def git_dir(root: str) -> tuple[str, str, str] | None:
         if os.path.isdir(dot):
             return cur, dot, dot
         if os.path.isfile(dot):
-            try:
-                with open(dot, encoding="utf-8", errors="replace") as fh:
-                    line = fh.readline().strip()
-            except OSError:
+            data = read_regular(dot, SMALL_FILE)  # never blocks on a FIFO (fsutil.open_regular)
+            if data is None:
                 return None
+            line = data.decode("utf-8", "replace").partition("\n")[0].strip()
             if not line.startswith("gitdir:"):
                 return None
             gdir = os.path.normpath(os.path.join(cur, line[len("gitdir:"):].strip()))

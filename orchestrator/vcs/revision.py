@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from orchestrator.core.fsutil import SMALL_FILE, read_regular
+
 __all__ = ["find_git_dir", "head_revision", "head_ref"]
 
 _HEX = frozenset("0123456789abcdef")
@@ -21,11 +23,9 @@ def _is_sha(s: str) -> bool:
 
 
 def _read(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read()
-    except OSError:
-        return None
+    # a git-mode command may swap a FIFO in for HEAD or .git while it runs: never a plain, blocking open
+    data = read_regular(path, SMALL_FILE)
+    return None if data is None else data.decode("utf-8", "replace")
 
 
 def find_git_dir(root: str | os.PathLike[str]) -> tuple[str, str] | None:

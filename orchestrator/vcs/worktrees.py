@@ -38,6 +38,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from orchestrator.core.fsutil import SMALL_FILE, read_regular
+
 #: the directory under the common git dir that held the shared runtime state before issue 21 (never read since:
 #: a git-mode command can write there)
 SHARED_NAME = "orchestration"
@@ -64,11 +66,9 @@ class Worktree:
 
 
 def _read(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read().strip()
-    except OSError:
-        return None
+    # a git-mode command may swap a FIFO in for HEAD or gitdir while it runs: never a plain, blocking open
+    data = read_regular(path, SMALL_FILE)
+    return None if data is None else data.decode("utf-8", "replace").strip()
 
 
 def git_dirs(root: str | os.PathLike[str]) -> tuple[str, str] | None:
