@@ -71,14 +71,7 @@ def _is_our_server(entry: Any) -> bool:
 
 def install_mcp(env: Mapping[str, str] | None = None) -> Path | None:
     """Register (or refresh) the user-level MCP server; returns the file when it changed."""
-    path = mcp_settings_path(env)
-    data = installer._load(path)
-    servers = data.get("mcpServers")
-    if not isinstance(servers, dict):
-        servers = data["mcpServers"] = {}
-    servers[SERVER] = mcp_entry()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return path if installer._save(path, data) else None
+    return installer.save_mcp_server(mcp_settings_path(env), mcp_entry())
 
 
 def install(root: str | os.PathLike[str], *, python: str | None = None, mcp: bool = True,

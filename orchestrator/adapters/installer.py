@@ -300,6 +300,29 @@ def _save(path: Path, data: dict[str, Any]) -> bool:
     return True
 
 
+def save_mcp_server(path: Path, entry: dict[str, Any]) -> Path | None:
+    """Register (or refresh) orchestrator's MCP server ``entry`` in the JSON file ``path`` (``mcpServers``, the other
+    servers kept); ``path`` when the file changed."""
+    data = _load(path)
+    servers = data.get("mcpServers")
+    if not isinstance(servers, dict):
+        servers = data["mcpServers"] = {}
+    servers[SERVER] = entry
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path if _save(path, data) else None
+
+
+def drop_mcp_server(data: dict[str, Any]) -> None:
+    """Remove orchestrator's server from a settings object's ``mcpServers`` (and the key once it is empty)."""
+    servers = data.get("mcpServers")
+    if not isinstance(servers, dict):
+        return
+    if _is_our_server(servers.get(SERVER)):
+        del servers[SERVER]
+    if not servers:
+        del data["mcpServers"]
+
+
 def _strip_hooks(hooks: dict[str, Any], shape: str) -> None:
     """Remove our entries from a ``hooks`` mapping, dropping groups and events left empty."""
     for event in list(hooks):
@@ -466,11 +489,8 @@ def uninstall(agent: str, root: str | os.PathLike[str]) -> list[Path]:
                 del data["hooks"]
             if spec.shape in _FLAT and set(data) == {"version"}:
                 data = {}
-        if rel == spec.mcp_file and isinstance(data.get("mcpServers"), dict):
-            if _is_our_server(data["mcpServers"].get(SERVER)):
-                del data["mcpServers"][SERVER]
-            if not data["mcpServers"]:
-                del data["mcpServers"]
+        if rel == spec.mcp_file:
+            drop_mcp_server(data)
         if json.dumps(data, sort_keys=True) == before:
             continue
         if data:

@@ -77,14 +77,8 @@ def install(root: str | os.PathLike[str], *, python: str | None = None, mcp: boo
     if path is not None:
         written.append(path)
     if mcp:
-        config = root / MCP_FILE
-        data = installer._load(config)
-        servers = data.get("mcpServers")
-        if not isinstance(servers, dict):
-            servers = data["mcpServers"] = {}
-        servers[SERVER] = mcp_entry()
-        config.parent.mkdir(parents=True, exist_ok=True)
-        if installer._save(config, data):
+        config = installer.save_mcp_server(root / MCP_FILE, mcp_entry())
+        if config is not None:
             written.append(config)
     return written
 
@@ -96,9 +90,7 @@ def uninstall(root: str | os.PathLike[str]) -> list[Path]:
     config = root / MCP_FILE
     if _our_server(root) is not None:
         data = installer._load(config)
-        del data["mcpServers"][SERVER]
-        if not data["mcpServers"]:
-            del data["mcpServers"]
+        installer.drop_mcp_server(data)
         if data:
             installer._save(config, data)
         else:

@@ -107,7 +107,18 @@ def _text(field: str, value: Any, limit: int, *, required: bool = False) -> str 
         raise ProposalError(f"{field} must be text", field=field)
     if len(value) > limit:
         raise ProposalError(f"{field} is longer than {limit} characters", field=field)
+    _plain(field, value, lines=field != "name")
     return value.strip()
+
+
+def _plain(field: str, value: str, *, lines: bool) -> None:
+    """A person reads the proposal in a terminal before deciding: a control character (an escape sequence that
+    conceals or erases a line, a carriage return, a bidi override) would make it show something else than it says.
+    Only line breaks and tabs pass, and only in the texts that may span lines."""
+    allowed = "\n\t" if lines else ""
+    if not all(c.isprintable() or c in allowed for c in value):
+        raise ProposalError(f"{field} holds a control character", field=field,
+                            hint="plain text only (no escape sequences, carriage returns or bidi controls)")
 
 
 def _texts(field: str, value: Any, *, required: bool = False) -> list[str]:
@@ -117,6 +128,8 @@ def _texts(field: str, value: Any, *, required: bool = False) -> list[str]:
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ProposalError(f"{field} must be a list of text", field=field)
+    for v in value:
+        _plain(field, v, lines=field != "owned_scope")
     value = [v.strip() for v in value if v.strip()]
     if required and not value:
         raise ProposalError(f"{field} needs at least one entry", field=field,

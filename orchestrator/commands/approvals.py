@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from orchestrator.commands import add_workspace_arg, workspace_of
-from orchestrator.core.output import json_out, out
+from orchestrator.core.output import json_out, out, shown
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
             continue
         left = max(0, int(d["expires"] - now))
         out(f"{d['id']}  {d['risk']:<17} worktree={item.where()} session={d['session_id']} "
-            f"intent={d.get('intent_id') or '-'} ({left}s left)  {d['summary']}")
+            f"intent={d.get('intent_id') or '-'} ({left}s left)  {shown(d['summary'])}")
         for reason in d.get("reasons", []):
-            out(f"    - {reason}")
+            out(f"    - {shown(str(reason))}")
     return 0

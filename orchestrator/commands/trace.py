@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterator
 from .. import ledger, telemetry
 from orchestrator.core.errors import OrchestratorError, UsageError
 from ..ledger import query
-from orchestrator.core.output import err, out
+from orchestrator.core.output import err, out, shown
 from . import workspace_of
 
 __all__ = ["register", "run", "main"]
@@ -396,13 +396,6 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------------------------------------------ audit
 
-def _shown(path: str) -> str:
-    """A path for one line of text output: control characters (a newline, a tab) escaped; --json keeps it verbatim."""
-    if path.isprintable():
-        return path
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in path)
-
-
 def _spans_text(spans: list) -> str:
     return ",".join(f"{a}" if a == b else f"{a}-{b}" for a, b in spans)
 
@@ -424,16 +417,16 @@ def cmd_audit(args: argparse.Namespace) -> int:
             if f.get("eol"):
                 removed += f" (line ending changed: {_spans_text(f['eol'])})"
             if f["kind"] == "lines":
-                out(f"{_shown(f['path'])}: ungoverned line(s) {_spans_text(f['ranges'])}{removed}")
+                out(f"{shown(f['path'])}: ungoverned line(s) {_spans_text(f['ranges'])}{removed}")
             elif f["kind"] == "lines-removed":
                 gone = _spans_text(f.get("removed") or [])
-                out(f"{_shown(f['path'])}: HEAD line(s) {gone} removed without a record")
+                out(f"{shown(f['path'])}: HEAD line(s) {gone} removed without a record")
             elif f["kind"] == "deleted":
-                out(f"{_shown(f['path'])}: deleted without a record")
+                out(f"{shown(f['path'])}: deleted without a record")
             elif f["kind"] == "binary":
-                out(f"{_shown(f['path'])}: binary content changed without a record")
+                out(f"{shown(f['path'])}: binary content changed without a record")
             else:
-                out(f"{_shown(f['path'])}: created or emptied without a record")
+                out(f"{shown(f['path'])}: created or emptied without a record")
     return 1 if res["ungoverned"] else 0
 
 

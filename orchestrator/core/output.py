@@ -12,6 +12,15 @@ def out(text: str = "") -> None:
     sys.stdout.write(text + "\n")
 
 
+def shown(text: str) -> str:
+    """``text`` for one line of a terminal: every character that is not printable (a newline, a tab, an escape
+    sequence's ESC, a bidi override) escaped, so text an agent wrote cannot move the cursor, erase or hide what a
+    person reads. ``--json`` output keeps it verbatim."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def err(text: str) -> None:
     """Print a line to stderr."""
     sys.stderr.write(text + "\n")

@@ -133,6 +133,10 @@ def test_nobody_decides_the_proposal_expires_denied(ws: Path) -> None:
     ({"owned_scope": ["../outside/**"]}, "owned_scope"), ({"owned_scope": []}, "owned_scope"),
     ({"name": ""}, "name"), ({"why": None}, "why"), ({"constraints": "x" * 3000}, "constraints"),
     ({"owned_scope": [1, 2]}, "owned_scope"),
+    # what a person reads in a terminal must be what the intent says: no escape sequence may hide or rewrite a line
+    # (ESC [8m conceals what follows, ESC [1A ESC [2K erases the line above), no bidi override may reorder it
+    ({"name": "docs typo\x1b[8m and everything"}, "name"), ({"why": "fix it\x1b[1A\x1b[2K"}, "why"),
+    ({"owned_scope": ["docs/**\r**"]}, "owned_scope"), ({"constraints": ["keep \u202eevil"]}, "constraints"),
 ])
 def test_a_malformed_proposal_is_refused_before_anyone_is_asked(ws: Path, change: dict, field: str) -> None:
     result = run_hook("claude-code", json.dumps(propose_event(ws, {**PROPOSAL, **change})))

@@ -205,3 +205,21 @@ def test_the_launcher_reads_a_dotenv_as_the_cli_does(ws: Path, home: Path, line:
     (ws / ".env").write_text("OPENAI_API_KEY=sk-x\nMY_PATH=/x\nexportX=1\n# PYTHONPATH=/commented\n")
     proc = checks.run_hook_command(commands[0], agent, ws)
     assert proc.returncode == 0 and "governance-file" in proc.stdout, proc.stderr
+
+
+def test_a_dotenv_above_the_project_counts_where_the_project_has_none(ws: Path, home: Path) -> None:
+    """Qwen Code and Gemini CLI search upwards and load the first .env they find: a checkout in /tmp without one of
+    its own gets /tmp/.env, which every workspace's sandboxed commands may write (default sandbox.writable). One
+    the project has itself stops the search: the one above is then not loaded, and not judged."""
+    installer.install("qwen-code", ws)
+    [(agent, _path, commands)] = [f for f in checks.installed(ws) if f[0] == "qwen-code"]
+    above = ws.parent / ".env"
+    above.write_text("PYTHONPATH=/tmp/agent\n")
+    try:
+        proc = checks.run_hook_command(commands[0], agent, ws)
+        assert proc.returncode == 2 and "PYTHONPATH" in proc.stderr and str(above) in proc.stderr
+        (ws / ".env").write_text("OPENAI_API_KEY=sk-x\n")
+        proc = checks.run_hook_command(commands[0], agent, ws)
+        assert proc.returncode == 0 and "governance-file" in proc.stdout, proc.stderr
+    finally:
+        above.unlink()

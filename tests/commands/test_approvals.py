@@ -134,3 +134,18 @@ def test_request_from_a_linked_worktree_is_listed_and_decided_from_the_main_one(
     assert _pending(linked, capsys) == []
     resolved = sorted((main_ws.approvals_dir / "resolved").glob("*.json"))
     assert len(resolved) == 2 and not (linked.run_dir / "approvals").exists()
+
+
+def test_the_listing_shows_an_agents_command_without_its_control_characters(tmp_path, capsys) -> None:
+    """The summary is the agent's command: an escape sequence in it (ESC [1A ESC [2K: up one line, erase it) would
+    rewrite what the person reads before deciding. The text listing shows every control character escaped."""
+    ws = make_workspace(tmp_path)
+    proc = spawn_waiter(ws, "s1", "rm -rf build; echo '\x1b[1A\x1b[2Kmake clean'")
+    wait_for_requests(ws, 1)
+    assert main(["approvals", "-C", str(ws.root)]) == 0
+    text = capsys.readouterr().out
+    assert "\x1b" not in text and "\\x1b[1A\\x1b[2Kmake clean" in text
+    [item] = _pending(ws, capsys)
+    assert "\x1b[1A" in item["command"]  # --json keeps it verbatim
+    assert main(["reject", item["id"], "--reason", "no", "-C", str(ws.root)]) == 0
+    verdict_of(proc)
