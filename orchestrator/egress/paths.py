@@ -1,10 +1,12 @@
-"""Where the egress proxy lives: one per user and installation, in a private directory outside every workspace.
+"""Where the egress proxy lives: one per user, installation and user namespace, in a private directory outside every
+workspace.
 
-``$XDG_RUNTIME_DIR/orchestrator-egress-<install>`` when the session has a runtime directory (``/run/user/UID``),
-else ``$XDG_STATE_HOME/orchestrator/egress-<install>`` (``~/.local/state/...``); ``<install>`` is a short hash of
-this package's directory, so two installations (two virtualenvs, a checkout and a release) never share a proxy
-running the other's code. Mode 0700. It holds the two sockets, the lock, ``info.json``, the log and the proxy's
-output. The plans (what each command may reach) stay in each workspace's ``.orchestration/run/sandbox/``.
+``$XDG_RUNTIME_DIR/orchestrator-egress-<install>-u<userns>`` when the session has a runtime directory
+(``/run/user/UID``), else ``$XDG_STATE_HOME/orchestrator/egress-<install>-u<userns>`` (``~/.local/state/...``);
+``<install>`` is a short hash of this package's directory, so two installations (two virtualenvs, a checkout and a
+release) never share a proxy running the other's code; ``<userns>`` is the inode of the user namespace it serves
+(:func:`userns_tag`). Mode 0700. It holds the two sockets, the lock, ``info.json``, the log and the proxy's output.
+The plans (what each command may reach) stay in each workspace's ``.orchestration/run/sandbox/``.
 
 The socket names are short on purpose: a Unix socket path is limited to 108 bytes, so the proxy binds them by
 relative name from inside the directory and the launcher connects through ``/proc/self/fd/N`` of a descriptor it
@@ -35,15 +37,33 @@ def install_tag() -> str:
     return hashlib.sha256(here.encode("utf-8", "surrogateescape")).hexdigest()[:12]
 
 
+_USERNS: list[str] = []
+
+
+def userns_tag() -> str:
+    """This process's user namespace (its inode), or "" where /proc does not say. A proxy checks its peers' network
+    namespaces through ``/proc/PID/ns/net``, which a process may inspect only in its own user namespace or one it
+    owns: a proxy started from a nested user namespace (a hook run inside a container's, ``orch doctor`` in a test)
+    could not tell a launcher of the host from a sandboxed process, so it would refuse every one of them. Each user
+    namespace gets a proxy of its own."""
+    if not _USERNS:
+        try:
+            _USERNS.append(f"-u{os.stat('/proc/self/ns/user').st_ino}")
+        except OSError:
+            _USERNS.append("")
+    return _USERNS[0]
+
+
 def egress_dir(env: Mapping[str, str] | None = None) -> Path:
-    """This user's (and installation's) proxy directory."""
+    """This user's (installation's, user namespace's) proxy directory."""
     env = os.environ if env is None else env
+    name = f"egress-{install_tag()}{userns_tag()}"
     runtime = env.get("XDG_RUNTIME_DIR")
     if runtime and os.path.isabs(runtime) and os.path.isdir(runtime):
-        return Path(runtime) / f"orchestrator-egress-{install_tag()}"
+        return Path(runtime) / f"orchestrator-{name}"
     state = env.get("XDG_STATE_HOME")
     base = Path(state) if state and os.path.isabs(state) else Path(os.path.expanduser("~")) / ".local" / "state"
-    return base / "orchestrator" / f"egress-{install_tag()}"
+    return base / "orchestrator" / name
 
 
 def plans_dir(root: str | os.PathLike[str]) -> Path:

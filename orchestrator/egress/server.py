@@ -1,4 +1,5 @@
-"""The egress proxy: the only way out of a sandboxed command's network namespace (one per user and installation).
+"""The egress proxy: the only way out of a sandboxed command's network namespace (one per user, installation and
+user namespace).
 
 Two Unix sockets in its private directory (:mod:`orchestrator.egress.paths`, mode 0700, sockets 0600):
 
@@ -98,6 +99,8 @@ class Registration:
         self.plan = plan
         self.rules = rules
         self.notified: set[str] = set()
+        #: the command's open tunnels (both ends' writers): none outlives the registration, i.e. the command
+        self.tunnels: set[asyncio.StreamWriter] = set()
 
     def notice(self, message: str) -> None:
         """Tell the launcher (best effort: a full socket buffer drops the line, never blocks the proxy)."""
@@ -110,6 +113,10 @@ class Registration:
             pass
 
     def close(self) -> None:
+        # the command is over (its init, and every process of its namespace, with it): a tunnel still open is one
+        # whose upstream stays silent after the client's end; it would keep the proxy busy for ever
+        for writer in list(self.tunnels):
+            writer.transport.abort()
         for close in (lambda: os.close(self.nsfd), self.conn.close):
             try:
                 close()
@@ -403,7 +410,12 @@ class Proxy:
         """The tunnel's bytes both ways; with ``ORCH_EGRESS_TRACE`` set, one log line per tunnel (its sizes)."""
         if self.trace:
             self._log(f"open {target} (plan {os.path.basename(reg.plan)})")
-        up, down = await wire.relay(client[0], client[1], upstream[0], upstream[1])
+        ends = (client[1], upstream[1])
+        reg.tunnels.update(ends)
+        try:
+            up, down = await wire.relay(client[0], client[1], upstream[0], upstream[1])
+        finally:
+            reg.tunnels.difference_update(ends)
         if self.trace:
             self._log(f"closed {target}: {up} bytes up, {down} bytes down")
 

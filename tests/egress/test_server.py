@@ -263,6 +263,44 @@ def test_the_registration_ends_with_its_connection(proxy: Proxy, upstream: Upstr
     wait_until(fresh, timeout=30, what="the closed registration to be dropped")
 
 
+def test_no_tunnel_outlives_its_command(tmp_path: Path) -> None:
+    """An upstream that stays silent after the client's end (half-closed, never answering) keeps no tunnel open
+    once the command's registration ends: the proxy then has nothing in flight and goes idle."""
+    import threading
+
+    silent = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []
+
+    def hold() -> None:
+        while True:
+            try:
+                held.append(silent.accept()[0])  # read nothing, answer nothing, never close
+            except OSError:
+                return
+
+    threading.Thread(target=hold, daemon=True).start()
+    proxy = Proxy(tmp_path)
+    proxy.start(env={"ORCH_EGRESS_IDLE": "1"})
+    try:
+        port = silent.getsockname()[1]
+        out, err, _ = proxy.run(f"""
+            s, h = tunnel("127.0.0.1:{port}")
+            s.sendall(b"x"); s.close()
+            print(h.split("\\r\\n")[0])
+        """, proxy.plan([f"127.0.0.1:{port}"]))
+        assert out.startswith("HTTP/1.1 200"), err
+        from tests.waiting import wait_until
+
+        assert proxy.proc is not None
+        wait_until(lambda: proxy.proc.poll() is not None, timeout=30,  # type: ignore[union-attr]
+                   what="the proxy to go idle and exit once the command's tunnel was dropped")
+    finally:
+        proxy.stop()
+        silent.close()
+        for conn in held:
+            conn.close()
+
+
 @pytest.fixture
 def resolving(tmp_path: Path) -> Iterator[tuple[Proxy, Dns]]:
     """The proxy with a resolver of its own: :class:`Dns` answers it (a private /etc/resolv.conf)."""

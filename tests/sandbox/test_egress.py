@@ -38,15 +38,24 @@ def policy(sws: Path, network: str) -> None:
         "version: 1\nsandbox:\n  writable: ['{tmp}', .pytest_cache]\n" + textwrap.indent(network, "  ") + "\n")
 
 
+#: run what follows where the kernel refuses network namespaces (a user namespace whose network namespace count is
+#: 0: ``unshare(CLONE_NEWNET)`` fails with ENOSPC, the other namespaces are still made)
+NO_NETNS = ["unshare", "-Ur", "sh", "-c", 'echo 0 > /proc/sys/user/max_net_namespaces && exec "$@"', "sh"]
+
+
+def _netns_can_be_refused() -> bool:
+    return subprocess.run([*NO_NETNS, "unshare", "-n", "true"], capture_output=True, check=False).returncode == 1
+
+
 def run(sws: Path, kind: str, command: str, monkeypatch: pytest.MonkeyPatch, *, timeout: float = 120,
-        **kw: object) -> subprocess.CompletedProcess[str]:
+        prefix: tuple[str, ...] = (), **kw: object) -> subprocess.CompletedProcess[str]:
     if kind != "compiled":
         monkeypatch.setenv("ORCH_SANDBOX_LAUNCHER", "python")
     else:
         monkeypatch.delenv("ORCH_SANDBOX_LAUNCHER", raising=False)
     verdict = _pre(sws, KINDS[kind] + command, intent=kind == "git")
     assert ("--git" in (sandbox.options_of(verdict.command) or [])) == (kind == "git")
-    return subprocess.run(["/bin/bash", "-c", verdict.command], cwd=sws, capture_output=True, text=True,
+    return subprocess.run([*prefix, "/bin/bash", "-c", verdict.command], cwd=sws, capture_output=True, text=True,
                           timeout=timeout, **kw)  # type: ignore[call-overload]
 
 
@@ -289,6 +298,75 @@ def test_without_a_pid_namespace_the_port_rules_hold_instead(sws: Path, kind: st
                monkeypatch)
     assert proc.stdout.split() == ["PermissionError", "0"], proc.stderr
     assert received_nothing(attacker)
+
+
+@pytest.mark.skipif(not _netns_can_be_refused(), reason="cannot make a user namespace that refuses network ones")
+@pytest.mark.parametrize("attacker", [0], indirect=True)
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_where_the_kernel_refuses_a_network_namespace_the_port_rules_hold(sws: Path, kind: str,
+                                                                          attacker: socket.socket,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every launcher falls back to the TCP port rules (``ports``) when ``unshare(CLONE_NEWNET)`` fails: the
+    listener on a high port is refused by Landlock, no proxy variable is set; and ``orch doctor`` says so."""
+    from orchestrator.sandbox import landlock
+
+    if landlock.abi() < 4:
+        pytest.skip("TCP port rules need Landlock ABI 4")
+    (sws / "src" / "c.py").write_text("import socket, sys\ntry:\n socket.create_connection(('127.0.0.1', "
+                                      "int(sys.argv[1])), timeout=10); print('SENT')\nexcept OSError as e: "
+                                      "print(type(e).__name__)\n")
+    proc = run(sws, kind, f"python3 src/c.py {attacker.getsockname()[1]}; env | grep -c '^HTTP_PROXY=' ",
+               monkeypatch, prefix=tuple(NO_NETNS))
+    assert proc.stdout.split() == ["PermissionError", "0"], proc.stderr
+    assert received_nothing(attacker)
+    doctor = subprocess.run([*NO_NETNS, sys.executable, "-c", textwrap.dedent(f"""\
+        from orchestrator.config.checks import check_sandbox
+        from orchestrator.config.workspace import Workspace
+        from pathlib import Path
+        for f in check_sandbox(Workspace(Path({str(sws)!r}))):
+            if f.check == "sandbox-network":
+                print(f.status, f.message)
+        """)], cwd=sws, capture_output=True, text=True, timeout=120, check=False,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    assert doctor.stdout.startswith("warn the kernel refused a network namespace"), doctor.stdout + doctor.stderr
+    assert "TCP port rules (22,53,80,443)" in doctor.stdout
+
+
+@pytest.mark.skipif(not _netns_can_be_refused(), reason="cannot make a nested user namespace here")
+def test_a_proxy_started_in_a_nested_user_namespace_does_not_serve_the_hosts_launchers(
+        sws: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A proxy started from a nested user namespace (``orch doctor`` or a hook inside a container's) cannot inspect
+    the network namespaces of the host's launchers, so it would refuse every one of them: each user namespace has
+    its own proxy directory, and a command of the host still reaches its allowed host."""
+    import json
+    import signal
+
+    from tests.waiting import wait_until
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))  # proxies of this test's own
+    nested = subprocess.run([*NO_NETNS, sys.executable, "-c", "from orchestrator.egress import paths, supervise; "
+                             "d = paths.egress_dir(); supervise.ensure(d); print(d)"], capture_output=True, text=True,
+                            check=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    nested_dir = Path(nested.stdout.strip())
+    wait_until(lambda: (nested_dir / "info.json").exists(), what="the nested proxy to come up")
+    up = Upstream("127.0.0.2")
+    policy(sws, "network:\n  allow: ['127.0.0.2']")
+    (sws / "src" / "u.py").write_text(textwrap.dedent(f"""\
+        import socket
+        s = socket.create_connection(("127.0.0.1", 3128))
+        s.sendall(b"CONNECT 127.0.0.2:{up.port} HTTP/1.1\\r\\n\\r\\n")
+        print(s.recv(200).split(b"\\r\\n")[0].decode())
+    """))
+    proxies = (tmp_path / "state").glob("orchestrator/egress-*/info.json")
+    try:
+        proc = run(sws, "compiled", "python3 src/u.py", monkeypatch)
+        proxies = list(proxies)
+    finally:
+        up.close()
+        for info in proxies:
+            os.kill(json.loads(info.read_text())["pid"], signal.SIGTERM)
+    assert proc.stdout.strip() == "HTTP/1.1 200 Connection established", (proc.stdout, proc.stderr)
+    assert len(proxies) == 2  # the nested one, and the host's
 
 
 def test_deny_leaves_no_way_out(sws: Path, attacker: socket.socket, monkeypatch: pytest.MonkeyPatch) -> None:
