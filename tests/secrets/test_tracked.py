@@ -171,5 +171,5 @@ def test_the_hooks_own_git_never_starts_core_fsmonitor(repo: Path, tmp_path: Pat
     tracked_secrets._MEMO.clear()
     (repo / ".orchestration" / "run" / tracked_secrets.MEMO_NAME).unlink(missing_ok=True)
     assert tracked_secrets.tracked(str(repo), _matcher()) == ["config/.env"]
-    assert changes._git_dirty(str(repo), frozenset()) is not None
+    assert changes._git_dirty(str(repo), frozenset(), changes.PRE_WAIT) is not None
     assert not marker.exists()
