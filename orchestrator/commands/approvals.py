@@ -61,4 +61,11 @@ def run(args: argparse.Namespace) -> int:
             f"intent={d.get('intent_id') or '-'} ({left}s left)  {shown(d['summary'])}")
         for reason in d.get("reasons", []):
             out(f"    - {shown(str(reason))}")
+        fields = d.get("proposal")
+        if isinstance(fields, dict):
+            # what accepting grants (the TUI shows it as a diff): a person deciding here must see it too
+            for key in ("owned_scope", "constraints", "acceptance_criteria"):
+                if fields.get(key):
+                    label = "scope" if key == "owned_scope" else key.replace("_", " ")
+                    out(f"    {label}: {shown(', '.join(map(str, fields[key])))}")
     return 0

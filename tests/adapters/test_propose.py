@@ -109,6 +109,9 @@ def test_rejected_the_agent_reads_the_reason_and_nothing_is_written(ws: Path) ->
     before = (ws / ".orchestration" / "active_intents.yaml").read_bytes()
     hook = spawn_hook(ws, propose_event(ws))
     request = pending(ws)
+    # the person deciding from a terminal sees what accepting would grant: the scope and the constraints
+    listed = orch(ws, "approvals").stdout
+    assert "scope: src/auth/**" in listed and "constraints: no new dependencies" in listed, listed
     assert orch(ws, "intents", "reject", request.id, "--reason", "auth belongs to the security team").returncode == 0
     out = answer(hook)
     assert out["permissionDecision"] == "deny"
